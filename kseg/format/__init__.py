@@ -1,0 +1,195 @@
+"""The wire formats: the one place that knows several magics exist.
+
+Every log entry, whatever its magic, starts with the same 17 bytes::
+
+     0  offset (V0/V1) or baseOffset (V2)   int64
+     8  size: bytes after this field        int32
+    12  crc (V0/V1) or partitionLeaderEpoch (V2)
+    16  magic                               int8
+
+:class:`BatchWalk` steps through a buffer entry by entry exactly as Kafka's
+``FileLogInputStream.nextBatch`` does, and remembers where and why it stopped;
+:func:`read_batch` decodes the entry at one position.  Everything above this
+package handles batches through the attributes shared by
+:class:`~kseg.format.v2.V2Batch` and :class:`~kseg.format.v0v1.LegacyBatch`.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Union
+
+from kseg.errors import Corrupt, EncodeError, Truncated
+from kseg.format import compression, v0v1, v2
+from kseg.format.model import CREATE_TIME, RecordSpec
+from kseg.format.v0v1 import LegacyBatch
+from kseg.format.v2 import V2Batch
+
+Batch = Union[V2Batch, LegacyBatch]
+
+ENTRY_PREFIX = struct.Struct(
+    ">q"  # offset / baseOffset
+    "i"  # size of the rest of the entry
+    "4x"  # crc (V0/V1) or partitionLeaderEpoch (V2): not needed to frame
+    "b"  # magic
+)
+HEADER_SIZE_UP_TO_MAGIC = ENTRY_PREFIX.size  # 17
+LOG_OVERHEAD = 12
+MIN_RECORD_OVERHEAD = v0v1.RECORD_OVERHEAD_V0  # 14: the only size check Kafka's walker makes
+
+#: Why a walk ended.
+END_OF_DATA = "end"  # every byte belongs to a whole entry
+SHORT_TAIL = "short-tail"  # 17 or fewer bytes left: too few to frame an entry
+PARTIAL_BATCH = "partial-batch"  # the last entry declares more bytes than remain
+BAD_SIZE = "bad-size"  # an entry declares fewer than 14 bytes (e.g. a zero-filled tail)
+
+
+def read_batch(buf: bytes | memoryview, position: int) -> Batch:
+    """The entry at ``position``: magic < 2 is read as a legacy message, anything else as V2 (as Kafka does)."""
+    if position < 0 or position + HEADER_SIZE_UP_TO_MAGIC > len(buf):
+        raise Truncated("fewer than 17 bytes left: no entry can start here", offset=position, field="batch")
+    magic = struct.unpack_from(">b", buf, position + 16)[0]
+    if magic < 2:
+        return LegacyBatch(buf, position)
+    return V2Batch(buf, position)
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEnd:
+    """Where and why a walk stopped; ``remaining`` bytes were not part of any whole entry."""
+
+    position: int
+    remaining: int
+    reason: str
+    declared_size: int | None = None  # for PARTIAL_BATCH and BAD_SIZE: the size field found there
+
+
+class BatchWalk:
+    """Iterate the entries of ``buf[start:end]`` the way Kafka's file reader does.
+
+    * 17 or fewer bytes left -> stop (``SHORT_TAIL``);
+    * a size field below 14 -> Kafka throws ``CorruptRecordException``; with
+      ``strict=True`` we raise :class:`~kseg.errors.Corrupt`, otherwise the walk
+      stops with ``BAD_SIZE`` (so callers can report and resynchronise);
+    * an entry running past ``end`` -> stop (``PARTIAL_BATCH``).
+
+    No maximum size and no offset order are checked here: that is verify's job.
+    After iteration, :attr:`end` says where and why the walk stopped.
+    """
+
+    def __init__(
+        self, buf: bytes | memoryview, start: int = 0, end: int | None = None, *, strict: bool = True
+    ) -> None:
+        self.buf = buf
+        self.start = start
+        self.limit = len(buf) if end is None else min(end, len(buf))
+        self.strict = strict
+        self.end: WalkEnd | None = None
+
+    def __iter__(self) -> Iterator[Batch]:
+        buf, limit = self.buf, self.limit
+        unpack = ENTRY_PREFIX.unpack_from
+        pos = self.start
+        while True:
+            if pos >= limit - HEADER_SIZE_UP_TO_MAGIC:
+                reason = END_OF_DATA if pos == limit else SHORT_TAIL
+                self.end = WalkEnd(pos, max(0, limit - pos), reason)
+                return
+            _, size, magic = unpack(buf, pos)
+            if size < MIN_RECORD_OVERHEAD:
+                self.end = WalkEnd(pos, limit - pos, BAD_SIZE, size)
+                if self.strict:
+                    raise Corrupt(
+                        f"Found record size {size} smaller than minimum record overhead ({MIN_RECORD_OVERHEAD})",
+                        offset=pos + 8,
+                        field="batch.size",
+                    )
+                return
+            if pos > limit - LOG_OVERHEAD - size:
+                self.end = WalkEnd(pos, limit - pos, PARTIAL_BATCH, size)
+                return
+            if magic < 2:
+                yield LegacyBatch(buf, pos)
+            else:
+                yield V2Batch(buf, pos)
+            pos += LOG_OVERHEAD + size
+
+
+def iter_batches(buf: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[Batch]:
+    """Shorthand for ``iter(BatchWalk(buf, start, end))`` when the end reason is not needed."""
+    return iter(BatchWalk(buf, start, end))
+
+
+def encode_batch(
+    records: Sequence[RecordSpec],
+    *,
+    magic: int = 2,
+    codec: int | str = compression.CODEC_NONE,
+    level: int | None = None,
+    timestamp_type: str = CREATE_TIME,
+    log_append_time: int = -1,
+    base_offset: int | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    partition_leader_epoch: int = -1,
+) -> bytes:
+    """Bytes of what ``MemoryRecordsBuilder(...).build()`` produces for these records.
+
+    Magic 2 gives one batch; magic 0/1 give one message per record, or one
+    wrapper when compressed.  What a magic cannot hold (headers, producer
+    state, control records or zstd below magic 2) raises
+    :class:`~kseg.errors.EncodeError`, as Kafka's builder refuses it.
+    """
+    codec_id = compression.codec_id(codec)
+    if magic == 2:
+        return v2.encode_batch(
+            records,
+            base_offset=base_offset,
+            codec=codec_id,
+            level=level,
+            timestamp_type=timestamp_type,
+            log_append_time=log_append_time,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            is_transactional=is_transactional,
+            is_control=is_control,
+            partition_leader_epoch=partition_leader_epoch,
+        )
+    if magic in (0, 1):
+        if is_transactional or is_control or producer_id >= 0:
+            raise EncodeError(
+                f"Transactional, idempotent and control records are not supported for magic {magic}"
+            )
+        return v0v1.encode_message_set(
+            records,
+            magic=magic,
+            codec=codec_id,
+            level=level,
+            timestamp_type=timestamp_type,
+            log_append_time=log_append_time,
+            base_offset=base_offset,
+        )
+    raise EncodeError(f"unknown magic {magic}")
+
+
+__all__ = [
+    "BAD_SIZE",
+    "END_OF_DATA",
+    "PARTIAL_BATCH",
+    "SHORT_TAIL",
+    "Batch",
+    "BatchWalk",
+    "LegacyBatch",
+    "RecordSpec",
+    "V2Batch",
+    "WalkEnd",
+    "encode_batch",
+    "iter_batches",
+    "read_batch",
+]

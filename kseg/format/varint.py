@@ -1,0 +1,106 @@
+"""Kafka's variable-length integers (``ByteUtils`` in kafka-clients).
+
+Unsigned varint: LEB128 -- 7 bits per byte, least significant group first,
+bit 7 set on every byte but the last.  Signed varint (int32, at most 5 bytes)
+and varlong (int64, at most 10 bytes) are zigzag-encoded first:
+``(n << 1) ^ (n >> 31|63)``, so small negative numbers stay short.
+
+Kafka refuses a varint whose 5th byte still has the continuation bit
+("Varint is too long, the most significant bit in the 5th byte is set") and a
+varlong whose 10th byte has it; so do we.  Decoders take ``(buffer, pos)`` and
+return ``(value, next_pos)``; ``pos`` is absolute, so errors can say where.
+"""
+
+from __future__ import annotations
+
+from kseg.errors import InvalidRecord, Truncated
+
+_MAX_VARINT_BYTES = 5
+_MAX_VARLONG_BYTES = 10
+
+
+def _read_unsigned(buf: bytes | memoryview, pos: int, max_bytes: int, end: int | None) -> tuple[int, int]:
+    """Read one LEB128 group of at most ``max_bytes`` bytes from ``buf[pos:end]``."""
+    limit = len(buf) if end is None else end
+    value = 0
+    shift = 0
+    for i in range(max_bytes):
+        if pos + i >= limit:
+            raise Truncated("varint runs past the end of its buffer", offset=pos)
+        byte = buf[pos + i]
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos + i + 1
+        shift += 7
+    kind = "Varint" if max_bytes == _MAX_VARINT_BYTES else "Varlong"
+    nth = "5th" if max_bytes == _MAX_VARINT_BYTES else "10th"
+    raise InvalidRecord(
+        f"{kind} is too long, the most significant bit in the {nth} byte is set, "
+        f"converted value: {value:x}",
+        offset=pos,
+    )
+
+
+def decode_unsigned_varint(buf: bytes | memoryview, pos: int, end: int | None = None) -> tuple[int, int]:
+    """Decode an unsigned 32-bit varint (the compact-length prefix of generated messages)."""
+    value, nxt = _read_unsigned(buf, pos, _MAX_VARINT_BYTES, end)
+    return value & 0xFFFFFFFF, nxt
+
+
+def decode_varint(buf: bytes | memoryview, pos: int, end: int | None = None) -> tuple[int, int]:
+    """Decode a zigzag int32 varint, wrapping to 32 bits as Java's int arithmetic does."""
+    raw, nxt = _read_unsigned(buf, pos, _MAX_VARINT_BYTES, end)
+    raw &= 0xFFFFFFFF
+    return (raw >> 1) ^ -(raw & 1), nxt
+
+
+def decode_varlong(buf: bytes | memoryview, pos: int, end: int | None = None) -> tuple[int, int]:
+    """Decode a zigzag int64 varlong, wrapping to 64 bits."""
+    raw, nxt = _read_unsigned(buf, pos, _MAX_VARLONG_BYTES, end)
+    raw &= 0xFFFFFFFFFFFFFFFF
+    return (raw >> 1) ^ -(raw & 1), nxt
+
+
+def encode_unsigned_varint(value: int) -> bytes:
+    """Encode a non-negative integer as LEB128."""
+    if value < 0:
+        raise ValueError(f"unsigned varint cannot hold {value}")
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def encode_varint(value: int) -> bytes:
+    """Encode an int32 with zigzag + LEB128 (at most 5 bytes)."""
+    if not -(2**31) <= value < 2**31:
+        raise ValueError(f"varint out of int32 range: {value}")
+    return encode_unsigned_varint(((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
+
+
+def encode_varlong(value: int) -> bytes:
+    """Encode an int64 with zigzag + LEB128 (at most 10 bytes)."""
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"varlong out of int64 range: {value}")
+    return encode_unsigned_varint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)
+
+
+def size_of_unsigned_varint(value: int) -> int:
+    """Bytes :func:`encode_unsigned_varint` writes for ``value``."""
+    size = 1
+    while value > 0x7F:
+        value >>= 7
+        size += 1
+    return size
+
+
+def size_of_varint(value: int) -> int:
+    """Bytes :func:`encode_varint` writes for ``value``."""
+    return size_of_unsigned_varint(((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
+
+
+def size_of_varlong(value: int) -> int:
+    """Bytes :func:`encode_varlong` writes for ``value``."""
+    return size_of_unsigned_varint(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)

@@ -1,0 +1,147 @@
+"""Offset index (.index), time index (.timeindex) and transaction index (.txnindex).
+
+No header, no checksum, big-endian fixed-size entries::
+
+    .index      relativeOffset int32 | position int32                      8 bytes
+    .timeindex  timestamp int64      | relativeOffset int32                12 bytes
+    .txnindex   version int16 | producerId int64 | firstOffset int64 |
+                lastOffset int64 | lastStableOffset int64                   34 bytes
+
+``relativeOffset`` is ``offset - base offset of the segment`` (the number in
+the file name).  Kafka preallocates the active segment's .index/.timeindex
+(10 MiB of zeros) and, for an existing file, takes every whole slot as an
+entry.  Offline we cannot know which slots were written, so -- like
+``kafka-dump-log`` -- the *live* entries are those before the first slot
+``i > 0`` whose relative offset is 0; what follows is the preallocated tail.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+OFFSET_ENTRY = struct.Struct(
+    ">i"  # relative_offset
+    "i"  # position: byte position of a batch in the .log
+)
+TIME_ENTRY = struct.Struct(
+    ">q"  # timestamp: largest timestamp seen up to and including the offset
+    "i"  # relative_offset
+)
+TXN_ENTRY = struct.Struct(
+    ">h"  # version (Kafka reads only its first byte as the version)
+    "q"  # producer_id
+    "q"  # first_offset
+    "q"  # last_offset: offset of the ABORT marker
+    "q"  # last_stable_offset
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetEntry:
+    offset: int  # absolute
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeEntry:
+    timestamp: int
+    offset: int  # absolute
+
+
+@dataclass(frozen=True, slots=True)
+class AbortedTxn:
+    version: int
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSlots:
+    """All whole slots of an index file, and how many of them are live."""
+
+    entries: tuple  # every whole slot, as Kafka would see them
+    live: int  # slots before the preallocated tail
+    trailing_bytes: int  # bytes after the last whole slot (Kafka: not a multiple -> corrupt)
+
+    @property
+    def live_entries(self) -> tuple:
+        return self.entries[: self.live]
+
+
+def _live_count(relative_offsets: Sequence[int]) -> int:
+    for i, rel in enumerate(relative_offsets):
+        if i > 0 and rel == 0:
+            return i
+    return len(relative_offsets)
+
+
+def read_offset_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
+    """Decode every 8-byte slot of a .index file."""
+    n = len(data) // OFFSET_ENTRY.size
+    raw = [OFFSET_ENTRY.unpack_from(data, i * OFFSET_ENTRY.size) for i in range(n)]
+    entries = tuple(OffsetEntry(base_offset + rel, pos) for rel, pos in raw)
+    return IndexSlots(entries, _live_count([rel for rel, _ in raw]), len(data) - n * OFFSET_ENTRY.size)
+
+
+def read_time_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
+    """Decode every 12-byte slot of a .timeindex file."""
+    n = len(data) // TIME_ENTRY.size
+    raw = [TIME_ENTRY.unpack_from(data, i * TIME_ENTRY.size) for i in range(n)]
+    entries = tuple(TimeEntry(ts, base_offset + rel) for ts, rel in raw)
+    return IndexSlots(entries, _live_count([rel for _, rel in raw]), len(data) - n * TIME_ENTRY.size)
+
+
+def read_txn_index(data: bytes | memoryview) -> list[AbortedTxn]:
+    """Decode the whole 34-byte entries of a .txnindex (a partial trailing entry is ignored, as Kafka does)."""
+    out = []
+    for pos in range(0, len(data) - TXN_ENTRY.size + 1, TXN_ENTRY.size):
+        version_hi = data[pos]  # AbortedTxn.version() reads one byte
+        _, pid, first, last, lso = TXN_ENTRY.unpack_from(data, pos)
+        out.append(AbortedTxn(version_hi, pid, first, last, lso))
+    return out
+
+
+def encode_offset_index(entries: Sequence[OffsetEntry], base_offset: int) -> bytes:
+    return b"".join(OFFSET_ENTRY.pack(e.offset - base_offset, e.position) for e in entries)
+
+
+def encode_time_index(entries: Sequence[TimeEntry], base_offset: int) -> bytes:
+    return b"".join(TIME_ENTRY.pack(e.timestamp, e.offset - base_offset) for e in entries)
+
+
+def encode_txn_index(entries: Sequence[AbortedTxn]) -> bytes:
+    return b"".join(
+        TXN_ENTRY.pack(e.version, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset) for e in entries
+    )
+
+
+def lookup_offset(entries: Sequence[OffsetEntry], target: int, base_offset: int) -> OffsetEntry:
+    """``OffsetIndex.lookup``: the greatest entry with offset <= target, else (base offset, 0)."""
+    lo, hi = 0, len(entries) - 1
+    found = -1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if entries[mid].offset <= target:
+            found = mid
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return entries[found] if found >= 0 else OffsetEntry(base_offset, 0)
+
+
+def lookup_timestamp(entries: Sequence[TimeEntry], target: int, base_offset: int) -> TimeEntry:
+    """``TimeIndex.lookup``: the greatest entry with timestamp <= target, else (-1, base offset)."""
+    lo, hi = 0, len(entries) - 1
+    found = -1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if entries[mid].timestamp <= target:
+            found = mid
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return entries[found] if found >= 0 else TimeEntry(-1, base_offset)

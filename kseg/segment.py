@@ -1,0 +1,215 @@
+"""Segment files on disk: a read-only mmap reader and an atomic writer.
+
+Reading never changes evidence: files are opened ``O_RDONLY`` and mapped with
+``ACCESS_READ``; nothing is created, locked or touched.  An empty file (a new
+active segment) cannot be mapped and reads as no batches.
+
+Writing never touches an input: :func:`atomic_write` writes a temporary file
+in the destination directory, fsyncs it, renames it over the destination and
+fsyncs the directory, so a crash leaves either no file or a whole one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from kseg.errors import KsegError, Truncated
+from kseg.format import Batch, BatchWalk, read_batch
+from kseg.index import (
+    IndexSlots,
+    OffsetEntry,
+    TimeEntry,
+    lookup_offset,
+    lookup_timestamp,
+    read_offset_index,
+    read_time_index,
+)
+
+
+def base_offset_from_name(path: str | os.PathLike[str]) -> int | None:
+    """The number before the first ``.`` of a segment's name (``LogFileUtils.offsetFromFileName``)."""
+    stem = Path(path).name.split(".", 1)[0]
+    if "-" in stem:  # KRaft snapshot: <offset>-<epoch>.checkpoint
+        stem = stem.split("-", 1)[0]
+    return int(stem) if stem.isdigit() else None
+
+
+class MappedFile:
+    """A whole file mapped read-only (or ``b""`` when it is empty)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            self.size = os.fstat(fd).st_size
+            self._map: mmap.mmap | None = (
+                mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if self.size > 0 else None
+            )
+        finally:
+            os.close(fd)
+
+    @property
+    def buf(self) -> bytes | mmap.mmap:
+        return self._map if self._map is not None else b""
+
+    def close(self) -> None:
+        if self._map is not None:
+            with contextlib.suppress(BufferError):  # a caller still holds a view; GC unmaps later
+                self._map.close()
+            self._map = None
+
+    def __enter__(self) -> MappedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Segment:
+    """A .log (or KRaft .checkpoint) file: batches in file order, lazily.
+
+    ``walk()`` follows Kafka's reader (§4.1 of the reference) and records where
+    and why it stopped; errors raised while reading carry this file's path.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._file = MappedFile(self.path)
+        self.base_offset = base_offset_from_name(self.path)
+        self._offset_index: tuple[OffsetEntry, ...] | None = None
+        self._time_index: tuple[TimeEntry, ...] | None = None
+
+    @property
+    def buf(self) -> bytes | mmap.mmap:
+        return self._file.buf
+
+    @property
+    def size(self) -> int:
+        return self._file.size
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> Segment:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- batches -------------------------------------------------------------------
+    def walk(self, start: int = 0, end: int | None = None, *, strict: bool = False) -> BatchWalk:
+        """A walk over the batches; ``walk.end`` tells where and why it stopped."""
+        return BatchWalk(self.buf, start, end, strict=strict)
+
+    def iter_batches(self, start: int = 0, end: int | None = None) -> Iterator[Batch]:
+        """Batches in file order, as Kafka's reader yields them.
+
+        Stops quietly at a short or partial tail; raises :class:`~kseg.errors.Corrupt`
+        at a size field below 14, as ``FileLogInputStream`` throws there.
+        """
+        try:
+            yield from self.walk(start, end, strict=True)
+        except KsegError as err:
+            raise err.with_path(str(self.path))
+
+    def batch_at(self, position: int) -> Batch:
+        try:
+            batch = read_batch(self.buf, position)
+        except KsegError as err:
+            raise err.with_path(str(self.path))
+        if position + batch.size > self.size:
+            raise Truncated(
+                f"batch of {batch.size} bytes runs past the end of the file ({self.size - position} bytes left)",
+                offset=position,
+                field="batch",
+                path=str(self.path),
+            )
+        return batch
+
+    # -- seeking through the side indexes ---------------------------------------
+    def _sibling(self, suffix: str) -> Path:
+        return self.path.with_name(self.path.name.split(".", 1)[0] + suffix)
+
+    def offset_index(self) -> tuple[OffsetEntry, ...]:
+        """Live entries of the sibling .index (empty when there is none)."""
+        if self._offset_index is None:
+            self._offset_index = _read_index(self._sibling(".index"), read_offset_index, self.base_offset or 0)
+        return self._offset_index
+
+    def time_index(self) -> tuple[TimeEntry, ...]:
+        """Live entries of the sibling .timeindex (empty when there is none)."""
+        if self._time_index is None:
+            self._time_index = _read_index(self._sibling(".timeindex"), read_time_index, self.base_offset or 0)
+        return self._time_index
+
+    def position_of_offset(self, offset: int) -> int | None:
+        """Position of the first batch whose last offset is >= ``offset`` (``translateOffset``).
+
+        Starts from the .index entry at or below the offset, then scans batch
+        headers forward; None when no batch in the file reaches the offset.
+        """
+        entry = lookup_offset(self.offset_index(), offset, self.base_offset or 0)
+        start = entry.position if 0 <= entry.position < self.size else 0
+        for batch in self.iter_batches(start):
+            if batch.last_offset >= offset:
+                return batch.position
+        return None
+
+    def position_of_timestamp(self, timestamp: int) -> int | None:
+        """Position of the first batch whose max timestamp is >= ``timestamp`` (``findOffsetByTimestamp``)."""
+        entry = lookup_timestamp(self.time_index(), timestamp, self.base_offset or 0)
+        start = self.position_of_offset(entry.offset)
+        if start is None:
+            return None
+        for batch in self.iter_batches(start):
+            if batch.max_timestamp >= timestamp:
+                return batch.position
+        return None
+
+
+def _read_index(path: Path, reader, base_offset: int) -> tuple:
+    if not path.exists():
+        return ()
+    with MappedFile(path) as mapped:
+        slots: IndexSlots = reader(mapped.buf, base_offset)
+    return slots.live_entries
+
+
+def open_segment(path: str | os.PathLike[str]) -> Segment:
+    """Open a .log/.checkpoint read-only; use as a context manager."""
+    return Segment(path)
+
+
+@contextlib.contextmanager
+def atomic_write(dest: str | os.PathLike[str], *, replace: bool = False) -> Iterator[BinaryIO]:
+    """Write ``dest`` all at once: a temp file beside it, fsync, rename, fsync the directory.
+
+    Refuses to replace an existing ``dest`` unless ``replace`` is true.  If the
+    body raises, the temporary file is removed and ``dest`` is untouched.
+    """
+    dest = Path(dest)
+    if dest.exists() and not replace:
+        raise FileExistsError(f"{dest} exists; refusing to replace it")
+    directory = dest.parent
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".kseg-tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, dest)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

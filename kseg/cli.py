@@ -1,25 +1,92 @@
-"""The ``kseg`` command line: thin commands over ``kseg.ops``.
+"""The ``kseg`` command line: a click group over thin commands.
 
-Each command parses its arguments, calls one ops function, hands the result
-to the renderer and picks the exit code.  Errors about input (``KsegError``)
-are caught here, once, and printed as one line on stderr with the file and
-byte position; ``--traceback`` shows the stack instead.
+Commands live one per module in :mod:`kseg.commands` and are imported only
+when invoked, so ``kseg --help`` stays fast.  Each command parses its
+arguments, calls one ``kseg.ops`` function, hands the result to
+``kseg.render`` and picks the exit code.
+
+Exit codes, for every command: 0 success (verify: clean), 1 problems found,
+2 usage errors or unreadable input.  Errors about input (``KsegError``) are
+caught here, once, and printed as one line on stderr with the file and byte
+position; ``--traceback`` shows the stack instead.  A closed pipe
+(``kseg dump ... | head``) ends quietly.
 """
 
 from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
 
 import click
 
 from kseg import __version__
 
+#: command name -> "module:attribute", imported on first use.
+COMMANDS = {
+    "dump": "kseg.commands.dump:dump",
+    "verify": "kseg.commands.verify:verify",
+    "reindex": "kseg.commands.reindex:reindex",
+    "recover": "kseg.commands.recover:recover",
+    "convert": "kseg.commands.convert:convert",
+    "spark": "kseg.commands.spark:spark",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+class LazyGroup(click.Group):
+    """A group that imports each command's module only when that command runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name, target in COMMANDS.items() if _importable(target))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None or not _importable(target):
+            return None
+        module_name, attr = target.split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+    def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's signature
+        from kseg.errors import KsegError
+
+        try:
+            return super().invoke(ctx)
+        except KsegError as err:
+            if ctx.obj and ctx.obj.get("traceback"):
+                raise
+            click.echo(f"kseg: error: {err}", err=True)
+            ctx.exit(EXIT_USAGE)
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+            ctx.exit(EXIT_OK)
+
+
+def _importable(target: str) -> bool:
+    module_name = target.split(":")[0]
+    return importlib.util.find_spec(module_name) is not None
+
+
+def _quiet_broken_pipe() -> None:
+    """Point stdout at /dev/null so Python's exit-time flush does not complain."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kseg")
-def cli() -> None:
+@click.option("--traceback", is_flag=True, help="Show the Python stack on errors (for bug reports).")
+@click.pass_context
+def cli(ctx: click.Context, traceback: bool) -> None:
     """Forensics for Apache Kafka log segment files.
 
     Read-only by default: dump and verify never create or change a file.
+    Exit codes: 0 ok, 1 problems found, 2 usage error or unreadable input.
     """
+    ctx.ensure_object(dict)
+    ctx.obj["traceback"] = traceback
 
 
 def main() -> None:

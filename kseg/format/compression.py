@@ -379,7 +379,9 @@ def _snappy_raw_block(block: memoryview, out: _BoundedOutput) -> None:
     except Exception as exc:  # python-snappy's UncompressError wraps cramjam's DecompressionError
         raise CodecError(f"snappy: corrupt raw block ({exc.__cause__ or exc})") from exc
     if len(data) != declared:  # pragma: no cover - cramjam already enforces the declared length
-        raise CodecError(f"snappy: expected {declared:,} bytes, but decompressed chunk has {len(data):,} bytes")
+        raise CodecError(
+            f"snappy: expected {declared:,} bytes, but decompressed chunk has {len(data):,} bytes"
+        )
     out.append(data)
 
 
@@ -591,7 +593,9 @@ def _lz4_compress(view: memoryview, magic: int, level: int | None) -> bytes:
         if lz4_level == LZ4_DEFAULT_LEVEL:
             packed = lz4_block.compress(chunk, store_size=False)
         else:
-            packed = lz4_block.compress(chunk, store_size=False, mode="high_compression", compression=lz4_level)
+            packed = lz4_block.compress(
+                chunk, store_size=False, mode="high_compression", compression=lz4_level
+            )
         if len(packed) >= len(chunk):  # incompressible: store it, flagged with bit 31
             parts += [LZ4_BLOCK_SIZE.pack(len(chunk) | LZ4_STORED), chunk]
         else:
@@ -666,7 +670,9 @@ def _zstd_could_start_frame(tail: memoryview) -> bool:
     frame_magic = ZSTD_FRAME_MAGIC.pack(ZSTD_MAGIC)
     skippable = ZSTD_FRAME_MAGIC.pack(ZSTD_SKIPPABLE_MAGIC)
     data = bytes(tail)
-    return frame_magic.startswith(data) or (data[:1] != b"" and data[0] & 0xF0 == skippable[0] and skippable[1:].startswith(data[1:]))
+    return frame_magic.startswith(data) or (
+        data[:1] != b"" and data[0] & 0xF0 == skippable[0] and skippable[1:].startswith(data[1:])
+    )
 
 
 def _zstd_walk_frame(view: memoryview, start: int) -> _ZstdFrame:

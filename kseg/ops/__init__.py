@@ -1,0 +1,1 @@
+"""The operations behind the commands: they return data and never print."""

@@ -1,0 +1,108 @@
+"""Which files a PATH argument means: a file, a partition directory, or a whole log directory.
+
+Kafka names a partition directory ``<topic>-<partition>`` and the files in it
+by base offset (20 digits) and suffix.  Commands accept any mix of files and
+directories; directories expand to their files in the order Kafka loads them:
+partitions by topic then partition number, files by base offset then suffix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Kinds of file, by name.  Order within one base offset follows this tuple.
+SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+CHECKPOINT_SUFFIX = ".checkpoint"
+TEMP_SUFFIXES = (".deleted", ".cleaned", ".swap")
+PLAIN_FILES = (
+    "leader-epoch-checkpoint",
+    "partition.metadata",
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+    "meta.properties",
+    "quorum-state",
+)
+
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.[0-9a-f]{32}-(?:delete|future|stray))?$")
+_OFFSET_NAME = re.compile(r"^(?P<offset>\d{20})(?:-(?P<epoch>\d{10}))?(?P<suffix>\..+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionName:
+    topic: str
+    partition: int
+
+
+def parse_partition_dir(path: Path) -> PartitionName | None:
+    """``<topic>-<partition>`` (split at the last ``-``), or None for other names."""
+    match = _PARTITION_DIR.match(path.name)
+    if not match:
+        return None
+    return PartitionName(match["topic"], int(match["partition"]))
+
+
+def file_kind(path: Path) -> str:
+    """log | index | timeindex | txnindex | snapshot | checkpoint | temp | <plain file name> | unknown."""
+    name = path.name
+    if name in PLAIN_FILES:
+        return name
+    if name.endswith(TEMP_SUFFIXES):
+        return "temp"
+    if name.endswith(CHECKPOINT_SUFFIX):
+        return "checkpoint"
+    for suffix in SEGMENT_SUFFIXES:
+        if name.endswith(suffix):
+            return suffix[1:]
+    return "unknown"
+
+
+def _file_order(path: Path) -> tuple:
+    match = _OFFSET_NAME.match(path.name)
+    if match and match["suffix"] in SEGMENT_SUFFIXES:
+        return (0, int(match["offset"]), SEGMENT_SUFFIXES.index(match["suffix"]), path.name)
+    if match:
+        return (1, int(match["offset"]), 0, path.name)
+    return (2, 0, 0, path.name)
+
+
+def is_partition_dir(path: Path) -> bool:
+    """A directory holding segment files (or named like one)."""
+    if parse_partition_dir(path) is not None:
+        return True
+    return any(file_kind(p) in ("log", "checkpoint") for p in path.iterdir() if p.is_file())
+
+
+def partition_files(directory: Path) -> list[Path]:
+    """The files of one partition directory in Kafka's load order."""
+    return sorted((p for p in directory.iterdir() if p.is_file()), key=_file_order)
+
+
+def _partition_order(path: Path) -> tuple:
+    name = parse_partition_dir(path)
+    return (name.topic, name.partition) if name else (path.name, -1)
+
+
+def partition_dirs(log_dir: Path) -> list[Path]:
+    """Partition directories under a log directory, by topic then partition number."""
+    dirs = [p for p in log_dir.iterdir() if p.is_dir() and is_partition_dir(p)]
+    return sorted(dirs, key=_partition_order)
+
+
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """Files meant by ``paths``: files as given, directories expanded in Kafka's order."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            if is_partition_dir(path):
+                out.extend(partition_files(path))
+            else:
+                for part in partition_dirs(path):
+                    out.extend(partition_files(part))
+                out.extend(sorted(p for p in path.iterdir() if p.is_file()))
+        else:
+            out.append(path)
+    return out

@@ -90,6 +90,7 @@ class BatchWalk:
 
     def __iter__(self) -> Iterator[Batch]:
         buf, limit = self.buf, self.limit
+        view = memoryview(buf)  # one view for the whole walk: CRC checks slice it
         unpack = ENTRY_PREFIX.unpack_from
         pos = self.start
         while True:
@@ -113,7 +114,7 @@ class BatchWalk:
             if magic < 2:
                 yield LegacyBatch(buf, pos)
             else:
-                yield V2Batch(buf, pos)
+                yield V2Batch(buf, pos, view)
             pos += LOG_OVERHEAD + size
 
 

@@ -57,9 +57,16 @@ lz4 (LZ4 frame format v1.5.1, Kafka's own subset; Lz4BlockOutputStream / Lz4Bloc
   Kafka writes an HC over bytes 0-5 (magic + FLG + BD), giving
   04 22 4D 18 60 40 1A, and never checks the HC on read.
 
-zstd (RFC 8878; ZstdCompression): standard zstd frames, written through a
-streaming compressor so the frame header carries no content size.  Magic 2
-only.  Concatenated frames and skippable frames are accepted on read.
+zstd (RFC 8878; ZstdCompression): one standard zstd frame, magic 2 only::
+
+    0   magic     28 B5 2F FD (0xFD2FB528 little-endian)
+    4   FHD       00: no content size, no checksum, no dictionary (streaming writer)
+    5   window    e.g. 58 (2 MiB at level 3)
+    6   blocks    the data in non-last blocks (flush on close), then an empty last block 01 00 00
+
+  Empty input is the frame 28 B5 2F FD 20 00 01 00 00 (content size 0).
+  Reading accepts concatenated frames, skippable frames and frames with a
+  content size or checksum; empty input decodes to nothing, as in zstd-jni.
 
 Every decoder works under a cap on output size (``max_size``): gzip and zstd
 are streamed with bounded output, Snappy checks each block's declared length
@@ -143,9 +150,6 @@ class _BoundedOutput:
         self._limit = limit
         self._buf = bytearray()
 
-    def __len__(self) -> int:
-        return len(self._buf)
-
     @property
     def room(self) -> int:
         """How many more bytes may be produced."""
@@ -165,6 +169,7 @@ class _BoundedOutput:
         self._buf += chunk
 
     def result(self) -> bytes:
+        """The collected bytes (one copy: callers get immutable ``bytes``)."""
         return bytes(self._buf)
 
 
@@ -206,6 +211,7 @@ GZIP_TRAILER = struct.Struct(
     "<I"  # CRC32 of the uncompressed member
     "I"  # ISIZE: uncompressed member length mod 2**32
 )
+GZIP_ID = struct.Struct("<H")  # ID1 ID2 alone: "Not in GZIP format" is decided on two bytes
 GZIP_EXTRA_LENGTH = struct.Struct("<H")  # XLEN before the FEXTRA bytes
 GZIP_HEADER_CRC = struct.Struct("<H")  # low 16 bits of the CRC32 of the header so far (FHCRC)
 GZIP_MAGIC = 0x8B1F
@@ -230,11 +236,11 @@ def _gzip_skip_zero_terminated(view: memoryview, pos: int, field: str) -> int:
 
 
 def _gzip_header_end(view: memoryview, pos: int) -> int:
-    """Check a member header at ``pos`` as GZIPInputStream.readHeader does; return where deflate data starts."""
+    """Check a member header at ``pos`` as GZIPInputStream.readHeader does; return where deflate starts."""
     start = pos
-    if len(view) - pos < 2:
+    if len(view) - pos < GZIP_ID.size:
         raise CodecError("gzip: Unexpected end of input in the GZIP header")
-    if GZIP_EXTRA_LENGTH.unpack_from(view, pos)[0] != GZIP_MAGIC:
+    if GZIP_ID.unpack_from(view, pos)[0] != GZIP_MAGIC:
         raise CodecError("gzip: Not in GZIP format")
     if len(view) - pos < GZIP_HEADER.size:
         raise CodecError("gzip: Unexpected end of input in the GZIP header")
@@ -283,13 +289,14 @@ def _gzip_inflate_member(view: memoryview, pos: int, out: _BoundedOutput) -> tup
         except zlib.error as exc:
             raise CodecError(f"gzip: invalid deflate data ({exc})") from exc
         pending = inflater.unconsumed_tail
-        if chunk:
-            out.append(chunk)
-            crc = zlib.crc32(chunk, crc)
-            produced += len(chunk)
-        elif not fed:
+        out.append(chunk)
+        crc = zlib.crc32(chunk, crc)
+        produced += len(chunk)
+        if chunk or inflater.eof:
+            continue
+        if not fed:  # input exhausted, nothing buffered, and the final block never came
             raise CodecError("gzip: Unexpected end of ZLIB input stream")
-        elif len(pending) == len(fed):  # pragma: no cover - zlib always consumes or produces
+        if len(pending) == len(fed):  # pragma: no cover - zlib always consumes or produces
             raise CodecError("gzip: deflate stream made no progress")
     return pos - len(inflater.unused_data), crc, produced
 
@@ -437,7 +444,7 @@ def _snappy_decompress(view: memoryview, magic: int, max_size: int) -> bytes:
 def _snappy_compress(view: memoryview, magic: int, level: int | None) -> bytes:
     """SnappyOutputStream output: the 16-byte header, then one length-prefixed raw block per 32 KiB of input.
 
-    Empty input gives the bare header (snappy-java >= 1.1.7.3 writes it on close).
+    Empty input gives the bare header, which SnappyOutputStream writes on close.
     """
     _no_level("snappy", level)
     snappy = _need(_snappy, "snappy", "python-snappy")
@@ -529,7 +536,8 @@ def _lz4_read_header(view: memoryview, magic: int) -> tuple[int, int, int]:
         expected = lz4_header_checksum(view[4:pos])
         if view[pos] != expected:
             raise CodecError(
-                f"lz4: Stream frame descriptor corrupted (HC byte 0x{view[pos]:02x}, expected 0x{expected:02x})"
+                "lz4: Stream frame descriptor corrupted "
+                f"(HC byte 0x{view[pos]:02x}, expected 0x{expected:02x})"
             )
     return flg, max_block, pos + LZ4_HC_SIZE
 
@@ -730,7 +738,7 @@ def _zstd_decode_frame(view: memoryview, frame: _ZstdFrame, out: _BoundedOutput)
 
 
 def _zstd_error_text(exc: Exception) -> str:
-    """libzstd's error name without python-zstandard's "zstd decompressor error: " prefix."""
+    """Return libzstd's error name without python-zstandard's "zstd decompressor error: " prefix."""
     text = str(exc)
     return text.split(": ", 1)[1] if ": " in text else text
 
@@ -740,6 +748,11 @@ def _zstd_decompress(view: memoryview, magic: int, max_size: int) -> bytes:
 
     Empty input decodes to ``b""``: zstd-jni's ZstdInputStream returns end of
     stream at once when there is nothing to read (checked against Kafka 4.3.0).
+    A frame cut short is an error.  (zstd-jni can miss such a cut when the
+    partial last frame arrives in the same 128 KiB input read that ended the
+    frame before it -- an artifact of its buffering that is not copied here.)
+    Memory: libzstd allocates the frame's window, at most 128 MiB (its default
+    limit, as in zstd-jni); larger windows are a CodecError.
     """
     if magic < _ZSTD_MIN_MAGIC:
         raise CodecError(f"ZStandard compression is not supported for magic {magic}")

@@ -345,7 +345,7 @@ def _deep_records(wrapper: _Message, max_decompressed: int) -> list[Record]:
             err.offset = value_start
             raise
         if absolute_base is not None:
-            record.offset = absolute_base + record.offset
+            record = record.replace(offset=absolute_base + record.offset)
         records.append(record)
     return records
 

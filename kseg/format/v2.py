@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 
 from kseg.errors import Corrupt, CrcMismatch, EncodeError, InvalidRecord, KsegError, Truncated
 from kseg.format import compression
@@ -47,14 +48,10 @@ from kseg.format.model import (
     RecordSpec,
     increment_sequence,
 )
-from kseg.format.varint import (
-    decode_varint,
-    decode_varlong,
-    encode_varint,
-    encode_varlong,
-)
+from kseg.format.varint import decode_varint, decode_varlong, encode_varint, encode_varlong
 
 MAGIC = 2
+_new_tuple = tuple.__new__  # builds a Record without the keyword-friendly __new__
 
 BATCH_HEADER = struct.Struct(
     ">q"  # base_offset
@@ -72,6 +69,7 @@ BATCH_HEADER = struct.Struct(
     "i"  # records_count
 )
 RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
+_unpack_header = BATCH_HEADER.unpack_from
 CRC_OFFSET = struct.calcsize(">qiib")  # 17
 ATTRIBUTES_OFFSET = struct.calcsize(">qiibI")  # 21: the CRC covers from here
 LOG_OVERHEAD = 12
@@ -83,60 +81,51 @@ CONTROL_MASK = 0x20
 DELETE_HORIZON_MASK = 0x40
 
 
-class V2Batch:
+class V2Batch(tuple):
     """A magic-2 record batch read in place from a buffer.
 
     The header is decoded on construction (one ``unpack_from``); records are
     decoded -- and decompressed -- only when :meth:`iter_records` is called.
     ``position`` is the absolute byte position of the batch in ``buf``.
+
+    It is a tuple of the unpacked header fields plus ``(buf, position, view)``,
+    with the fields as C-level properties: the batch-level walk builds one per
+    batch and reads a few fields, and this keeps that cost per batch small
+    (bench/bench_format.py).  ``view`` is an optional memoryview of ``buf``
+    shared by a whole walk, so a CRC check slices without making a new view.
     """
 
-    __slots__ = (
-        "buf",
-        "position",
-        "base_offset",
-        "batch_length",
-        "partition_leader_epoch",
-        "magic",
-        "crc",
-        "attributes",
-        "last_offset_delta",
-        "base_timestamp",
-        "max_timestamp",
-        "producer_id",
-        "producer_epoch",
-        "base_sequence",
-        "records_count",
-    )
+    __slots__ = ()
 
-    def __init__(self, buf: bytes | memoryview, position: int) -> None:
-        self.buf = buf
-        self.position = position
-        header: bytes | memoryview = buf
-        at = position
-        if position + RECORD_BATCH_OVERHEAD > len(buf):
+    def __new__(cls, buf: bytes | memoryview, position: int, view: memoryview | None = None) -> V2Batch:
+        if position + RECORD_BATCH_OVERHEAD <= len(buf):
+            header = _unpack_header(buf, position)
+        else:
             # A "batch" shorter than its own header at the end of the data: Kafka
             # cannot load it; we read what is there, zero-padded, and it is never valid.
-            header = bytes(buf[position:]).ljust(RECORD_BATCH_OVERHEAD, b"\0")
-            at = 0
-        (
-            self.base_offset,
-            self.batch_length,
-            self.partition_leader_epoch,
-            self.magic,
-            self.crc,
-            attributes,
-            self.last_offset_delta,
-            self.base_timestamp,
-            self.max_timestamp,
-            self.producer_id,
-            self.producer_epoch,
-            self.base_sequence,
-            self.records_count,
-        ) = BATCH_HEADER.unpack_from(header, at)
-        self.attributes = attributes & 0xFF  # Kafka reads only the low byte
+            header = _unpack_header(bytes(buf[position:]).ljust(RECORD_BATCH_OVERHEAD, b"\0"), 0)
+        return tuple.__new__(cls, header + (buf, position, view))
 
-    # -- header-derived values (no record decoding) -------------------------
+    base_offset: int = property(itemgetter(0))  # type: ignore[assignment]
+    batch_length: int = property(itemgetter(1))  # type: ignore[assignment]
+    partition_leader_epoch: int = property(itemgetter(2))  # type: ignore[assignment]
+    magic: int = property(itemgetter(3))  # type: ignore[assignment]
+    crc: int = property(itemgetter(4))  # type: ignore[assignment]
+    raw_attributes: int = property(itemgetter(5))  # type: ignore[assignment]
+    last_offset_delta: int = property(itemgetter(6))  # type: ignore[assignment]
+    base_timestamp: int = property(itemgetter(7))  # type: ignore[assignment]
+    max_timestamp: int = property(itemgetter(8))  # type: ignore[assignment]
+    producer_id: int = property(itemgetter(9))  # type: ignore[assignment]
+    producer_epoch: int = property(itemgetter(10))  # type: ignore[assignment]
+    base_sequence: int = property(itemgetter(11))  # type: ignore[assignment]
+    records_count: int = property(itemgetter(12))  # type: ignore[assignment]
+    buf: bytes | memoryview = property(itemgetter(13))  # type: ignore[assignment]
+    position: int = property(itemgetter(14))  # type: ignore[assignment]
+
+    @property
+    def attributes(self) -> int:
+        """The attributes Kafka acts on: only the low byte of the int16 is ever read."""
+        return self[5] & 0xFF
 
     @property
     def size(self) -> int:
@@ -191,13 +180,19 @@ class V2Batch:
 
     def compute_crc(self) -> int:
         """CRC-32C over [attributes, end of batch), as far as the buffer holds it."""
-        start = self.position + ATTRIBUTES_OFFSET
-        end = min(self.position + self.size, len(self.buf))
-        return crc32c(memoryview(self.buf)[start:end]) if end > start else 0
+        position = self[14]
+        start = position + ATTRIBUTES_OFFSET
+        end = min(position + LOG_OVERHEAD + self[1], len(self[13]))
+        if end <= start:
+            return 0
+        view = self[15]
+        if view is None:
+            view = memoryview(self[13])
+        return crc32c(view[start:end])
 
     def is_valid(self) -> bool:
         """``isValid()``: at least the 61-byte overhead and a matching CRC."""
-        return self.size >= RECORD_BATCH_OVERHEAD and self.crc == self.compute_crc()
+        return self[1] >= RECORD_BATCH_OVERHEAD - LOG_OVERHEAD and self[4] == self.compute_crc()
 
     def ensure_valid(self) -> None:
         """Raise what ``ensureValid()`` throws, located at this batch."""
@@ -241,15 +236,27 @@ class V2Batch:
             )
         if count == 0:
             return iter(())
-        region = self.records_region()
-        region_start = self.position + RECORD_BATCH_OVERHEAD
+        start = self.position + RECORD_BATCH_OVERHEAD
+        end = self.position + self.size
+        if end > len(self.buf):
+            raise Truncated(
+                f"batch of {self.size} bytes runs past the end of the data", offset=self.position, field="batch"
+            )
         if self.codec_id == compression.CODEC_NONE:
-            return _iter_records(self, region, 0, len(region), region_start, True)
+            # Read in place from the file's own buffer: slicing an mmap or bytes
+            # gives bytes directly.  A memoryview would hand out views of the
+            # file, so that (rare) case reads from one copy of the batch.
+            if isinstance(self.buf, memoryview):
+                data = bytes(self.buf[start:end])
+                return _RecordReader(self, data, 0, end - start, None, shift=start).records()
+            return _RecordReader(self, self.buf, start, end, None).records()
         try:
-            data = compression.decompress(self.codec_id, region, magic=MAGIC, max_size=max_decompressed)
+            data = compression.decompress(
+                self.codec_id, memoryview(self.buf)[start:end], magic=MAGIC, max_size=max_decompressed
+            )
         except KsegError as err:
-            raise err.located(region_start, "batch.records")
-        return _iter_records(self, data, 0, len(data), region_start, False)
+            raise err.located(start, "batch.records")
+        return _RecordReader(self, data, 0, len(data), start).records()
 
     def __repr__(self) -> str:
         return (
@@ -258,127 +265,216 @@ class V2Batch:
         )
 
 
-def _iter_records(
-    batch: V2Batch,
-    data: bytes | memoryview,
-    pos: int,
-    end: int,
-    region_start: int,
-    in_place: bool,
-) -> Iterator[Record]:
-    """Yield ``batch.records_count`` records from ``data[pos:end]``.
+class _RecordReader:
+    """Decodes the records of one batch: ``DefaultRecord.readFrom``, with Kafka's bounds and messages.
 
-    ``in_place`` says whether ``data`` is the file itself (uncompressed), in
-    which case error positions are absolute file positions; for decompressed
-    data they are the start of the compressed region, and the message says
-    where in the decompressed stream the problem is.
+    Uncompressed records are read in place (``data`` is the file buffer, the
+    region is ``[start, end)``), and, as in Kafka, a record's fields are bounded
+    by the end of the batch, not of the record: a wrong length shows as
+    "expected to read N bytes ... but instead read M".  Decompressed records
+    are read from a stream in Kafka, one record body at a time, so there the
+    fields are bounded by the record's own length.
+
+    ``compressed_at`` is None for in-place data (error positions are absolute
+    file positions); otherwise it is the file position of the compressed region,
+    which errors report, adding where in the decompressed bytes they happened.
+
+    The one-byte varint case is inlined: it is by far the most common and this
+    loop is the cost of a full decode (see bench/bench_format.py).
     """
-    log_append = batch.attributes & TIMESTAMP_TYPE_MASK
-    timestamp_type = LOG_APPEND_TIME if log_append else CREATE_TIME
-    base_offset = batch.base_offset
-    base_timestamp = batch.base_timestamp
-    max_timestamp = batch.max_timestamp
-    base_sequence = batch.base_sequence
-    is_control = bool(batch.attributes & CONTROL_MASK)
-    for index in range(batch.records_count):
-        if pos >= end:
-            where = pos + region_start if in_place else region_start
-            raise InvalidRecord(
-                "Incorrect declared batch size, premature EOF reached"
-                + ("" if in_place else f" (after {pos} decompressed bytes)"),
-                offset=where,
-                field=f"record[{index}]",
+
+    __slots__ = ("batch", "data", "start", "end", "compressed_at", "shift")
+
+    def __init__(
+        self,
+        batch: V2Batch,
+        data: bytes | memoryview,
+        start: int,
+        end: int,
+        compressed_at: int | None,
+        shift: int = 0,
+    ) -> None:
+        self.shift = shift  # added to in-place error positions when ``data`` is a copy of the region
+        self.batch = batch
+        self.data = data
+        self.start = start
+        self.end = end
+        self.compressed_at = compressed_at
+
+    def _fail(self, err: KsegError, index: int) -> KsegError:
+        err.field = f"record[{index}].{err.field}" if err.field else f"record[{index}]"
+        if self.compressed_at is not None:
+            if err.offset is not None:
+                err.message += f" (at byte {err.offset} of the decompressed records)"
+            err.offset = self.compressed_at
+        elif err.offset is not None:
+            err.offset += self.shift
+        return err
+
+    def records(self) -> Iterator[Record]:
+        batch = self.batch
+        data, pos, end = self.data, self.start, self.end
+        in_place = self.compressed_at is None
+        log_append = batch.attributes & TIMESTAMP_TYPE_MASK
+        timestamp_type = LOG_APPEND_TIME if log_append else CREATE_TIME
+        base_offset = batch.base_offset
+        base_timestamp = batch.base_timestamp
+        max_timestamp = batch.max_timestamp
+        base_sequence = batch.base_sequence
+        is_control = bool(batch.attributes & CONTROL_MASK)
+        for index in range(batch.records_count):
+            if pos >= end:
+                raise self._fail(
+                    InvalidRecord("Incorrect declared batch size, premature EOF reached", offset=pos), index
+                )
+            # -- length (outside Kafka's record try-block: its errors are its own)
+            record_start = pos
+            b = data[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif pos + 1 < end and data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                length = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                try:
+                    length, pos = decode_varint(data, pos, end)
+                except KsegError as err:
+                    raise self._fail(err, index)
+            if length < 0 or length > end - pos:
+                if in_place or length < 0:
+                    text = (
+                        f"Invalid record size: expected {length} bytes in record payload, "
+                        f"but instead the buffer has only {end - pos} remaining bytes."
+                    )
+                else:
+                    text = f"Invalid record size: expected {length} bytes in record payload, but the record payload reached EOF."
+                raise self._fail(InvalidRecord(text, offset=record_start, field="length"), index)
+            body_start = pos
+            limit = end if in_place else pos + length
+            try:
+                attributes = data[pos]
+                pos += 1
+                b = data[pos]
+                if b < 0x80:
+                    timestamp_delta = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    b = (b & 0x7F) | (data[pos + 1] << 7)
+                    timestamp_delta = (b >> 1) ^ -(b & 1)
+                    pos += 2
+                else:
+                    timestamp_delta, pos = decode_varlong(data, pos, limit)
+                b = data[pos]
+                if b < 0x80:
+                    offset_delta = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    b = (b & 0x7F) | (data[pos + 1] << 7)
+                    offset_delta = (b >> 1) ^ -(b & 1)
+                    pos += 2
+                else:
+                    offset_delta, pos = decode_varint(data, pos, limit)
+                b = data[pos]
+                if b < 0x80:
+                    key_size = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    b = (b & 0x7F) | (data[pos + 1] << 7)
+                    key_size = (b >> 1) ^ -(b & 1)
+                    pos += 2
+                else:
+                    key_size, pos = decode_varint(data, pos, limit)
+                if key_size >= 0:
+                    if key_size > limit - pos:
+                        raise IndexError
+                    key = data[pos : pos + key_size]
+                    pos += key_size
+                else:
+                    key = None
+                b = data[pos]
+                if b < 0x80:
+                    value_size = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                elif data[pos + 1] < 0x80:
+                    b = (b & 0x7F) | (data[pos + 1] << 7)
+                    value_size = (b >> 1) ^ -(b & 1)
+                    pos += 2
+                else:
+                    value_size, pos = decode_varint(data, pos, limit)
+                if value_size >= 0:
+                    if value_size > limit - pos:
+                        raise IndexError
+                    value = data[pos : pos + value_size]
+                    pos += value_size
+                else:
+                    value = None
+                b = data[pos]
+                if b == 0:
+                    headers: tuple[Header, ...] = ()
+                    pos += 1
+                else:
+                    headers, pos = _decode_headers(data, pos, limit)
+                if pos > limit:
+                    raise IndexError
+            except (IndexError, Truncated) as exc:
+                err = InvalidRecord("Found invalid record structure", offset=getattr(exc, "offset", None) or pos)
+                raise self._fail(err, index) from None
+            except InvalidRecord as err:
+                if err.message.startswith(("Varint is too long", "Varlong is too long")):
+                    err = InvalidRecord(f"Found invalid record structure ({err.message})", offset=err.offset)
+                raise self._fail(err, index) from None
+            if pos - body_start != length:
+                err = InvalidRecord(
+                    f"Invalid record size: expected to read {length} bytes in record payload, "
+                    f"but instead read {pos - body_start}",
+                    offset=record_start,
+                    field="length",
+                )
+                raise self._fail(err, index)
+            if base_sequence >= 0:
+                sequence = base_sequence + offset_delta
+                if sequence > 0x7FFFFFFF:
+                    sequence -= 0x80000000
+            else:
+                sequence = NO_SEQUENCE
+            yield _new_tuple(
+                Record,
+                (
+                base_offset + offset_delta,
+                max_timestamp if log_append else base_timestamp + timestamp_delta,
+                key,
+                value,
+                headers,
+                sequence,
+                attributes,
+                key_size,
+                value_size,
+                MAGIC,
+                None,
+                None,
+                is_control,
+                timestamp_type,
+                ),
             )
-        try:
-            record, pos = _decode_record(data, pos, end)
-        except KsegError as err:
-            err.field = f"record[{index}].{err.field}" if err.field else f"record[{index}]"
-            if in_place:  # positions in ``data`` are relative to the records region
-                err.offset = region_start + (err.offset or 0)
-                raise
-            err.message += f" (at byte {err.offset} of the decompressed records)" if err.offset is not None else ""
-            err.offset = region_start
-            raise
-        offset_delta = record.offset
-        record.offset = base_offset + offset_delta
-        record.timestamp = max_timestamp if log_append else base_timestamp + record.timestamp
-        record.timestamp_type = timestamp_type
-        if base_sequence >= 0:
-            record.sequence = increment_sequence(base_sequence, offset_delta)
-        record.is_control = is_control
-        yield record
-    if pos < end:
-        raise InvalidRecord(
-            "Incorrect declared batch size, records still remaining in file"
-            + ("" if in_place else f" ({end - pos} decompressed bytes left)"),
-            offset=pos + region_start if in_place else region_start,
-            field="batch.records",
-        )
-
-
-def _decode_record(data: bytes | memoryview, pos: int, end: int) -> tuple[Record, int]:
-    """Decode one record at ``pos``; offset and timestamp are left as deltas for the caller."""
-    start = pos
-    length, pos = decode_varint(data, pos, end)
-    body_start = pos
-    if length < 0 or length > end - pos:
-        raise InvalidRecord(
-            f"Invalid record size: expected {length} bytes in record payload, "
-            f"but instead the buffer has only {end - pos} remaining bytes.",
-            offset=start,
-            field="length",
-        )
-    body_end = pos + length
-    try:
-        attributes = data[pos]
-        pos += 1
-        timestamp_delta, pos = decode_varlong(data, pos, body_end)
-        offset_delta, pos = decode_varint(data, pos, body_end)
-        key_size, pos = decode_varint(data, pos, body_end)
-        key, pos = _read_sized(data, pos, key_size, body_end, "key")
-        value_size, pos = decode_varint(data, pos, body_end)
-        value, pos = _read_sized(data, pos, value_size, body_end, "value")
-        headers, pos = _decode_headers(data, pos, body_end)
-    except Truncated as err:
-        raise InvalidRecord("Found invalid record structure", offset=err.offset, field=err.field)
-    except IndexError:
-        raise InvalidRecord("Found invalid record structure", offset=pos, field="record")
-    if pos != body_end:
-        raise InvalidRecord(
-            f"Invalid record size: expected to read {length} bytes in record payload, "
-            f"but instead read {pos - body_start}",
-            offset=start,
-            field="length",
-        )
-    record = Record(
-        offset_delta,
-        timestamp_delta,
-        key,
-        value,
-        headers,
-        NO_SEQUENCE,
-        attributes,
-        key_size,
-        value_size,
-    )
-    return record, pos
-
-
-def _read_sized(data: bytes | memoryview, pos: int, size: int, end: int, field: str) -> tuple[bytes | None, int]:
-    """Read ``size`` bytes (negative = null) that must fit before ``end``."""
-    if size < 0:
-        return None, pos
-    if size > end - pos:
-        raise Truncated(f"{field} of {size} bytes runs past the record end", offset=pos, field=field)
-    return bytes(data[pos : pos + size]), pos + size
+        if pos < end:
+            err = InvalidRecord(
+                "Incorrect declared batch size, records still remaining in file"
+                + ("" if in_place else f" ({end - pos} decompressed bytes left)"),
+                offset=pos,
+                field="batch.records",
+            )
+            err = self._fail(err, batch.records_count)
+            err.field = "batch.records"
+            raise err
 
 
 def _decode_headers(data: bytes | memoryview, pos: int, end: int) -> tuple[tuple[Header, ...], int]:
+    """Headers of one record; count and key-size checks raise Kafka's own messages."""
     count, pos = decode_varint(data, pos, end)
     if count < 0:
         raise InvalidRecord(f"Found invalid number of record headers {count}", offset=pos, field="headers")
-    if count == 0:
-        return (), pos
     if count > end - pos:
         raise InvalidRecord(
             f"Found invalid number of record headers. {count} is larger than the remaining size of the buffer",
@@ -390,9 +486,18 @@ def _decode_headers(data: bytes | memoryview, pos: int, end: int) -> tuple[tuple
         key_size, pos = decode_varint(data, pos, end)
         if key_size < 0:
             raise InvalidRecord(f"Invalid negative header key size {key_size}", offset=pos, field=f"headers[{i}].key")
-        key, pos = _read_sized(data, pos, key_size, end, f"headers[{i}].key")
+        if key_size > end - pos:
+            raise IndexError
+        key = data[pos : pos + key_size]
+        pos += key_size
         value_size, pos = decode_varint(data, pos, end)
-        value, pos = _read_sized(data, pos, value_size, end, f"headers[{i}].value")
+        if value_size >= 0:
+            if value_size > end - pos:
+                raise IndexError
+            value = data[pos : pos + value_size]
+            pos += value_size
+        else:
+            value = None
         headers.append((key, value))
     return tuple(headers), pos
 

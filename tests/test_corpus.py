@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from conftest import CORPUS_REAL, require_dir
+from support import CORPUS_REAL, require_dir
 from kseg.format import END_OF_DATA
 from kseg.segment import open_segment
 

@@ -3,7 +3,7 @@
 import hashlib
 import re
 
-from conftest import FIXTURES
+from support import FIXTURES
 
 
 def test_real_fixtures_match_their_provenance():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS_VECTORS, require_dir
+from support import CORPUS_VECTORS, require_dir
 from kseg.errors import Corrupt, InvalidRecord, KsegError
 from kseg.format import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk
 from kseg.format.control import decode_control_key, decode_end_txn_marker

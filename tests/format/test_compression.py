@@ -24,7 +24,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS_REAL, CORPUS_VECTORS, require_dir
+from support import CORPUS_REAL, CORPUS_VECTORS, require_dir
 from kseg.errors import CodecError, EncodeError, LimitExceeded, Unsupported
 from kseg.format import compression
 from kseg.format.compression import (
@@ -348,7 +348,7 @@ def test_snappy_concatenated_streams() -> None:
     first, second = compress(CODEC_SNAPPY, b"first ", magic=2), compress(CODEC_SNAPPY, b"second", magic=2)
     assert decompress(CODEC_SNAPPY, first + second, magic=2) == b"first second"
     assert decompress(CODEC_SNAPPY, first + XERIAL_HEADER + second, magic=2) == b"first second"
-    # a chunk length 0x82534E41 not followed by the rest of the magic ends the stream (hasNextChunk returns false)
+    # a chunk length 0x82534E41 not followed by the rest of the magic ends the stream (hasNextChunk: false)
     assert decompress(CODEC_SNAPPY, first + b"\x82SNAxxxxxxxxxxxx" + second, magic=2) == b"first "
     with pytest.raises(CodecError, match="Insufficient header size in a concatenated block"):
         decompress(CODEC_SNAPPY, first + XERIAL_HEADER[:10], magic=2)

@@ -138,13 +138,17 @@ def encode_batch(
     is_transactional: bool = False,
     is_control: bool = False,
     partition_leader_epoch: int = -1,
+    delete_horizon_ms: int = -1,
 ) -> bytes:
     """Bytes of what ``MemoryRecordsBuilder(...).build()`` produces for these records.
 
     Magic 2 gives one batch; magic 0/1 give one message per record, or one
     wrapper when compressed.  What a magic cannot hold (headers, producer
-    state, control records or zstd below magic 2) raises
-    :class:`~kseg.errors.EncodeError`, as Kafka's builder refuses it.
+    state, control records, a delete horizon or zstd below magic 2) raises
+    :class:`~kseg.errors.EncodeError`, as Kafka's builder refuses it; so do
+    offsets that do not increase, timestamps below -1 and producer fields
+    Kafka never writes (tests/interop checks each refusal against Kafka).
+    ``delete_horizon_ms`` is written (magic 2) only when >= 0, as in Kafka.
     """
     codec_id = compression.codec_id(codec)
     if magic == 2:
@@ -161,12 +165,10 @@ def encode_batch(
             is_transactional=is_transactional,
             is_control=is_control,
             partition_leader_epoch=partition_leader_epoch,
+            delete_horizon_ms=delete_horizon_ms,
         )
     if magic in (0, 1):
-        if is_transactional or is_control or producer_id >= 0:
-            raise EncodeError(
-                f"Transactional, idempotent and control records are not supported for magic {magic}"
-            )
+        _refuse_v2_only_fields(magic, is_transactional, is_control, producer_id, delete_horizon_ms)
         return v0v1.encode_message_set(
             records,
             magic=magic,
@@ -177,6 +179,25 @@ def encode_batch(
             base_offset=base_offset,
         )
     raise EncodeError(f"unknown magic {magic}")
+
+
+def _refuse_v2_only_fields(
+    magic: int, is_transactional: bool, is_control: bool, producer_id: int, delete_horizon_ms: int
+) -> None:
+    """What ``MemoryRecordsBuilder`` refuses below magic 2, with Kafka's messages.
+
+    Kafka checks the producer id last (at close, after the epoch and sequence
+    checks); here it is checked up front, so an input with two faults may name
+    a different one, but whatever Kafka refuses is refused.
+    """
+    if is_transactional:
+        raise EncodeError(f"Transactional records are not supported for magic {magic}")
+    if is_control:
+        raise EncodeError(f"Control records are not supported for magic {magic}")
+    if delete_horizon_ms != -1:
+        raise EncodeError(f"Delete horizon timestamp is not supported for magic {magic}")
+    if producer_id != -1:
+        raise EncodeError(f"Idempotent messages are not supported for magic {magic}")
 
 
 __all__ = [

@@ -37,11 +37,29 @@ def codec_name(codec_id: int) -> str:
 Header = tuple[bytes, "bytes | None"]
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def wrap_int32(value: int) -> int:
+    """``value`` as a Java int: wrapped to 32-bit two's complement."""
+    return ((value + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+def wrap_int64(value: int) -> int:
+    """``value`` as a Java long: wrapped to 64-bit two's complement (Kafka's offset/timestamp sums)."""
+    return ((value + 0x8000000000000000) & 0xFFFFFFFFFFFFFFFF) - 0x8000000000000000
+
+
 def increment_sequence(sequence: int, increment: int) -> int:
-    """Add to a producer sequence, wrapping past Integer.MAX_VALUE to 0 as Kafka does."""
-    if sequence > 0x7FFFFFFF - increment:
-        return increment - (0x7FFFFFFF - sequence) - 1
-    return sequence + increment
+    """Add to a producer sequence, wrapping past Integer.MAX_VALUE to 0 as Kafka does.
+
+    ``DefaultRecordBatch.incrementSequence`` in Java int arithmetic, overflow included:
+    with a negative increment or sequence (only in damaged batches) the results are
+    Kafka's, not the mathematical ones (checked against Kafka in tests/interop).
+    """
+    if sequence > wrap_int32(0x7FFFFFFF - increment):
+        return wrap_int32(increment - (0x7FFFFFFF - sequence) - 1)
+    return wrap_int32(sequence + increment)
 
 
 _RECORD_FIELDS = (

@@ -200,7 +200,12 @@ class LegacyBatch:
         """``baseOffset()``: the first inner offset, which for a wrapper means decompressing."""
         if self.codec_id == compression.CODEC_NONE:
             return self._msg.offset
-        return self.records()[0].offset
+        try:
+            return self.records()[0].offset
+        except KsegError:
+            # Kafka decodes inner keys and values lazily: a bad inner key or value
+            # length does not stop it from reporting the base offset.
+            return _deep_base_offset(self._msg, compression.DEFAULT_MAX_DECOMPRESSED)
 
     count = None
     producer_id = NO_PRODUCER_ID
@@ -290,8 +295,13 @@ def _shallow_record(msg: _Message, timestamp: int | None = None, timestamp_type:
     )
 
 
-def _deep_records(wrapper: _Message, max_decompressed: int) -> list[Record]:
-    """Decompress a wrapper and return its inner records with absolute offsets (``DeepRecordsIterator``)."""
+def _deep_messages(wrapper: _Message, max_decompressed: int) -> tuple[list[_Message], int | None, int]:
+    """Decompress a wrapper into its inner messages, as the ``DeepRecordsIterator`` constructor does.
+
+    Returns (inner messages, absolute base offset -- None under a magic-0 wrapper, whose inner
+    offsets are absolute --, file position of the wrapper's value).  Inner keys and values are
+    not decoded here: Kafka reads them lazily, so ``baseOffset()`` works even when they are bad.
+    """
     magic = wrapper.magic
     codec = wrapper.attributes & CODEC_MASK
     where = wrapper.position
@@ -314,8 +324,7 @@ def _deep_records(wrapper: _Message, max_decompressed: int) -> list[Record]:
     inner = _inner_messages(data, value_start)
     if not inner:
         raise InvalidRecord("Found invalid compressed record set with no inner records", offset=value_start, field="message.value")
-    wrapper_ts = wrapper.timestamp_field if magic != 0 else None
-    wrapper_type = (LOG_APPEND_TIME if wrapper.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME) if magic != 0 else None
+    absolute_base = None
     if magic == 1:
         last_inner = inner[-1].offset
         if wrapper.offset == 0:
@@ -329,12 +338,34 @@ def _deep_records(wrapper: _Message, max_decompressed: int) -> list[Record]:
             )
         else:
             absolute_base = wrapper.offset - last_inner
-    else:
-        absolute_base = None
+    return inner, absolute_base, value_start
+
+
+def _check_inner_uncompressed(msg: _Message, index: int, value_start: int) -> None:
+    if msg.attributes & CODEC_MASK:
+        raise InvalidRecord(
+            "Inner messages must not be compressed", offset=value_start, field=f"inner[{index}].attributes"
+        )
+
+
+def _deep_base_offset(wrapper: _Message, max_decompressed: int) -> int:
+    """``baseOffset()`` of a wrapper: the first inner offset, without decoding inner keys and values."""
+    inner, absolute_base, value_start = _deep_messages(wrapper, max_decompressed)
+    _check_inner_uncompressed(inner[0], 0, value_start)
+    return inner[0].offset if absolute_base is None else absolute_base + inner[0].offset
+
+
+def _deep_records(wrapper: _Message, max_decompressed: int) -> list[Record]:
+    """Decompress a wrapper and return its inner records with absolute offsets (``DeepRecordsIterator``)."""
+    magic = wrapper.magic
+    inner, absolute_base, value_start = _deep_messages(wrapper, max_decompressed)
+    wrapper_ts = wrapper.timestamp_field if magic != 0 else None
+    wrapper_type = None
+    if magic != 0:
+        wrapper_type = LOG_APPEND_TIME if wrapper.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
     records = []
     for i, msg in enumerate(inner):
-        if msg.attributes & CODEC_MASK:
-            raise InvalidRecord("Inner messages must not be compressed", offset=value_start, field=f"inner[{i}].attributes")
+        _check_inner_uncompressed(msg, i, value_start)
         try:
             if msg.magic == 1 and magic == 1:
                 record = _shallow_record(msg, wrapper_ts, wrapper_type)
@@ -423,11 +454,27 @@ def encode_message_set(
         raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
     if not records:
         raise EncodeError("a message set needs at least one record")
+    previous_offset = None
     for spec in records:
+        # MemoryRecordsBuilder.appendWithOffset checks every record, whatever the magic:
+        # offsets strictly increase, the timestamp (even at magic 0, which drops it), headers.
+        if previous_offset is not None and spec.offset <= previous_offset:
+            raise EncodeError(
+                f"Illegal offset {spec.offset} following previous offset {previous_offset} "
+                "(Offsets must increase monotonically)."
+            )
+        if spec.timestamp < 0 and spec.timestamp != NO_TIMESTAMP:
+            raise EncodeError(f"Invalid negative timestamp {spec.timestamp}")
         if spec.headers:
             raise EncodeError(f"Magic v{magic} does not support record headers")
+        previous_offset = spec.offset
     if base_offset is None:
         base_offset = records[0].offset
+    for spec in records:  # MemoryRecordsBuilder.recordWritten, whatever the magic
+        if spec.offset - base_offset > 0x7FFFFFFF:
+            raise EncodeError(
+                f"Maximum offset delta exceeded, base offset: {base_offset}, last offset: {spec.offset}"
+            )
     log_append = magic > 0 and timestamp_type == LOG_APPEND_TIME
     inner_attributes = TIMESTAMP_TYPE_MASK if log_append else 0
     entries = bytearray()

@@ -42,11 +42,18 @@ from kseg.format.model import (
     codec_name,
     CREATE_TIME,
     LOG_APPEND_TIME,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
     NO_SEQUENCE,
+    NO_TIMESTAMP,
+    INT64_MAX,
+    INT64_MIN,
     Header,
     Record,
     RecordSpec,
     increment_sequence,
+    wrap_int32,
+    wrap_int64,
 )
 from kseg.format.varint import decode_varint, decode_varlong, encode_varint, encode_varlong
 
@@ -134,7 +141,7 @@ class V2Batch(tuple):
 
     @property
     def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
+        return wrap_int64(self.base_offset + self.last_offset_delta)  # Java long arithmetic
 
     @property
     def count(self) -> int:
@@ -227,6 +234,16 @@ class V2Batch(tuple):
 
     def iter_records(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> Iterator[Record]:
         """Decode the records, decompressing first; errors are located in the file."""
+        if self.batch_length < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD:
+            # Kafka reads the count from the batch's own bytes and fails (IndexOutOfBounds)
+            # when the batch is shorter than its header; the header fields we read past
+            # the batch end belong to whatever follows, so no record can be trusted.
+            raise Corrupt(
+                f"Record batch is corrupt (the size {self.size} is smaller than the minimum "
+                f"allowed overhead {RECORD_BATCH_OVERHEAD})",
+                offset=self.position + LOG_OVERHEAD - 4,
+                field="batch.batch_length",
+            )
         count = self.records_count
         if count < 0:
             raise InvalidRecord(
@@ -322,6 +339,13 @@ class _RecordReader:
         max_timestamp = batch.max_timestamp
         base_sequence = batch.base_sequence
         is_control = bool(batch.attributes & CONTROL_MASK)
+        # Kafka adds deltas in Java long arithmetic, wrapping past the int64 limits.  The
+        # inlined varints below give deltas under 2**13, decode_varint under 2**31: only a
+        # base that close to a limit needs the wrap here; long timestamp deltas wrap where read.
+        near_limit = not (
+            INT64_MIN + 2**31 <= base_offset <= INT64_MAX - 2**31
+            and INT64_MIN + 2**13 <= base_timestamp <= INT64_MAX - 2**13
+        )
         for index in range(batch.records_count):
             if pos >= end:
                 raise self._fail(
@@ -342,12 +366,19 @@ class _RecordReader:
                     length, pos = decode_varint(data, pos, end)
                 except KsegError as err:
                     raise self._fail(err, index)
-            if length < 0 or length > end - pos:
-                if in_place or length < 0:
+            # A negative length passes Kafka's in-place check ("remaining < length"): the
+            # record is then parsed up to the batch end and fails the final size check
+            # ("expected to read -N bytes ... but instead read M") unless a field fails
+            # first.  From a stream, Kafka cannot allocate the record buffer and reports
+            # "premature EOF" (checked against Kafka in tests/interop).
+            if length > end - pos or (length < 0 and not in_place):
+                if in_place:
                     text = (
                         f"Invalid record size: expected {length} bytes in record payload, "
                         f"but instead the buffer has only {end - pos} remaining bytes."
                     )
+                elif length < 0:
+                    text = "Incorrect declared batch size, premature EOF reached"
                 else:
                     text = f"Invalid record size: expected {length} bytes in record payload, but the record payload reached EOF."
                 raise self._fail(InvalidRecord(text, offset=record_start, field="length"), index)
@@ -366,6 +397,8 @@ class _RecordReader:
                     pos += 2
                 else:
                     timestamp_delta, pos = decode_varlong(data, pos, limit)
+                    if not INT64_MIN <= base_timestamp + timestamp_delta <= INT64_MAX:
+                        timestamp_delta = wrap_int64(base_timestamp + timestamp_delta) - base_timestamp
                 b = data[pos]
                 if b < 0x80:
                     offset_delta = (b >> 1) ^ -(b & 1)
@@ -419,7 +452,10 @@ class _RecordReader:
                 if pos > limit:
                     raise IndexError
             except (IndexError, Truncated) as exc:
-                err = InvalidRecord("Found invalid record structure", offset=getattr(exc, "offset", None) or pos)
+                # The inlined varint reads may have stepped past the batch end (into the next
+                # batch) before the bounds check caught it: report the batch end, not beyond.
+                where = min(getattr(exc, "offset", None) or pos, limit)
+                err = InvalidRecord("Found invalid record structure", offset=where)
                 raise self._fail(err, index) from None
             except InvalidRecord as err:
                 if err.message.startswith(("Varint is too long", "Varlong is too long")):
@@ -434,16 +470,23 @@ class _RecordReader:
                 )
                 raise self._fail(err, index)
             if base_sequence >= 0:
-                sequence = base_sequence + offset_delta
-                if sequence > 0x7FFFFFFF:
-                    sequence -= 0x80000000
+                if offset_delta >= 0:
+                    sequence = base_sequence + offset_delta
+                    if sequence > 0x7FFFFFFF:
+                        sequence -= 0x80000000
+                else:  # only in damaged batches: Kafka's int arithmetic overflows
+                    sequence = increment_sequence(base_sequence, offset_delta)
             else:
                 sequence = NO_SEQUENCE
+            offset = base_offset + offset_delta
+            timestamp = max_timestamp if log_append else base_timestamp + timestamp_delta
+            if near_limit:
+                offset, timestamp = wrap_int64(offset), wrap_int64(timestamp)
             yield _new_tuple(
                 Record,
                 (
-                base_offset + offset_delta,
-                max_timestamp if log_append else base_timestamp + timestamp_delta,
+                offset,
+                timestamp,
                 key,
                 value,
                 headers,
@@ -529,6 +572,37 @@ def _append_sized(out: bytearray, data: bytes | None) -> None:
         out += data
 
 
+def offset_delta_of(offset: int, base_offset: int) -> int:
+    """``(int) (offset - baseOffset)``, refused above Integer.MAX_VALUE as ``recordWritten`` does."""
+    delta = wrap_int64(offset - base_offset)
+    if delta > 0x7FFFFFFF:
+        raise EncodeError(f"Maximum offset delta exceeded, base offset: {base_offset}, last offset: {offset}")
+    return wrap_int32(delta)
+
+
+def check_timestamp(timestamp: int) -> None:
+    """Refuse a record timestamp Kafka's builder refuses: negative and not NO_TIMESTAMP (-1)."""
+    if timestamp < 0 and timestamp != NO_TIMESTAMP:
+        raise EncodeError(f"Invalid negative timestamp {timestamp}")
+
+
+def check_producer_state(
+    producer_id: int, producer_epoch: int, base_sequence: int, is_transactional: bool, is_control: bool
+) -> None:
+    """``MemoryRecordsBuilder.validateProducerState``: producer fields Kafka never writes.
+
+    A transactional batch needs a producer id; a batch with a producer id needs an
+    epoch other than -1 and, unless it is a control batch, a sequence >= 0.
+    """
+    if is_transactional and producer_id == NO_PRODUCER_ID:
+        raise EncodeError("Cannot write transactional messages without a valid producer ID")
+    if producer_id != NO_PRODUCER_ID:
+        if producer_epoch == NO_PRODUCER_EPOCH:
+            raise EncodeError("Invalid negative producer epoch")
+        if base_sequence < 0 and not is_control:
+            raise EncodeError("Invalid negative sequence number used")
+
+
 def encode_batch(
     records: Sequence[RecordSpec],
     *,
@@ -558,20 +632,26 @@ def encode_batch(
         raise EncodeError(f"magic 2 has no timestamp type {timestamp_type!r}")
     if base_offset is None:
         base_offset = records[0].offset
+    if delete_horizon_ms is not None and delete_horizon_ms < 0:
+        delete_horizon_ms = None  # hasDeleteHorizonMs(): only a horizon >= 0 is written
     base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
-    if base_timestamp < 0 and base_timestamp != -1:
-        raise EncodeError(f"Invalid message timestamp {base_timestamp}")
     body = bytearray()
     max_timestamp = -1
     last_offset = base_offset
-    for spec in records:
-        if spec.offset < last_offset and body:
+    for index, spec in enumerate(records):
+        # MemoryRecordsBuilder.appendWithOffset checks every record, in this order:
+        # offsets strictly increase (a repeated offset is refused too), then the timestamp.
+        if index and spec.offset <= last_offset:
             raise EncodeError(
                 f"Illegal offset {spec.offset} following previous offset {last_offset} (Offsets must increase monotonically)."
             )
-        body += encode_record(spec.offset - base_offset, spec.timestamp - base_timestamp, spec)
+        check_timestamp(spec.timestamp)
+        # Java arithmetic: (int) (offset - baseOffset) and timestamp - baseTimestamp, both wrapping.
+        offset_delta = offset_delta_of(spec.offset, base_offset)
+        body += encode_record(offset_delta, wrap_int64(spec.timestamp - base_timestamp), spec)
         last_offset = spec.offset
         max_timestamp = max(max_timestamp, spec.timestamp)
+    check_producer_state(producer_id, producer_epoch, base_sequence, is_transactional, is_control)
     if timestamp_type == LOG_APPEND_TIME:
         max_timestamp = log_append_time
     payload = bytes(body)
@@ -591,7 +671,7 @@ def encode_batch(
         base_offset=base_offset,
         partition_leader_epoch=partition_leader_epoch,
         attributes=attributes,
-        last_offset_delta=last_offset - base_offset,
+        last_offset_delta=wrap_int32(wrap_int64(last_offset - base_offset)),
         base_timestamp=base_timestamp,
         max_timestamp=max_timestamp,
         producer_id=producer_id,

@@ -34,9 +34,11 @@ def _read_unsigned(buf: bytes | memoryview, pos: int, max_bytes: int, end: int |
         shift += 7
     kind = "Varint" if max_bytes == _MAX_VARINT_BYTES else "Varlong"
     nth = "5th" if max_bytes == _MAX_VARINT_BYTES else "10th"
+    # Kafka accumulates in a Java int (long): the bits shifted past 32 (64) are lost.
+    mask = 0xFFFFFFFF if max_bytes == _MAX_VARINT_BYTES else 0xFFFFFFFFFFFFFFFF
     raise InvalidRecord(
         f"{kind} is too long, the most significant bit in the {nth} byte is set, "
-        f"converted value: {value:x}",
+        f"converted value: {value & mask:x}",
         offset=pos,
     )
 

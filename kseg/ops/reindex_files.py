@@ -1,0 +1,419 @@
+"""The file side of ``kseg reindex``: compare, write, back up -- never touching an input unasked.
+
+Built on the pure core in :mod:`kseg.ops.reindex` (which re-exports the
+names below).  Modes, per segment:
+
+* check (``--check``): compare the rebuilt bytes with the files beside the
+  .log; nothing is created, locked or modified.
+* output (``-o DIR``): write ``<base>.index``/``.timeindex`` (and ``.txnindex``
+  when a transaction was aborted) into DIR; an existing output is refused.
+* in-place (``--in-place``): replace only the files that differ, atomically
+  (:func:`kseg.segment.atomic_write`), each old file kept as a backup
+  (:func:`backup_path`); new files take the old file's mode and owner.
+* create (no option): write indexes beside the .log where none exist; any
+  existing index is refused, before anything is read or written.
+
+Kafka creates ``.txnindex`` lazily, so none is written when no transaction
+was aborted; recovery's reset leaves an existing one empty, so in place a
+stale one becomes a zero-byte file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kseg.errors import KsegError
+from kseg.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, partition_files
+from kseg.ops.reindex import (
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    DEFAULT_MAX_INDEX_SIZE,
+    INDEX_KINDS,
+    Difference,
+    IndexBuild,
+    TxnTracker,
+    build_indexes,
+    compare_index,
+    index_bytes,
+    replay_producer_state,
+)
+from kseg.segment import MappedFile, atomic_write, base_offset_from_name
+
+ENTRY_SIZES = {"index": OFFSET_ENTRY.size, "timeindex": TIME_ENTRY.size, "txnindex": TXN_ENTRY.size}
+
+
+# -- the file operation ------------------------------------------------------------
+
+#: What happened to one index file (``FileOutcome.action``).
+CREATED = "created"  # written where there was no file
+REPLACED = "replaced"  # an existing file was replaced, after a backup
+UNCHANGED = "unchanged"  # the existing file already holds exactly the rebuild
+NOT_WRITTEN = "not-written"  # no file is needed: a .txnindex without aborted transactions
+CHECKED = "checked"  # --check: compared only
+SKIPPED = "skipped"  # recovery fails on this segment: Kafka writes nothing, neither do we
+
+MODE_CHECK, MODE_OUTPUT, MODE_IN_PLACE, MODE_CREATE = "check", "output", "in-place", "create"
+REFUSE_HINT = "use --check to compare, --in-place to replace it keeping a backup, or -o DIR"
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    """One of a segment's three index files: the rebuild, the file beside the .log, and what was done."""
+
+    kind: str  # index | timeindex | txnindex
+    entries: int  # entries in the rebuild
+    existing: Path  # the file beside the .log the rebuild is compared with
+    existed: bool
+    difference: Difference | None  # against ``existing``; None: identical (or no .txnindex needed)
+    action: str
+    target: Path | None = None  # where the rebuild was written
+    backup: Path | None = None  # where the replaced file was kept
+
+    @property
+    def same(self) -> bool:
+        return self.difference is None
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The outcome of reindexing one segment."""
+
+    log: Path
+    build: IndexBuild
+    files: tuple[FileOutcome, ...]
+    mode: str
+
+    @property
+    def differs(self) -> bool:
+        """Some existing index file is not what Kafka's recovery would write."""
+        return any(not f.same for f in self.files)
+
+    @property
+    def problems(self) -> bool:
+        """The .log has bytes recovery would cut, or recovery fails on it."""
+        return self.build.truncated_bytes > 0 or self.build.failure is not None
+
+
+class ReindexRefused(Exception):
+    """A request kseg will not carry out (an output exists, options conflict): a usage error."""
+
+
+def sibling(log: Path, kind: str) -> Path:
+    """``<base>.<kind>`` beside ``<base>.log``."""
+    return log.with_name(log.name.split(".", 1)[0] + "." + kind)
+
+
+def backup_path(path: Path, now: datetime | None = None) -> Path:
+    """Where a replaced index is kept: ``<name>.bak``, or ``<name>.<UTC time>.bak`` if that exists.
+
+    Kafka's loader ignores both (it only looks at names ending in .log,
+    .index, .timeindex, .txnindex, .snapshot and the temp suffixes), so
+    backups can stay in the partition directory.
+    """
+    first = path.with_name(path.name + ".bak")
+    if not first.exists():
+        return first
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.{stamp}.bak")
+    n = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.{stamp}-{n}.bak")
+        n += 1
+    return candidate
+
+
+def _read_existing(path: Path) -> bytes | None:
+    if not path.is_file():
+        return None
+    with MappedFile(path) as mapped:
+        return bytes(mapped.buf)
+
+
+def _backup(path: Path) -> Path:
+    """Keep the old file under its backup name: a hard link when the filesystem allows, else a copy."""
+    target = backup_path(path)
+    try:
+        os.link(path, target)
+    except OSError:
+        shutil.copy2(path, target)
+    return target
+
+
+def _write(path: Path, data: bytes, *, replace: bool, like: Path | None) -> None:
+    """Write ``path`` atomically with the permissions (and, when allowed, the owner) of ``like``.
+
+    A broker running as its own user must still be able to open an index
+    that someone else rebuilt; without ``like`` the file gets the usual
+    ``0666 & ~umask``.
+    """
+    with atomic_write(path, replace=replace) as out:
+        out.write(data)
+        _set_permissions(out.fileno(), like)
+
+
+def _set_permissions(fd: int, like: Path | None) -> None:
+    if like is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        return
+    info = os.stat(like)
+    os.fchmod(fd, stat.S_IMODE(info.st_mode))
+    if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, info.st_uid, info.st_gid)
+
+
+def _mode(out_dir: object, in_place: bool, check: bool) -> str:
+    if sum((out_dir is not None, in_place, check)) > 1:
+        raise ReindexRefused("--check, --output-dir and --in-place exclude each other")
+    if check:
+        return MODE_CHECK
+    if out_dir is not None:
+        return MODE_OUTPUT
+    return MODE_IN_PLACE if in_place else MODE_CREATE
+
+
+def _refuse_existing(target_dir: Path, log: Path) -> None:
+    for kind in INDEX_KINDS:
+        target = sibling(target_dir / log.name, kind)
+        if target.exists():
+            raise ReindexRefused(f"{target} exists; refusing to replace it ({REFUSE_HINT})")
+
+
+def reindex_segment(
+    log_path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str] | None = None,
+    in_place: bool = False,
+    check: bool = False,
+    *,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+    txn: TxnTracker | None = None,
+    max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+) -> Report:
+    """Rebuild one segment's indexes and write them -- or, with ``check``, only compare.
+
+    * ``check``: compare with the files beside the .log; nothing is written.
+    * ``out_dir``: write ``<base>.index`` and ``<base>.timeindex`` (and
+      ``<base>.txnindex`` when a transaction was aborted) there; the input
+      directory is not touched.  An existing output file is refused.
+    * ``in_place``: replace the files beside the .log that differ, keeping
+      each old one as a backup (:func:`backup_path`); identical ones are left alone.
+    * none of these: create the files beside the .log; any existing index is refused.
+
+    ``txn`` is the producer state at this segment's base offset (default:
+    nothing open).  Nothing is written for a segment on which Kafka's
+    recovery would fail.
+    """
+    log = Path(log_path)
+    mode = _mode(out_dir, in_place, check)
+    base_offset = base_offset_from_name(log)
+    if base_offset is None:
+        raise ReindexRefused(
+            f"{log}: cannot tell the base offset from the file name (expected <20 digits>.log)"
+        )
+    target_dir = Path(out_dir) if out_dir is not None else log.parent
+    if mode in (MODE_OUTPUT, MODE_CREATE):
+        _refuse_existing(target_dir, log)
+    try:
+        with MappedFile(log) as mapped:
+            build = build_indexes(
+                mapped.buf,
+                base_offset,
+                index_interval_bytes=index_interval_bytes,
+                txn=txn,
+                max_index_size=max_index_size,
+            )
+    except KsegError as err:
+        raise err.with_path(str(log))
+    files = tuple(
+        _handle_file(kind, log, build, mode, sibling(target_dir / log.name, kind)) for kind in INDEX_KINDS
+    )
+    return Report(log, build, files, mode)
+
+
+def _handle_file(kind: str, log: Path, build: IndexBuild, mode: str, target: Path) -> FileOutcome:
+    existing = sibling(log, kind)
+    old = _read_existing(existing)
+    new = index_bytes(build, kind)
+    difference = compare_index(kind, old, new, build.base_offset)
+    outcome = FileOutcome(kind, len(new) // ENTRY_SIZES[kind], existing, old is not None, difference, CHECKED)
+    if mode == MODE_CHECK:
+        return outcome
+    if build.failure is not None:
+        return replace(outcome, action=SKIPPED)
+    if mode == MODE_IN_PLACE:
+        if difference is None:
+            return replace(outcome, action=UNCHANGED if old is not None else NOT_WRITTEN)
+        backup = _backup(existing) if old is not None else None
+        # an emptied .txnindex stays as a zero-byte file, as Kafka's reset leaves it
+        _write(target, new, replace=old is not None, like=existing if old is not None else log)
+        return replace(outcome, action=REPLACED if old is not None else CREATED, target=target, backup=backup)
+    if kind == "txnindex" and not new:
+        return replace(outcome, action=NOT_WRITTEN)
+    _write(target, new, replace=False, like=log if mode == MODE_CREATE else None)
+    return replace(outcome, action=CREATED, target=target)
+
+
+# -- many segments: partitions and log directories ------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The segments chosen in one directory, by base offset."""
+
+    directory: Path
+    logs: tuple[Path, ...]
+
+
+def segment_logs(directory: Path) -> list[Path]:
+    """The .log segments of a directory, by base offset (Kafka's load order)."""
+    files = partition_files(directory)
+    return [p for p in files if file_kind(p) == "log" and base_offset_from_name(p) is not None]
+
+
+def select_segments(paths: Sequence[Path]) -> tuple[list[Selection], bool]:
+    """The .log files meant by ``paths``, grouped by directory, and whether ``-o`` nests per partition.
+
+    A .log file selects itself; a partition directory its segments; a log
+    directory the segments of every partition under it.  Outputs nest as
+    ``OUTDIR/<partition dir>/`` when a log directory or several directories are involved.
+    """
+    chosen: dict[Path, set[Path]] = {}
+    nest = False
+    for path in paths:
+        if path.is_dir():
+            dirs = [path] if is_partition_dir(path) else partition_dirs(path)
+            nest = nest or not is_partition_dir(path)
+            if not any(segment_logs(d) for d in dirs):
+                raise ReindexRefused(f"{path}: no .log segments found")
+            for directory in dirs:
+                chosen.setdefault(directory, set()).update(segment_logs(directory))
+        elif file_kind(path) == "log":
+            if not path.is_file():  # a FIFO or device would block or mislead the walk
+                raise ReindexRefused(f"{path}: not a regular file")
+            chosen.setdefault(path.parent, set()).add(path)
+        else:
+            raise ReindexRefused(f"{path}: not a .log segment, a partition directory or a log directory")
+    selections = [
+        Selection(directory, tuple(sorted(logs, key=_segment_order)))
+        for directory, logs in chosen.items()
+        if logs
+    ]
+    return selections, nest or len(selections) > 1
+
+
+def _segment_order(path: Path) -> tuple[int, str]:
+    return (base_offset_from_name(path) or 0, path.name)
+
+
+def reindex_paths(
+    paths: Sequence[Path],
+    *,
+    out_dir: Path | None = None,
+    in_place: bool = False,
+    check: bool = False,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+    max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+) -> Iterator[Report]:
+    """Reindex every selected segment, partition by partition, carrying producer state across segments.
+
+    Refusals (an output exists, two inputs would write the same output) are
+    raised for all segments before anything is read or written.  Earlier
+    segments of a directory that were not selected are replayed for their
+    transactions only, so a transaction that began before the selected
+    segment is still found.
+    """
+    mode = _mode(out_dir, in_place, check)
+    selections, nest = select_segments(paths)
+    targets = {s.directory: _target_dir(s.directory, out_dir, nest) for s in selections}
+    if mode in (MODE_OUTPUT, MODE_CREATE):
+        _refuse_outputs(selections, targets)
+    for selection in selections:
+        yield from _reindex_directory(
+            selection,
+            targets[selection.directory] if out_dir is not None else None,
+            in_place=in_place,
+            check=check,
+            index_interval_bytes=index_interval_bytes,
+            max_index_size=max_index_size,
+        )
+
+
+def _target_dir(directory: Path, out_dir: Path | None, nest: bool) -> Path:
+    """Beside the .log, in OUTDIR, or in OUTDIR/<partition dir>."""
+    if out_dir is None:
+        return directory
+    return out_dir / directory.name if nest else out_dir
+
+
+def _refuse_outputs(selections: list[Selection], targets: dict[Path, Path]) -> None:
+    written: dict[Path, Path] = {}
+    for selection in selections:
+        for log in selection.logs:
+            _refuse_existing(targets[selection.directory], log)
+            for kind in INDEX_KINDS:
+                target = sibling(targets[selection.directory] / log.name, kind)
+                if target in written:
+                    raise ReindexRefused(f"{log} and {written[target]} would both write {target}")
+                written[target] = log
+
+
+def _reindex_directory(
+    selection: Selection,
+    out_dir: Path | None,
+    *,
+    in_place: bool,
+    check: bool,
+    index_interval_bytes: int,
+    max_index_size: int,
+) -> Iterator[Report]:
+    tracker = TxnTracker()
+    wanted = set(selection.logs)
+    last = _segment_order(selection.logs[-1])
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    for log in segment_logs(selection.directory):
+        if _segment_order(log) > last:
+            break
+        if log not in wanted:
+            try:
+                with MappedFile(log) as mapped:
+                    replay_producer_state(mapped.buf, tracker)
+            except KsegError as err:
+                raise err.with_path(str(log))
+            continue
+        yield reindex_segment(
+            log,
+            out_dir,
+            in_place,
+            check,
+            index_interval_bytes=index_interval_bytes,
+            txn=tracker,
+            max_index_size=max_index_size,
+        )
+
+
+__all__ = [
+    "CHECKED",
+    "CREATED",
+    "NOT_WRITTEN",
+    "REPLACED",
+    "SKIPPED",
+    "UNCHANGED",
+    "FileOutcome",
+    "ReindexRefused",
+    "Report",
+    "Selection",
+    "backup_path",
+    "reindex_paths",
+    "reindex_segment",
+    "select_segments",
+]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -186,12 +187,34 @@ def open_segment(path: str | os.PathLike[str]) -> Segment:
     return Segment(path)
 
 
+def copy_permissions(fd: int, like: str | os.PathLike[str] | None) -> None:
+    """Give an open file the mode (and, when allowed, the owner) of ``like``.
+
+    A broker running as its own user must still be able to open a segment or
+    index someone else rebuilt; without ``like`` the file gets the usual
+    ``0666 & ~umask`` instead of ``mkstemp``'s private 0600.
+    """
+    if like is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        return
+    info = os.stat(like)
+    os.fchmod(fd, stat.S_IMODE(info.st_mode))
+    if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, info.st_uid, info.st_gid)
+
+
 @contextlib.contextmanager
-def atomic_write(dest: str | os.PathLike[str], *, replace: bool = False) -> Iterator[BinaryIO]:
+def atomic_write(
+    dest: str | os.PathLike[str], *, replace: bool = False, like: str | os.PathLike[str] | None = None
+) -> Iterator[BinaryIO]:
     """Write ``dest`` all at once: a temp file beside it, fsync, rename, fsync the directory.
 
     Refuses to replace an existing ``dest`` unless ``replace`` is true.  If the
-    body raises, the temporary file is removed and ``dest`` is untouched.
+    body raises, the temporary file is removed and ``dest`` is untouched.  The
+    new file takes the permissions of ``like`` (see :func:`copy_permissions`).
     """
     dest = Path(dest)
     if dest.exists() and not replace:
@@ -200,6 +223,7 @@ def atomic_write(dest: str | os.PathLike[str], *, replace: bool = False) -> Iter
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".kseg-tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as out:
+            copy_permissions(out.fileno(), like)
             yield out
             out.flush()
             os.fsync(out.fileno())

@@ -20,10 +20,8 @@ stale one becomes a zero-byte file.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -147,28 +145,9 @@ def _backup(path: Path) -> Path:
 
 
 def _write(path: Path, data: bytes, *, replace: bool, like: Path | None) -> None:
-    """Write ``path`` atomically with the permissions (and, when allowed, the owner) of ``like``.
-
-    A broker running as its own user must still be able to open an index
-    that someone else rebuilt; without ``like`` the file gets the usual
-    ``0666 & ~umask``.
-    """
-    with atomic_write(path, replace=replace) as out:
+    """Write ``path`` atomically with the permissions (and, when allowed, the owner) of ``like``."""
+    with atomic_write(path, replace=replace, like=like) as out:
         out.write(data)
-        _set_permissions(out.fileno(), like)
-
-
-def _set_permissions(fd: int, like: Path | None) -> None:
-    if like is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        return
-    info = os.stat(like)
-    os.fchmod(fd, stat.S_IMODE(info.st_mode))
-    if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
-        with contextlib.suppress(PermissionError):
-            os.fchown(fd, info.st_uid, info.st_gid)
 
 
 def _mode(out_dir: object, in_place: bool, check: bool) -> str:

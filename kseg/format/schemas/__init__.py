@@ -1,0 +1,65 @@
+"""kseg's own transcription of the Kafka message definitions it decodes.
+
+One module per topic family, each a plain list of :func:`~kseg.format.messages.message`
+definitions with their provenance (source path in apache/kafka, commit, validVersions,
+flexibleVersions).  Nothing here reads Kafka's files at run time; a family is imported
+the first time something asks for it.
+
+===========================  ==========================================================
+module                       what it holds
+===========================  ==========================================================
+``group_coordinator``        ``__consumer_offsets`` keys and values (record types 0-15)
+``transaction_coordinator``  ``__transaction_state`` key and value
+``share_coordinator``        ``__share_group_state`` keys and values
+``metadata``                 KRaft ``__cluster_metadata`` records (api keys 0-27)
+``storage``                  ``__remote_log_metadata`` records, producer-state snapshot
+``clients``                  KRaft control-record values, consumer embedded protocol
+``metadata_history``         older trunk layouts of two metadata records (tried last)
+===========================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from kseg.format.messages import Message
+
+FAMILIES = (
+    "group_coordinator",
+    "transaction_coordinator",
+    "share_coordinator",
+    "metadata",
+    "storage",
+    "clients",
+)
+#: Families with historical variants: family -> module of variants, tried when the pinned definition fails.
+HISTORY = {"metadata": "metadata_history"}
+
+
+@cache
+def family(name: str) -> dict[str, Message]:
+    """Every message of one family, by Kafka's message name (imported on first use)."""
+    if name not in FAMILIES and name not in HISTORY.values():
+        raise KeyError(f"no schema family {name!r}")
+    module = importlib.import_module(f"{__name__}.{name}")
+    return {msg.name: msg for msg in module.MESSAGES}
+
+
+def get(family_name: str, message_name: str) -> Message:
+    """One message definition, e.g. ``get("metadata", "TopicRecord")``."""
+    return family(family_name)[message_name]
+
+
+@cache
+def by_api_key(family_name: str) -> dict[int, Message]:
+    """The messages of a family that carry an ``apiKey`` (metadata and remote-log-metadata records)."""
+    return {msg.api_key: msg for msg in family(family_name).values() if msg.api_key is not None}
+
+
+def variants(family_name: str, message_name: str) -> tuple[Message, ...]:
+    """Historical variants of a message (usually none): other layouts Kafka wrote at the same versions."""
+    module = HISTORY.get(family_name)
+    if module is None:
+        return ()
+    return tuple(msg for msg in family(module).values() if msg.name == message_name)

@@ -1,0 +1,115 @@
+"""KRaft control-record values and the consumer embedded protocol (clients module).
+
+Transcribed from apache/kafka ``clients/src/main/resources/common/message/`` (only the files kseg needs)
+at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25, version 4.0.0-SNAPSHOT).
+Each ``message(...)`` names its source file, ``validVersions`` and ``flexibleVersions``;
+fields keep Kafka's names, types, versions, nullable/tagged versions, tags and defaults, in
+Kafka's order.  Left out because they do not change what is read or printed: ``about``,
+``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``.  A field without ``versions`` in
+Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both are written.
+``tests/format/test_schema_transcription.py`` compares this file with the source.
+"""
+
+from kseg.format.messages import field, message
+
+_DIR = "clients/src/main/resources/common/message/"
+
+CONSUMER_PROTOCOL_ASSIGNMENT = message(
+    "ConsumerProtocolAssignment", valid="0-3", flexible="none",
+    source=_DIR + "ConsumerProtocolAssignment.json",
+    fields=[
+        field("AssignedPartitions", "[]TopicPartition", "0+", fields=[
+            field("Topic", "string", "0+"),
+            field("Partitions", "[]int32", "0+"),
+        ]),
+        field("UserData", "bytes", "0+", nullable="0+", default="null"),
+    ],
+)
+
+CONSUMER_PROTOCOL_SUBSCRIPTION = message(
+    "ConsumerProtocolSubscription", valid="0-3", flexible="none",
+    source=_DIR + "ConsumerProtocolSubscription.json",
+    fields=[
+        field("Topics", "[]string", "0+"),
+        field("UserData", "bytes", "0+", nullable="0+", default="null"),
+        field("OwnedPartitions", "[]TopicPartition", "1+", fields=[
+            field("Topic", "string", "1+"),
+            field("Partitions", "[]int32", "1+"),
+        ]),
+        field("GenerationId", "int32", "2+", default="-1"),
+        field("RackId", "string", "3+", nullable="3+", default="null"),
+    ],
+)
+
+KRAFT_VERSION_RECORD = message(
+    "KRaftVersionRecord", valid="0", flexible="0+",
+    source=_DIR + "KRaftVersionRecord.json",
+    fields=[
+        field("Version", "int16", "0+"),
+        field("KRaftVersion", "int16", "0+"),
+    ],
+)
+
+# commonStructs.Voter of LeaderChangeMessage
+_VOTER = [
+    field("VoterId", "int32", "0+"),
+    field("VoterDirectoryId", "uuid", "1+"),
+]
+LEADER_CHANGE_MESSAGE = message(
+    "LeaderChangeMessage", valid="0-1", flexible="0+",
+    source=_DIR + "LeaderChangeMessage.json",
+    fields=[
+        field("Version", "int16", "0+"),
+        field("LeaderId", "int32", "0+"),
+        field("Voters", "[]Voter", "0+", fields=_VOTER),
+        field("GrantingVoters", "[]Voter", "0+", fields=_VOTER),
+    ],
+)
+
+SNAPSHOT_FOOTER_RECORD = message(
+    "SnapshotFooterRecord", valid="0", flexible="0+",
+    source=_DIR + "SnapshotFooterRecord.json",
+    fields=[
+        field("Version", "int16", "0+"),
+    ],
+)
+
+SNAPSHOT_HEADER_RECORD = message(
+    "SnapshotHeaderRecord", valid="0", flexible="0+",
+    source=_DIR + "SnapshotHeaderRecord.json",
+    fields=[
+        field("Version", "int16", "0+"),
+        field("LastContainedLogTimestamp", "int64", "0+"),
+    ],
+)
+
+VOTERS_RECORD = message(
+    "VotersRecord", valid="0", flexible="0+",
+    source=_DIR + "VotersRecord.json",
+    fields=[
+        field("Version", "int16", "0+"),
+        field("Voters", "[]Voter", "0+", fields=[
+            field("VoterId", "int32", "0+"),
+            field("VoterDirectoryId", "uuid", "0+"),
+            field("Endpoints", "[]Endpoint", "0+", fields=[
+                field("Name", "string", "0+"),
+                field("Host", "string", "0+"),
+                field("Port", "uint16", "0+"),
+            ]),
+            field("KRaftVersionFeature", "KRaftVersionFeature", "0+", fields=[
+                field("MinSupportedVersion", "int16", "0+"),
+                field("MaxSupportedVersion", "int16", "0+"),
+            ]),
+        ]),
+    ],
+)
+
+MESSAGES = (
+    CONSUMER_PROTOCOL_ASSIGNMENT,
+    CONSUMER_PROTOCOL_SUBSCRIPTION,
+    KRAFT_VERSION_RECORD,
+    LEADER_CHANGE_MESSAGE,
+    SNAPSHOT_FOOTER_RECORD,
+    SNAPSHOT_HEADER_RECORD,
+    VOTERS_RECORD,
+)

@@ -1,0 +1,211 @@
+"""``kseg dump``: kafka-dump-log's output (or JSON lines, or a table) for segments and side files."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import click
+
+from kseg.ops.dump import INT_MAX, DumpOptions, DumpTarget, handler_kind, iter_dump, targets_for
+
+STRING_DECODER = "org.apache.kafka.tools.api.StringDecoder"
+DEPRECATED_STRING_DECODER = "kafka.serializer.StringDecoder"
+LATER_DECODERS = (
+    "offsets-decoder",
+    "transaction-log-decoder",
+    "cluster-metadata-decoder",
+    "remote-log-metadata-decoder",
+    "share-group-state-decoder",
+)
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+class _Timestamp(click.ParamType):
+    """Milliseconds since the epoch, or an ISO-8601 date-time (UTC unless it says otherwise)."""
+
+    name = "MS|ISO-TIME"
+
+    def convert(self, value, param, ctx):  # noqa: ANN001, ANN201 - click's signature
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(f"{value!r} is neither milliseconds nor an ISO-8601 time", param, ctx)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return int(moment.timestamp() * 1000)
+
+
+def _decoder_notices(value_class: str | None, key_class: str | None) -> tuple[str, ...]:
+    """Kafka accepts only StringDecoder here; the old class name prints a deprecation line per .log."""
+    notices = []
+    for option, name in (("--value-decoder-class", value_class), ("--key-decoder-class", key_class)):
+        if name in (None, STRING_DECODER):
+            continue
+        if name == DEPRECATED_STRING_DECODER:
+            notices.append(f"{DEPRECATED_STRING_DECODER} is deprecated. Please use {STRING_DECODER} instead")
+            continue
+        raise click.UsageError(f"{option} {name}: not yet supported (only {STRING_DECODER})")
+    return tuple(notices)
+
+
+def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]:
+    """PATH arguments, then every ``--files a,b`` list (split on "," only, as Kafka does)."""
+    args = list(paths)
+    for group in files:
+        for name in group.split(","):
+            if not name:
+                raise click.UsageError("--files: empty file name in the list")
+            if not os.path.exists(name):
+                raise click.UsageError(f"--files: {name}: no such file or directory")
+            args.append(name)
+    if not args:
+        raise click.UsageError("give at least one PATH (or --files a,b)")
+    for arg in args:
+        if os.path.isdir(arg) and not any(
+            handler_kind(t.path.name) is not None for t in targets_for([arg])
+        ):
+            raise click.UsageError(f"{arg}: no Kafka segment, index or snapshot files in this directory")
+    return targets_for(args)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=str))
+@click.option("--files", "files", multiple=True, metavar="A,B,...",
+              help="Kafka's spelling: comma-separated files to dump (after any PATHs).")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "table"]), default="text",
+              show_default=True, help="text = kafka-dump-log's output; json = one object per line; table for people.")
+@click.option("--payload", type=click.Choice(["utf8", "hex", "base64"]), default="utf8", show_default=True,
+              help="How JSON shows keys, values and header values (utf8: non-UTF-8 as {\"base64\": ...}).")
+@click.option("--deep-iteration", is_flag=True, help="One line per record, not only per batch.")
+@click.option("--print-data-log", is_flag=True, help="Print keys and payloads (implies --deep-iteration).")
+@click.option("--skip-record-metadata", is_flag=True, help="Deep iteration without the per-record metadata.")
+@click.option("--max-bytes", type=click.IntRange(0, INT_MAX), default=None,
+              help="Read only the first N bytes of each .log (whole batches only).")
+@click.option("--max-message-size", type=click.IntRange(0, INT_MAX), default=5 * 1024 * 1024, show_default=True,
+              help="Bytes read at each .index position when checking it against the log.")
+@click.option("--index-sanity-check", is_flag=True, help="For .index/.timeindex: run Kafka's sanity check only.")
+@click.option("--verify-index-only", is_flag=True, help="For .index/.timeindex: check entries, print none.")
+@click.option("--key-decoder-class", is_flag=False, flag_value=STRING_DECODER, default=None, metavar="[CLASS]",
+              help=f"Only {STRING_DECODER} (implies --print-data-log).")
+@click.option("--value-decoder-class", is_flag=False, flag_value=STRING_DECODER, default=None, metavar="[CLASS]",
+              help=f"Only {STRING_DECODER} (implies --print-data-log).")
+@click.option("--from-offset", type=int, help="Start at the batch holding this offset (seeks through the .index).")
+@click.option("--to-offset", type=int, help="Stop after the batch holding this offset.")
+@click.option("--from-time", type=_Timestamp(), help="Start at the first batch reaching this time (.timeindex).")
+@click.option("--to-time", type=_Timestamp(), help="Stop after the first batch reaching this time.")
+@click.option("--max-batches", type=click.IntRange(min=1), help="Show at most N batches per .log file.")
+@click.option("--offsets-decoder", "later_0", is_flag=True, hidden=True)
+@click.option("--transaction-log-decoder", "later_1", is_flag=True, hidden=True)
+@click.option("--cluster-metadata-decoder", "later_2", is_flag=True, hidden=True)
+@click.option("--remote-log-metadata-decoder", "later_3", is_flag=True, hidden=True)
+@click.option("--share-group-state-decoder", "later_4", is_flag=True, hidden=True)
+def dump(
+    paths: tuple[str, ...],
+    files: tuple[str, ...],
+    output_format: str,
+    payload: str,
+    deep_iteration: bool,
+    print_data_log: bool,
+    skip_record_metadata: bool,
+    max_bytes: int | None,
+    max_message_size: int,
+    index_sanity_check: bool,
+    verify_index_only: bool,
+    key_decoder_class: str | None,
+    value_decoder_class: str | None,
+    from_offset: int | None,
+    to_offset: int | None,
+    from_time: int | None,
+    to_time: int | None,
+    max_batches: int | None,
+    **later: bool,
+) -> None:
+    """Dump segments, indexes and snapshots as kafka-dump-log.sh does.
+
+    PATH may be a .log, .index, .timeindex, .txnindex, producer .snapshot or
+    KRaft .checkpoint file, a partition directory or a whole log directory.
+    Text output is kafka-dump-log's stdout line for line (summaries on
+    stderr).  Where Kafka's tool would crash, kseg reports the problem with its
+    byte position on stderr and goes on with the next file.  Exit status: 0
+    ok, 1 problems reported, 2 usage error or missing input.
+
+    \b
+    Example:
+        kseg dump --deep-iteration --print-data-log 00000000000000000000.log
+        kseg dump --files 00000000000000000000.log,00000000000000000000.index
+        kseg dump --format json --deep-iteration /var/lib/kafka/orders-0 | jq .
+    """
+    for index, name in enumerate(LATER_DECODERS):
+        if later.get(f"later_{index}"):
+            raise click.UsageError(f"--{name}: not yet supported")
+    notices = _decoder_notices(value_decoder_class, key_decoder_class)
+    _check_windows(from_offset, to_offset, from_time, to_time)
+    options = DumpOptions(
+        deep_iteration=deep_iteration,
+        print_data_log=print_data_log or key_decoder_class is not None or value_decoder_class is not None,
+        skip_record_metadata=skip_record_metadata,
+        max_bytes=max_bytes,
+        max_message_size=max_message_size,
+        index_sanity_check=index_sanity_check,
+        verify_index_only=verify_index_only,
+        decoder_notices=notices,
+        from_offset=from_offset,
+        to_offset=to_offset,
+        from_time=from_time,
+        to_time=to_time,
+        max_batches=max_batches,
+        json_records=output_format == "json" and payload == "utf8",
+    )
+    targets = _targets(paths, files)
+    problems = _run(targets, options, output_format, payload)
+    click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
+
+
+def _check_windows(from_offset, to_offset, from_time, to_time) -> None:  # noqa: ANN001
+    if from_offset is not None and to_offset is not None and to_offset < from_offset:
+        raise click.UsageError("--to-offset is before --from-offset")
+    if from_time is not None and to_time is not None and to_time < from_time:
+        raise click.UsageError("--to-time is before --from-time")
+
+
+def _run(targets: list[DumpTarget], options: DumpOptions, output_format: str, payload: str) -> int:
+    from kseg.render.dump import JsonRenderer, Progress, Sink, TableRenderer, TextRenderer, binary_streams, render
+
+    out, err = binary_streams()
+    sink = Sink(out, err)
+    if output_format == "json":
+        renderer = JsonRenderer(sink, options, payload)
+    elif output_format == "table":
+        from rich.console import Console
+
+        renderer = TableRenderer(Console(file=sys.stdout), options, sink)
+    else:
+        renderer = TextRenderer(sink, options)
+    progress = None
+    if _is_terminal(err):
+        progress = Progress(err, {t.display: _size(t.path) for t in targets})
+    return render(iter_dump(targets, options), renderer, progress)
+
+
+def _is_terminal(stream) -> bool:  # noqa: ANN001
+    try:
+        return os.isatty(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

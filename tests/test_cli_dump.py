@@ -1,0 +1,382 @@
+"""``kseg dump`` through click: Kafka's worked examples verbatim, golden outputs, options, exit codes,
+errors, read-only behaviour, JSON payload round trips, the table width, ``| head``, the real corpus.
+
+Goldens live in fixtures/dump/golden/<case>.dump.txt (stdout), .dump.err (stderr) and .dump.jsonl;
+``KSEG_UPDATE_GOLDENS=1 pytest tests/test_cli_dump.py`` rewrites them (review the diff).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from support import CORPUS_REAL, FIXTURES, REPO, require_dir
+from kseg.cli import cli
+from kseg.format import read_batch
+from kseg.render.dump import decode_payload
+
+DUMP = FIXTURES / "dump"
+GOLDEN = DUMP / "golden"
+UPDATE = os.environ.get("KSEG_UPDATE_GOLDENS") == "1"
+ENV = {"COLUMNS": "100", "NO_COLOR": "1"}
+
+
+def run(args: list[str], cwd: Path = DUMP, env: dict | None = None):
+    """``kseg dump ARGS`` in ``cwd`` (so paths print as given) with separate stdout/stderr."""
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, ["dump", *args], env={**ENV, **(env or {})}, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+# --------------------------------------------------------------------------- reference §6.9, verbatim
+
+
+def test_worked_example_v2_is_reference_6_9_verbatim():
+    result = run(["--files", "00000000000000000000.log", "--print-data-log"], cwd=DUMP / "worked-v2")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "Dumping 00000000000000000000.log\n"
+        "Log starting offset: 0\n"
+        "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 "
+        "partitionLeaderEpoch: 0 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
+        "position: 0 CreateTime: 1700000000000 size: 70 magic: 2 compresscodec: none crc: 3919285720 isvalid: true\n"
+        "| offset: 0 CreateTime: 1700000000000 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: k payload: v\n"
+    )
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "folder, lines",
+    [
+        ("worked-v1", [
+            "offset: 0 position: 0 CreateTime: 1700000000000 size: 36 magic: 1 compresscodec: none crc: 958827571 "
+            "isvalid: true",
+            "| offset: 0 CreateTime: 1700000000000 keySize: 1 valueSize: 1 isValid: true crc: 958827571} key: k "
+            "payload: v",
+        ]),
+        ("worked-v0", [
+            "offset: 0 position: 0 NoTimestampType: -1 size: 28 magic: 0 compresscodec: none crc: 535615242 "
+            "isvalid: true",
+            "| offset: 0 NoTimestampType: -1 keySize: 1 valueSize: 1 isValid: true crc: 535615242} key: k payload: v",
+        ]),
+    ],
+)
+def test_worked_examples_v1_v0_are_reference_6_9_verbatim(folder, lines):
+    result = run(["--print-data-log", "00000000000000000000.log"], cwd=DUMP / folder)
+    assert result.stdout.splitlines()[2:] == lines
+
+
+def test_commit_marker_snapshot_and_txn_lines_match_reference_6_9():
+    log = run(["--print-data-log", "txn/00000000000000000000.log"]).stdout.splitlines()
+    assert ("| offset: 10 CreateTime: 1700000000001 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] "
+            "endTxnMarker: COMMIT coordinatorEpoch: 5") in log
+    snapshot = run(["txn/00000000000000000014.snapshot"]).stdout.splitlines()
+    assert snapshot[1] == (
+        "producerId: 1000 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty "
+        "lastTimestamp: 1700000000000 firstSequence: 0 lastSequence: 4 lastOffset: 9 offsetDelta: 4 "
+        "timestamp: 1700000000000"
+    )
+    assert snapshot[2] == (  # no batch metadata: the line ends with the space after lastTimestamp
+        "producerId: 2000 producerEpoch: 3 coordinatorEpoch: 7 currentTxnFirstOffset: OptionalLong[12] "
+        "lastTimestamp: 1700000000050 "
+    )
+    txn = run(["txn/00000000000000000000.txnindex"]).stdout.splitlines()
+    assert txn[1] == "version: 0 producerId: 1000 firstOffset: 11 lastOffset: 13 lastStableOffset: 14"
+
+
+# --------------------------------------------------------------------------- goldens
+
+LOG = "00000000000000000000.log"
+CASES: dict[str, tuple[list[str], int]] = {
+    "codecs": ([f"codecs/{LOG}"], 0),
+    "codecs-deep": (["--deep-iteration", f"codecs/{LOG}"], 0),
+    "codecs-print": (["--print-data-log", f"codecs/{LOG}"], 0),
+    "codecs-window": (["--deep-iteration", "--from-offset", "9", "--to-offset", "18", f"codecs/{LOG}"], 0),
+    "codecs-max": (["--max-batches", "2", "--max-bytes", "300", f"codecs/{LOG}", f"records/{LOG}"], 0),
+    "records-print": (["--print-data-log", f"records/{LOG}"], 0),
+    "records-skip": (["--print-data-log", "--skip-record-metadata", f"records/{LOG}"], 0),
+    "txn": (["--print-data-log", "txn"], 1),
+    "indexes": (["indexes"], 0),
+    "indexes-verify": (["--verify-index-only", "indexes/00000000000000000100.index",
+                        "indexes/00000000000000000100.timeindex"], 0),
+    "sanity": (["--index-sanity-check", "sanity"], 1),
+    "corrupt": (["--deep-iteration", "corrupt"], 1),
+    "corrupt-shallow": (["corrupt"], 1),
+    "kraft": (["--deep-iteration", "kraft"], 0),
+    "partition": (["topic-0"], 0),
+}
+JSON_CASES: dict[str, tuple[list[str], int]] = {
+    "codecs": (["--deep-iteration", f"codecs/{LOG}"], 0),
+    "records": (["--deep-iteration", f"records/{LOG}"], 0),
+    "records-hex": (["--deep-iteration", "--payload", "hex", f"records/{LOG}"], 0),
+    "txn": (["--deep-iteration", "txn"], 1),
+    "indexes": (["indexes", "sanity/00000000000000000030.index"], 0),
+    "corrupt": (["--deep-iteration", "corrupt"], 1),
+    "kraft": (["--deep-iteration", "kraft"], 0),
+    "partition": (["topic-0"], 0),
+}
+
+
+def _portable(text: str) -> str:
+    """Summaries print absolute paths; goldens hold them relative to a $FIXTURES placeholder."""
+    return text.replace(str(DUMP), "$FIXTURES")
+
+
+def _check_golden(path: Path, actual: str) -> None:
+    if UPDATE:
+        GOLDEN.mkdir(exist_ok=True)
+        if actual or path.suffix != ".err":
+            path.write_text(actual, encoding="utf-8")
+        elif path.exists():
+            path.unlink()
+        return
+    expected = path.read_text(encoding="utf-8") if path.exists() else ""
+    assert actual == expected, f"{path.name} differs (KSEG_UPDATE_GOLDENS=1 rewrites it)"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_text_golden(case):
+    args, code = CASES[case]
+    result = run(args)
+    assert result.exit_code == code
+    _check_golden(GOLDEN / f"{case}.dump.txt", _portable(result.stdout))
+    _check_golden(GOLDEN / f"{case}.dump.err", _portable(result.stderr))
+
+
+@pytest.mark.parametrize("case", sorted(JSON_CASES))
+def test_json_golden(case):
+    args, code = JSON_CASES[case]
+    result = run(["--format", "json", *args])
+    assert result.exit_code == code
+    for line in result.stdout.splitlines():
+        assert "type" in json.loads(line)
+    _check_golden(GOLDEN / f"{case}.dump.jsonl", _portable(result.stdout))
+
+
+def test_fixtures_rebuild_to_the_listed_sha256(tmp_path):
+    """make_fixtures.py is deterministic and PROVENANCE.md lists exactly what it writes."""
+    subprocess.run([sys.executable, str(DUMP / "make_fixtures.py")], check=True, cwd=tmp_path,
+                   env={**os.environ, "PYTHONPATH": str(REPO)})
+    listed = dict(re.findall(r"^\| `([^`]+)` \| \d+ \| `([0-9a-f]{64})` \|", (DUMP / "PROVENANCE.md").read_text(), re.M))
+    assert len(listed) >= 30
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_dump_fixtures", DUMP / "make_fixtures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    built = module.build()
+    assert set(built) == set(listed)
+    for name, (data, _) in built.items():
+        assert hashlib.sha256(data).hexdigest() == listed[name], name
+        assert (DUMP / name).read_bytes() == data, name
+
+
+# --------------------------------------------------------------------------- options and errors
+
+
+def test_files_option_and_paths_print_the_same():
+    by_files = run(["--deep-iteration", f"--files=codecs/{LOG},records/{LOG}"])
+    by_paths = run(["--deep-iteration", f"codecs/{LOG}", f"records/{LOG}"])
+    assert by_files.exit_code == by_paths.exit_code == 0
+    assert by_files.stdout == by_paths.stdout and by_files.stderr == by_paths.stderr
+
+
+def test_missing_file_is_a_usage_error():
+    result = run(["no-such.log"])
+    assert result.exit_code == 2
+    assert "does not exist" in result.stderr and result.stdout == ""
+    result = run(["--files", "codecs/00000000000000000000.log,nope.log"])
+    assert result.exit_code == 2 and "--files: nope.log: no such file or directory" in result.stderr
+
+
+def test_directory_without_segments_is_a_usage_error(tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing here")
+    result = run([str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"{tmp_path}: no Kafka segment, index or snapshot files in this directory" in result.stderr
+
+
+def test_corrupt_batch_reports_position_and_goes_on():
+    result = run(["corrupt/00000000000000000010.log", f"worked-v2/{LOG}"])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "kseg: corrupt/00000000000000000010.log: byte 70: Found record size 0 smaller than minimum record "
+        "overhead (14)\n"
+    )
+    assert result.stdout.splitlines()[-2:] == [
+        "Log starting offset: 0",
+        "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 "
+        "partitionLeaderEpoch: 0 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
+        "position: 0 CreateTime: 1700000000000 size: 70 magic: 2 compresscodec: none crc: 3919285720 isvalid: true",
+    ]
+
+
+@pytest.mark.parametrize("option", ["--offsets-decoder", "--transaction-log-decoder", "--cluster-metadata-decoder",
+                                    "--remote-log-metadata-decoder", "--share-group-state-decoder"])
+def test_internal_topic_decoders_are_not_yet_supported(option):
+    result = run([option, f"codecs/{LOG}"])
+    assert result.exit_code == 2
+    assert f"{option}: not yet supported" in result.stderr and result.stdout == ""
+
+
+def test_decoder_classes():
+    plain = run(["--print-data-log", f"worked-v2/{LOG}"])
+    implied = run([f"worked-v2/{LOG}", "--value-decoder-class"])  # optional argument: StringDecoder
+    assert implied.exit_code == 0 and implied.stdout == plain.stdout
+    deprecated = run(["--key-decoder-class", "kafka.serializer.StringDecoder", f"worked-v2/{LOG}"])
+    assert deprecated.stdout.splitlines()[:2] == [
+        f"Dumping worked-v2/{LOG}",
+        "kafka.serializer.StringDecoder is deprecated. Please use org.apache.kafka.tools.api.StringDecoder instead",
+    ]
+    other = run(["--value-decoder-class", "org.apache.kafka.tools.api.LongDecoder", f"worked-v2/{LOG}"])
+    assert other.exit_code == 2 and "not yet supported" in other.stderr
+
+
+def test_window_options_are_checked():
+    assert run(["--from-offset", "5", "--to-offset", "4", f"codecs/{LOG}"]).exit_code == 2
+    assert run(["--max-batches", "0", f"codecs/{LOG}"]).exit_code == 2
+    iso = run(["--from-time", "2023-11-14T22:13:20.020Z", "--max-batches", "1", f"codecs/{LOG}"])
+    ms = run(["--from-time", "1700000000020", "--max-batches", "1", f"codecs/{LOG}"])
+    assert iso.exit_code == 0 and iso.stdout == ms.stdout
+    assert "baseOffset: 20 lastOffset: 21" in iso.stdout
+    assert run(["--from-time", "yesterday", f"codecs/{LOG}"]).exit_code == 2
+
+
+def test_no_path_at_all_is_a_usage_error():
+    result = run([])
+    assert result.exit_code == 2 and "give at least one PATH" in result.stderr
+
+
+# --------------------------------------------------------------------------- read-only
+
+
+def _state(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_dump_never_creates_or_changes_a_file(tmp_path):
+    import shutil
+
+    work = tmp_path / "copy"
+    shutil.copytree(DUMP, work, ignore=shutil.ignore_patterns("golden", "*.py", "*.md"))
+    (work / "indexes" / "00000000000000000100.index").rename(work / "indexes" / "moved.index.bak")
+    before = _state(work)
+    for args in (["--deep-iteration"], ["--format", "json", "--deep-iteration"], ["--index-sanity-check"],
+                 ["--verify-index-only"], ["--format", "table"]):
+        run([*args, *sorted(str(p) for p in work.rglob("*") if p.is_file())], cwd=work)
+    assert _state(work) == before  # a .timeindex without its .index: Kafka would create the .index; kseg does not
+
+
+# --------------------------------------------------------------------------- JSON payloads
+
+
+@pytest.mark.parametrize("mode", ["utf8", "hex", "base64"])
+def test_json_payloads_round_trip_to_the_exact_bytes(mode):
+    path = DUMP / "records" / LOG
+    result = run(["--format", "json", "--deep-iteration", "--payload", mode, str(path)])
+    dumped = [json.loads(line) for line in result.stdout.splitlines()]
+    records = [r for obj in dumped if obj["type"] == "batch" for r in obj["records"]]
+    data = path.read_bytes()
+    expected, position = [], 0
+    while position < len(data):
+        batch = read_batch(data, position)
+        expected.extend(batch.iter_records())
+        position += batch.size
+    assert [r["offset"] for r in records] == [r.offset for r in expected]
+    for got, want in zip(records, expected):
+        assert decode_payload(got["key"], mode) == want.key
+        assert decode_payload(got["value"], mode) == want.value
+        assert [decode_payload(v, mode) for _, v in got["headers"]] == [v for _, v in want.headers]
+    odd = {r["offset"]: r for r in records}
+    if mode == "utf8":
+        assert odd[4]["value"] == {"base64": base64.b64encode(b"\xed\xa0\x80|").decode()}
+        assert odd[3]["value"] == "caf\u00e9 \U0001F600 line1\nline2"
+        assert odd[7]["headers"][0][0] == "\ufffdkey"  # header keys are Strings in Kafka: Java-decoded
+
+
+# --------------------------------------------------------------------------- table
+
+
+def test_table_fits_80_columns():
+    from rich.cells import cell_len
+
+    result = run(["--format", "table", "--deep-iteration", f"records/{LOG}", "txn", "indexes"],
+                 env={"COLUMNS": "80"})
+    assert result.exit_code == 1  # the corrupt snapshot in txn/
+    lines = result.stdout.splitlines()
+    assert lines and max(cell_len(line) for line in lines) <= 80
+    assert any("after-gap" in line and "compacted away" in line for line in lines)
+    assert any("[COMMIT]" in line and "coordinatorEpoch 5" in line for line in lines)
+
+
+# --------------------------------------------------------------------------- pipes
+
+
+def test_closed_pipe_ends_quietly(tmp_path):
+    from kseg.format import RecordSpec, encode_batch
+
+    path = tmp_path / LOG
+    with open(path, "wb") as out:
+        for b in range(300):
+            out.write(encode_batch([RecordSpec(b * 50 + i, 0, b"k", b"v" * 200) for i in range(50)]))
+    proc = subprocess.Popen([sys.executable, "-m", "kseg", "dump", "--print-data-log", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    assert first.startswith(b"Dumping ") and err == b""
+
+
+def test_progress_line_only_for_long_work():
+    import io
+
+    from kseg.ops.dump import DumpOptions, DumpTarget, iter_dump
+    from kseg.render.dump import Progress
+
+    err = io.BytesIO()
+    target = DumpTarget(f"codecs/{LOG}", DUMP / "codecs" / LOG)
+    progress = Progress(err, {target.display: 10}, min_size=1, every=0.0)
+    for event in iter_dump([target], DumpOptions()):
+        progress.update(event)
+    progress.clear()
+    assert b"\rkseg: codecs/00000000000000000000.log: " in err.getvalue() and err.getvalue().endswith(b"\r\x1b[K")
+    quiet = io.BytesIO()
+    progress = Progress(quiet, {target.display: 10}, min_size=1 << 30)
+    for event in iter_dump([target], DumpOptions()):
+        progress.update(event)
+    assert quiet.getvalue() == b""
+
+
+# --------------------------------------------------------------------------- the real corpus
+
+
+@pytest.mark.corpus
+def test_whole_real_corpus_dumps_without_error():
+    """Every file of the corpus: no traceback; the only problems are index files whose .log the corpus lacks."""
+    root = require_dir(CORPUS_REAL, "the real-data corpus")
+    files = [e["file"] for e in json.loads((root / "manifest.json").read_text())]
+    result = run(["--deep-iteration", *files], cwd=root)
+    assert result.exit_code in (0, 1)
+    problems = [line for line in result.stderr.splitlines() if line.startswith("kseg: ")]
+    for problem in problems:
+        match = re.fullmatch(r"kseg: (\S+\.(?:index|timeindex)): (\d+\.(?:log|index)) not found beside it.*", problem)
+        assert match, problem
+        assert not (root / match[1]).with_name(match[2]).exists()
+    assert result.stdout.count("\nDumping ") + 1 == len(files)
+    assert "Traceback" not in result.stderr
+    batches = sum(1 for line in result.stdout.splitlines() if line.startswith(("baseOffset: ", "offset: ")))
+    assert batches > 200_000

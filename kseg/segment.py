@@ -16,7 +16,7 @@ import mmap
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,6 +28,8 @@ from kseg.index import (
     TimeEntry,
     lookup_offset,
     lookup_timestamp,
+    offset_slots,
+    time_slots,
     read_offset_index,
     read_time_index,
 )
@@ -85,6 +87,7 @@ class Segment:
         self.base_offset = base_offset_from_name(self.path)
         self._offset_index: tuple[OffsetEntry, ...] | None = None
         self._time_index: tuple[TimeEntry, ...] | None = None
+        self._side_maps: dict[str, tuple[MappedFile | None, Sequence]] = {}
 
     @property
     def buf(self) -> bytes | mmap.mmap:
@@ -95,6 +98,10 @@ class Segment:
         return self._file.size
 
     def close(self) -> None:
+        for mapped, _ in self._side_maps.values():
+            if mapped is not None:
+                mapped.close()
+        self._side_maps.clear()
         self._file.close()
 
     def __enter__(self) -> Segment:
@@ -149,22 +156,42 @@ class Segment:
             self._time_index = _read_index(self._sibling(".timeindex"), read_time_index, self.base_offset or 0)
         return self._time_index
 
+    def _slots(self, suffix: str, make) -> Sequence:
+        """Lazy live entries of a sibling index, mapped for the life of this segment."""
+        if suffix not in self._side_maps:
+            path = self._sibling(suffix)
+            mapped = MappedFile(path) if path.is_file() else None
+            self._side_maps[suffix] = (mapped, make(mapped.buf if mapped else b"", self.base_offset or 0))
+        return self._side_maps[suffix][1]
+
     def position_of_offset(self, offset: int) -> int | None:
         """Position of the first batch whose last offset is >= ``offset`` (``translateOffset``).
 
-        Starts from the .index entry at or below the offset, then scans batch
-        headers forward; None when no batch in the file reaches the offset.
+        Starts from the .index entry at or below the offset (binary search over
+        the mapped file), then scans batch headers forward; None when no batch
+        in the file reaches the offset.  An index entry that does not point at a
+        valid batch at or below the offset (a stale or damaged index) is not
+        trusted: the scan then starts at the beginning of the file.
         """
-        entry = lookup_offset(self.offset_index(), offset, self.base_offset or 0)
+        entry = lookup_offset(self._slots(".index", offset_slots), offset, self.base_offset or 0)
         start = entry.position if 0 <= entry.position < self.size else 0
+        if start and not self._trustworthy(start, entry.offset):
+            start = 0
         for batch in self.iter_batches(start):
             if batch.last_offset >= offset:
                 return batch.position
         return None
 
+    def _trustworthy(self, position: int, indexed_offset: int) -> bool:
+        try:
+            batch = read_batch(self.buf, position)
+        except KsegError:
+            return False
+        return batch.is_valid() and batch.base_offset <= indexed_offset
+
     def position_of_timestamp(self, timestamp: int) -> int | None:
         """Position of the first batch whose max timestamp is >= ``timestamp`` (``findOffsetByTimestamp``)."""
-        entry = lookup_timestamp(self.time_index(), timestamp, self.base_offset or 0)
+        entry = lookup_timestamp(self._slots(".timeindex", time_slots), timestamp, self.base_offset or 0)
         start = self.position_of_offset(entry.offset)
         if start is None:
             return None

@@ -125,3 +125,32 @@ def test_atomic_write_replaces_whole_or_not_at_all(tmp_path):
             raise RuntimeError("killed mid-write")
     assert dest.read_bytes() == b"abc"
     assert [p.name for p in tmp_path.iterdir()] == ["out.log"]
+
+
+def test_seek_through_a_preallocated_index_reads_only_a_few_slots(tmp_path, monkeypatch):
+    import kseg.index as index_module
+
+    data = _segment_bytes(20)
+    path = _write(tmp_path, data)
+    with open_segment(path) as seg:
+        positions = [b.position for b in seg.iter_batches()]
+    entries = b"".join(OFFSET_ENTRY.pack(11 + 2 * i, positions[5 + i]) for i in range(10))
+    (tmp_path / "00000000000000000100.index").write_bytes(entries + bytes(10 * 1024 * 1024 - len(entries)))
+    calls = []
+    real = index_module.MappedSlots._relative
+    monkeypatch.setattr(index_module.MappedSlots, "_relative", lambda self, i: calls.append(i) or real(self, i))
+    with open_segment(path) as seg:
+        assert seg.position_of_offset(125) == positions[12]
+        assert seg.position_of_offset(100) == positions[0]
+    assert len(calls) < 60  # a binary search, not 1.3 million slots
+
+
+def test_a_stale_index_entry_is_not_trusted(tmp_path):
+    data = _segment_bytes(20)
+    path = _write(tmp_path, data)
+    with open_segment(path) as seg:
+        positions = [b.position for b in seg.iter_batches()]
+    # the entry claims offset 111 but points into the middle of a batch
+    (tmp_path / "00000000000000000100.index").write_bytes(OFFSET_ENTRY.pack(11, positions[5] + 7))
+    with open_segment(path) as seg:
+        assert seg.position_of_offset(113) == positions[6]

@@ -1,0 +1,175 @@
+"""Text and JSON Lines for ``kseg verify`` results (:mod:`kseg.ops.verify`).
+
+Text: one line per file with what was read and its findings counted by kind,
+then -- when there are findings -- a table of them, worst first, capped, and
+a closing summary line::
+
+    ok     data/orders-0/00000000000000000000.log  log, 1,351 batches, 97,841 bytes
+    ERROR  data/orders-0/00000000000000000042.log  log, 11 batches, 4,331 bytes, 390 skipped  [crc 1]
+
+JSON Lines: one object per finding (``type: "finding"``), then one
+``type: "summary"`` object with the totals and a ``per_file`` list.
+
+rich is imported only to draw the findings table: a clean run prints plain
+lines, which keeps ``kseg verify`` of a clean segment quick to start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+
+from kseg.ops.verify import ERROR, INFO, WARNING, FileReport, Finding, VerifyResult, worst_first
+
+STATUS = {None: "ok", ERROR: "ERROR", WARNING: "WARN", INFO: "info"}
+STATUS_STYLE = {None: "green", ERROR: "red", WARNING: "yellow", INFO: "cyan"}
+SEVERITY_STYLE = {ERROR: "bold red", WARNING: "yellow", INFO: "cyan"}
+
+
+# -- JSON Lines ---------------------------------------------------------------------------------
+
+
+def file_json(report: FileReport) -> dict[str, object]:
+    return {
+        "path": report.path,
+        "kind": report.kind,
+        "size": report.size,
+        "batches": report.batches,
+        "records": report.records,
+        "entries": report.entries,
+        "skipped_bytes": report.skipped_bytes,
+        "first_offset": report.first_offset,
+        "last_offset": report.last_offset,
+        "errors": report.count(ERROR),
+        "warnings": report.count(WARNING),
+        "infos": report.count(INFO),
+    }
+
+
+def render_json(result: VerifyResult, strict: bool = False) -> Iterator[str]:
+    """One line per finding, in file order, then the summary line."""
+    for finding in result.findings():
+        yield json.dumps(finding.as_dict())
+    summary = result.summary().as_dict()
+    summary["exit_code"] = result.exit_code(strict)
+    summary["per_file"] = [file_json(report) for report in result.files]
+    yield json.dumps(summary)
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def describe_file(report: FileReport) -> str:
+    """What was read, in a few words: ``log, 12 batches, 4,331 bytes``."""
+    if report.kind == "missing":
+        return "missing"
+    parts = [report.kind]
+    if report.batches is not None:
+        parts.append(_count(report.batches, "batch").replace("batchs", "batches"))
+    if report.records is not None:
+        parts.append(_count(report.records, "record"))
+    if report.entries is not None:
+        parts.append(_count(report.entries, "entry").replace("entrys", "entries"))
+    if report.size is not None:
+        parts.append(_count(report.size, "byte"))
+    if report.skipped_bytes:
+        parts.append(f"{report.skipped_bytes:,} skipped")
+    return ", ".join(parts)
+
+
+def file_line(report: FileReport, style: bool = False) -> str:
+    """The per-file line: status, path, what was read, and findings counted by kind."""
+    import click
+
+    worst = report.worst
+    status = f"{STATUS[worst]:<5}"
+    if style:
+        status = click.style(status, fg=STATUS_STYLE[worst], bold=worst == ERROR)
+    kinds = report.kinds
+    counts = "  [" + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) + "]" if kinds else ""
+    return f"{status}  {report.path}  {describe_file(report)}{counts}"
+
+
+def summary_line(result: VerifyResult, strict: bool = False) -> str:
+    s = result.summary()
+    totals = [_count(s.errors, "error"), _count(s.warnings, "warning"), f"{s.infos:,} info"]
+    read = [_count(s.files, "file"), _count(s.bytes, "byte"), _count(s.batches, "batch").replace("batchs", "batches")]
+    if s.records is not None:
+        read.append(_count(s.records, "record"))
+    if s.skipped_bytes:
+        read.append(f"{s.skipped_bytes:,} bytes skipped")
+    verdict = {0: "clean", 1: "problems found", 2: "unreadable input"}[result.exit_code(strict)]
+    return f"{', '.join(totals)} in {', '.join(read)}: {verdict}"
+
+
+def _short_paths(result: VerifyResult) -> dict[str, str]:
+    """Paths relative to the directory all reported files share (just the names for one directory)."""
+    paths = [report.path for report in result.files]
+    try:
+        common = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in paths]) if paths else ""
+    except ValueError:
+        common = ""
+    return {p: os.path.relpath(os.path.abspath(p), common) if common else p for p in paths}
+
+
+def render_text(result: VerifyResult, *, max_findings: int = 20, strict: bool = False, color: bool = False) -> None:
+    """Print the per-file lines, the findings table and the summary to stdout (click's)."""
+    import click
+
+    for report in result.files:
+        click.echo(file_line(report, style=color), color=color)
+    findings = list(result.findings())
+    shown = worst_first(findings, {r.path: i for i, r in enumerate(result.files)})[:max_findings]
+    if shown:
+        click.echo("")
+        _print_table(result, shown, color)
+    if len(findings) > len(shown):
+        click.echo(f"... and {len(findings) - len(shown):,} more (--format json lists them all)")
+    click.echo(summary_line(result, strict))
+
+
+def _print_table(result: VerifyResult, shown: list[Finding], color: bool) -> None:
+    """The findings, worst first: severity, then kind, file, byte position and offset above the message."""
+    import click
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    short = _short_paths(result)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0))
+    table.add_column("severity", no_wrap=True)
+    table.add_column("finding: kind, file, byte position, offset; what is wrong", ratio=1)
+    for f in shown:
+        cell = Text()
+        cell.append(f.kind, style="bold")
+        cell.append(f"  {short.get(f.path, f.path)}")
+        if f.position is not None:
+            cell.append(f"  byte {f.position:,}")
+        if f.offset is not None:
+            cell.append(f"  offset {f.offset}")
+        cell.append("\n" + f.message)
+        table.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), cell)
+    console = Console(file=sys.stdout, no_color=not color, force_terminal=color, highlight=False, width=_width())
+    with console.capture() as captured:
+        console.print(table)
+    for line in captured.get().splitlines():
+        click.echo(line.rstrip(), color=color)
+
+
+def _width() -> int:
+    """COLUMNS when set (tests use 100), else the terminal's width, else 100."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 100

@@ -1,0 +1,169 @@
+"""``kseg verify`` end to end: exact output, JSON Lines, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support import FIXTURES
+
+from kseg.cli import cli
+
+FX = FIXTURES / "verify"
+ENV = {"COLUMNS": "100", "NO_COLOR": "1"}
+
+
+@pytest.fixture(autouse=True)
+def in_fixtures(monkeypatch):
+    """Run from fixtures/verify so the paths printed are the short relative ones."""
+    monkeypatch.chdir(FX)
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, ["verify", *args], env=ENV)
+
+
+def test_a_clean_segment():
+    result = run("clean/v2-codecs.log")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (
+        "ok     clean/v2-codecs.log  log, 5 batches, 932 bytes\n"
+        "0 errors, 0 warnings, 0 info in 1 file, 932 bytes, 5 batches: clean\n"
+    )
+
+
+def test_several_problems_in_one_file_are_all_reported_worst_first():
+    result = run("corrupt/several.log", "clean/v2-codecs.log")
+    assert result.exit_code == 1
+    assert result.stdout == """\
+ERROR  corrupt/several.log  log, 2 batches, 1,085 bytes, 651 skipped  [crc 2, partial-batch 1]
+ok     clean/v2-codecs.log  log, 5 batches, 932 bytes
+
+severity  finding: kind, file, byte position, offset; what is wrong
+────────────────────────────────────────────────────────────────────────────────────────────────────
+error     crc  corrupt/several.log  byte 0  offset 0
+          Record is corrupt (stored crc = 1384625300, computed crc = 2938831253). Kafka's recovery
+          would truncate the segment here, dropping 1085 bytes.
+error     crc  corrupt/several.log  byte 651  offset 9
+          Record is corrupt (stored crc = 2606055682, computed crc = 1268216967).
+error     partial-batch  corrupt/several.log  byte 870  offset 12
+          partial trailing batch of 215 bytes: its header declares 220 bytes; data that was written
+          is incomplete.
+3 errors, 0 warnings, 0 info in 2 files, 2,017 bytes, 7 batches, 651 bytes skipped: problems found
+"""
+
+
+def test_the_findings_table_is_capped():
+    result = run("corrupt/partition-problems/orders-0", "--max-findings", "2")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[-2] == "... and 5 more (--format json lists them all)"
+    assert lines[-1] == "3 errors, 4 warnings, 0 info in 10 files, 13,933 bytes, 14 batches: problems found"
+    assert [line.split()[:2] for line in lines if line.startswith(("error ", "warning "))] == [
+        ["error", "txnindex"],
+        ["error", "segment-overlap"],
+    ]
+
+
+def test_json_lines_one_finding_per_line_then_the_summary():
+    result = run("--format", "json", "corrupt/crc-flip.log", "corrupt/zero-tail.log")
+    assert result.exit_code == 1
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(d["type"], d["path"], d["kind"], d["severity"], d["position"], d["offset"]) for d in lines[:-1]] == [
+        ("finding", "corrupt/crc-flip.log", "crc", "error", 434, 6),
+        ("finding", "corrupt/zero-tail.log", "zero-filled", "error", 1090, None),
+    ]
+    assert (lines[0]["field"], lines[0]["size"], lines[1]["size"]) == ("batch.crc", 217, 3000)
+    summary = lines[-1]
+    assert {k: summary[k] for k in ("type", "files", "errors", "warnings", "skipped_bytes", "exit_code")} == {
+        "type": "summary", "files": 2, "errors": 2, "warnings": 0, "skipped_bytes": 217 + 3000, "exit_code": 1}
+    assert summary["kinds"] == {"crc": 1, "zero-filled": 1}
+    assert [(f["path"], f["batches"], f["errors"]) for f in summary["per_file"]] == [
+        ("corrupt/crc-flip.log", 4, 1), ("corrupt/zero-tail.log", 5, 1)]
+
+
+def test_deep_finds_what_batch_level_cannot():
+    assert run("corrupt/deep-max-timestamp.log").exit_code == 0
+    result = run("--deep", "--format", "json", "corrupt/deep-max-timestamp.log")
+    assert result.exit_code == 1
+    finding = json.loads(result.stdout.splitlines()[0])
+    assert (finding["kind"], finding["position"]) == ("max-timestamp", 434)
+    assert finding["message"] == "maxTimestamp 1700000000999 is not the largest record timestamp 1700000000008"
+
+
+def test_warnings_fail_only_with_strict(tmp_path):
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes((FX / "clean" / "v2-codecs.log").read_bytes())
+    assert run(str(part)).exit_code == 0
+    strict = run("--strict", str(part))
+    assert strict.exit_code == 1
+    assert strict.stdout.splitlines()[-1].endswith(": problems found")
+    assert run("--strict", "clean/preallocated/orders-0").exit_code == 0  # info never fails
+
+
+def test_usage_errors_and_unreadable_input_exit_2(tmp_path):
+    missing = run("no/such/file.log")
+    assert missing.exit_code == 2 and "does not exist" in missing.stderr
+    assert run().exit_code == 2
+    assert run("--jobs", "0", "clean/empty.log").exit_code == 2
+    fifo = tmp_path / "00000000000000000000.log"
+    os.mkfifo(fifo)
+    result = run(str(fifo))
+    assert result.exit_code == 2
+    assert result.stdout.splitlines()[0] == f"ERROR  {fifo}  missing  [unreadable 1]"
+    assert result.stdout.splitlines()[-1].endswith(": unreadable input")
+
+
+def test_a_directory_without_kafka_files_is_a_usage_error(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    result = run(str(tmp_path))
+    assert result.exit_code == 2
+    assert f"nothing to verify: no Kafka files in {tmp_path}" in result.stderr
+
+
+def test_progress_goes_to_stderr_for_long_runs(capsys):
+    from kseg.commands.verify import _Progress
+
+    progress = _Progress()
+    progress(1, 2)  # the first second of a run stays silent
+    progress.start -= 5
+    progress(512 << 20, 1 << 30)
+    progress.clear()
+    err = capsys.readouterr().err
+    assert err.startswith("\rverify:  50% of 1.00 GiB (") and err.endswith("\r")
+
+
+def test_jobs_do_not_change_the_output():
+    args = ["--format", "json", "corrupt", "clean/partition/orders-0", "corrupt/stale-index/orders-0"]
+    assert run("--jobs", "1", *args).stdout == run("--jobs", "2", *args).stdout
+
+
+def test_help():
+    result = CliRunner().invoke(cli, ["verify", "--help"], env=ENV)
+    assert result.exit_code == 0
+    assert "Check segment files, partition directories or log directories" in result.stdout
+    for option in ("--deep", "--strict", "--format", "--jobs", "--max-findings"):
+        assert option in result.stdout
+    assert "verify" in CliRunner().invoke(cli, ["--help"], env=ENV).stdout
+
+
+def test_the_kinds_are_documented():
+    from kseg.ops.verify import KINDS
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "verify.md").read_text()
+    for kind, (severity, _) in KINDS.items():
+        assert f"| `{kind}` | {severity} |" in doc, kind
+
+
+def test_the_docs_example_is_real_output():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "verify.md").read_text()
+    block = doc.split("```console\n", 1)[1].split("```", 1)[0]
+    command, rest = block.split("\n", 1)
+    shown, exit_line = rest.rsplit("$ echo $?\n", 1)
+    assert command == "$ kseg verify corrupt/several.log"
+    result = CliRunner().invoke(cli, ["verify", "corrupt/several.log"], env={"COLUMNS": "78", "NO_COLOR": "1"})
+    assert (result.stdout, str(result.exit_code)) == (shown, exit_line.strip())

@@ -69,11 +69,26 @@ def _file_order(path: Path) -> tuple:
     return (2, 0, 0, path.name)
 
 
+#: Files only a log directory's root holds: KRaft's bootstrap snapshot and the broker's identity.
+LOG_DIR_ONLY_FILES = ("bootstrap.checkpoint", "meta.properties")
+
+
+def _holds_segments(directory: Path) -> bool:
+    return any(file_kind(p) in ("log", "checkpoint") for p in directory.iterdir() if p.is_file())
+
+
 def is_partition_dir(path: Path) -> bool:
-    """A directory holding segment files (or named like one)."""
-    if parse_partition_dir(path) is not None:
+    """A directory holding segment files, or named ``<topic>-<partition>`` with no partitions inside.
+
+    The second test matters because brokers' log directories are often named
+    like partitions (``kafka-logs-0``, ``kafka-logs-1``): a directory whose
+    subdirectories hold segments is a log directory, whatever its name.
+    """
+    if _holds_segments(path):
         return True
-    return any(file_kind(p) in ("log", "checkpoint") for p in path.iterdir() if p.is_file())
+    if any(sub.is_dir() and _holds_segments(sub) for sub in path.iterdir()):
+        return False
+    return parse_partition_dir(path) is not None
 
 
 def partition_files(directory: Path) -> list[Path]:

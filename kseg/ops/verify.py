@@ -334,7 +334,7 @@ def plan_paths(paths: Sequence[str | os.PathLike[str]]) -> Plan:
         if path is None:
             break
         if path.is_dir():
-            if is_partition_dir(path) and not _holds_partitions(path):
+            if is_partition_dir(path):
                 add_partition(path)
             else:
                 for part in partition_dirs(path):
@@ -343,28 +343,6 @@ def plan_paths(paths: Sequence[str | os.PathLike[str]]) -> Plan:
         else:
             missing.append(str(path))
     return Plan(units, partitions, missing)
-
-
-def _holds_partitions(directory: Path) -> bool:
-    """A log directory: it holds no segment files itself, but subdirectories that do.
-
-    Needed because a log directory's own name can look like a partition's --
-    brokers' log dirs are often called ``kafka-logs-0``, ``kafka-logs-1``.
-    """
-    from kseg.ops.discover import file_kind
-
-    files = [p for p in directory.iterdir() if p.is_file()]
-    if any(file_kind(p) in SEGMENT_KINDS for p in files):
-        return False
-    return any(
-        sub.is_dir() and any(file_kind(p) in SEGMENT_KINDS for p in sub.iterdir() if p.is_file())
-        for sub in directory.iterdir()
-    )
-
-
-# -- running ----------------------------------------------------------------------------------
-
-ProgressFn = Callable[[int, int], None]
 
 
 def _unit_bytes(unit: Unit) -> int:

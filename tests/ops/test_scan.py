@@ -77,3 +77,17 @@ def test_find_next_batch_in_garbage():
     data = b"\x07" * 1000 + parts[0]
     assert find_next_batch(data, 0, len(data)).position == 1000
     assert find_next_batch(b"\x00" * 100000, 0, 100000) is None
+
+
+def test_a_log_dir_named_like_a_partition_is_a_log_dir(tmp_path):
+    from kseg.ops.discover import expand_paths, is_partition_dir
+
+    log_dir = tmp_path / "kafka-logs-1"
+    part = log_dir / "orders-0"
+    part.mkdir(parents=True)
+    (part / "00000000000000000000.log").write_bytes(b"")
+    assert not is_partition_dir(log_dir) and is_partition_dir(part)
+    assert expand_paths([log_dir]) == [part / "00000000000000000000.log"]
+    empty_partition = tmp_path / "payments-3"
+    empty_partition.mkdir()
+    assert is_partition_dir(empty_partition)

@@ -498,6 +498,9 @@ def _release(buf: object, start: int, upto: int) -> int:
     return page_end
 
 
+release_pages = _release  # public name: kseg.ops.recover walks and copies whole segments the same way
+
+
 def replay_producer_state(
     buf: bytes | memoryview | mmap.mmap, tracker: TxnTracker, *, end: int | None = None
 ) -> int:
@@ -630,6 +633,7 @@ __all__ = [
     "build_indexes",
     "compare_index",
     "index_bytes",
+    "release_pages",
     "replay_producer_state",
     "track_producer_batch",
     *sorted(_FILE_OPERATION),

@@ -1,0 +1,85 @@
+"""``kseg recover``: keep what Kafka's recovery keeps (or every intact batch), without destroying evidence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from kseg.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from kseg.ops.recover_files import RecoverRefused, recover_path
+from kseg.ops.reindex import DEFAULT_INDEX_INTERVAL_BYTES
+from kseg.render.recover import print_report, report_json
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the recovered segment(s) here, with rebuilt indexes; the input is not touched.",
+)
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Rewrite segments that change, keeping each original as <name>.bak; never deletes a segment.",
+)
+@click.option("--dry-run", is_flag=True, help="Only report what would be kept and lost; write nothing.")
+@click.option(
+    "--salvage",
+    is_flag=True,
+    help="Also keep every intact batch after the damage (offsets strictly increasing).",
+)
+@click.option(
+    "--index-interval-bytes",
+    type=click.IntRange(min=0),
+    default=DEFAULT_INDEX_INTERVAL_BYTES,
+    show_default=True,
+    help="The topic's index.interval.bytes, for the rebuilt indexes.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def recover(
+    path: Path,
+    output_dir: Path | None,
+    in_place: bool,
+    dry_run: bool,
+    salvage: bool,
+    index_interval_bytes: int,
+    fmt: str,
+) -> None:
+    """Keep what Kafka's recovery keeps of a segment, or every intact batch.
+
+    PATH is a .log segment or a partition directory (its segments are
+    recovered in order).  By default exactly Kafka's valid prefix is kept;
+    with --salvage every intact batch after the damage is kept too.  Give one
+    of -o OUTDIR, --in-place or --dry-run.  Exit 0 when nothing had to be
+    cut, 1 when something was, 2 on usage errors or unreadable input.
+
+    \b
+    Example:
+      kseg recover /var/lib/kafka/orders-0 -o /tmp/orders-0
+      kseg recover --salvage 00000000000000000000.log -o /tmp/salvaged
+      kseg recover --dry-run --format json /var/lib/kafka/orders-0
+    """
+    try:
+        report = recover_path(
+            path,
+            out_dir=output_dir,
+            in_place=in_place,
+            dry_run=dry_run,
+            salvage=salvage,
+            index_interval_bytes=index_interval_bytes,
+        )
+    except RecoverRefused as refusal:
+        click.echo(f"kseg: error: {refusal}", err=True)
+        click.get_current_context().exit(EXIT_USAGE)
+    except OSError as err:
+        click.echo(f"kseg: error: {err.filename or path}: {err.strerror or err}", err=True)
+        click.get_current_context().exit(EXIT_USAGE)
+    if fmt == "json":
+        click.echo(json.dumps(report_json(report), sort_keys=True))
+    else:
+        print_report(report)
+    click.get_current_context().exit(EXIT_PROBLEMS if report.changed else EXIT_OK)

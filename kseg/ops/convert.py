@@ -1,0 +1,374 @@
+"""``kseg convert``: rewrite a segment, or a partition's segments, in another magic and/or codec.
+
+The batch rules are Kafka's and live in :mod:`kseg.ops.convert_batches`; this
+module walks the input, writes the output and builds its indexes:
+
+* Input: one ``.log`` segment or one partition directory (its segments in
+  Kafka's order).  Inputs are only read, through a read-only mapping.
+* Output: ``OUTDIR/<same name>.log`` written atomically, then its
+  ``.index``/``.timeindex`` rebuilt from the written bytes by
+  :func:`kseg.ops.reindex.build_indexes` (Kafka's recovery rules) and a
+  ``.txnindex`` when an aborted transaction survives (magic 2 only).  An
+  existing output, or OUTDIR being the input's own directory, is refused
+  before anything is read.  If anything is refused half way, every file this
+  run wrote is removed again: OUTDIR is left as it was.
+* Damage: a batch that fails its CRC, cannot be decoded, or a tail that is not
+  a whole batch stops the conversion (nothing is written) unless
+  ``skip_corrupt``; then the damage is skipped with :func:`kseg.ops.scan.scan`
+  (which resynchronises past it) and reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kseg.errors import Corrupt, KsegError, Truncated
+from kseg.format import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, Batch, BatchWalk, WalkEnd
+from kseg.format.model import Record
+from kseg.ops.convert_batches import ConvertRefused, Converter, Tally, Target, TxnDeliveries, check_target
+from kseg.ops.discover import file_kind, is_partition_dir
+from kseg.ops.reindex import (
+    release_pages,
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    IndexBuild,
+    TxnTracker,
+    build_indexes,
+    replay_producer_state,
+)
+from kseg.ops.reindex_files import segment_logs, sibling
+from kseg.ops.scan import Gap, scan
+from kseg.segment import MappedFile, atomic_write, base_offset_from_name
+
+OUTPUT_KINDS = ("log", "index", "timeindex", "txnindex")
+SKIP_HINT = "; --skip-corrupt skips damaged bytes and converts the rest"
+_RELEASE_EVERY = 16 * 1024 * 1024  # drop mapped input pages behind the walk so memory stays flat
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """Input bytes ``[start, end)`` left out with ``--skip-corrupt``, and why."""
+
+    start: int
+    end: int
+    reason: str
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentResult:
+    """One converted segment."""
+
+    source: Path
+    output: Path
+    base_offset: int
+    size_in: int  # the input file's size
+    tally: Tally
+    skipped: tuple[Skipped, ...]
+    index_entries: int
+    timeindex_entries: int
+    txnindex_entries: int  # 0: no .txnindex written
+    index_note: str | None = None  # why no indexes were written, if so
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertReport:
+    """A whole run: the target, each segment, and what became of transactions."""
+
+    target: Target
+    out_dir: Path
+    segments: tuple[SegmentResult, ...]
+    txn: TxnDeliveries = field(default_factory=TxnDeliveries)
+
+    @property
+    def skipped_any(self) -> bool:
+        """Damaged input was left out (``--skip-corrupt``): exit 1."""
+        return any(s.skipped for s in self.segments)
+
+    def totals(self) -> Tally:
+        total = Tally()
+        for segment in self.segments:
+            total.add(segment.tally)
+        return total
+
+
+# -- choosing inputs and outputs -------------------------------------------------
+
+
+def select_logs(path: Path) -> list[Path]:
+    """The segments ``path`` means: itself (a .log) or a partition directory's, by base offset."""
+    if path.is_dir():
+        if not is_partition_dir(path):
+            raise ConvertRefused(
+                f"{path}: not a partition directory (convert takes one .log or one partition directory)"
+            )
+        logs = segment_logs(path)
+        if not logs:
+            raise ConvertRefused(f"{path}: no .log segments found")
+        return logs
+    if file_kind(path) != "log":
+        raise ConvertRefused(f"{path}: not a .log segment or a partition directory")
+    if not path.is_file():  # a FIFO or a device would block or mislead the walk
+        raise ConvertRefused(f"{path}: not a regular file")
+    return [path]
+
+
+def _refuse_outputs(logs: list[Path], out_dir: Path) -> None:
+    """Nothing is replaced, and the input directory is never the output."""
+    if out_dir.exists() and any(out_dir.resolve() == log.parent.resolve() for log in logs):
+        raise ConvertRefused(f"{out_dir} is the input's own directory; write the conversion somewhere else")
+    for log in logs:
+        for kind in OUTPUT_KINDS:
+            target = sibling(out_dir / log.name, kind)
+            if target.exists():
+                raise ConvertRefused(f"{target} exists; refusing to replace it")
+
+
+# -- reading the input ------------------------------------------------------------
+
+
+def _records(batch: Batch) -> list[Record]:
+    return list(batch.iter_records())
+
+
+def _tail_error(end: WalkEnd) -> KsegError:
+    """What is wrong with the bytes where the walk stopped (a partial write, a zero-filled tail...)."""
+    if end.reason == BAD_SIZE:
+        return Corrupt(
+            f"Found record size {end.declared_size} smaller than minimum record overhead (14)",
+            offset=end.position + 8,
+            field="batch.size",
+        )
+    if end.reason == PARTIAL_BATCH:
+        return Truncated(
+            f"the last batch declares {12 + (end.declared_size or 0)} bytes but only {end.remaining} remain "
+            "(a partial write)",
+            offset=end.position,
+            field="batch",
+        )
+    return Truncated(
+        f"{end.remaining} bytes at the end are too few to hold a batch", offset=end.position, field="batch"
+    )
+
+
+def iter_source(buf: bytes | mmap.mmap, skip_corrupt: bool) -> Iterator[tuple[Batch, list[Record]] | Skipped]:
+    """Batches with their decoded records, in file order.
+
+    Damage raises (a :class:`~kseg.errors.KsegError` at its position); with
+    ``skip_corrupt`` it is yielded as :class:`Skipped` and the walk goes on.
+    """
+    if skip_corrupt:
+        yield from _salvage(buf)
+        return
+    walk = BatchWalk(buf, strict=False)
+    released = 0
+    for batch in walk:
+        try:
+            batch.ensure_valid()
+            records = _records(batch)
+        except KsegError as err:
+            err.message += f" in the batch at byte {batch.position}{SKIP_HINT}"
+            raise
+        yield batch, records
+        if batch.position - released >= _RELEASE_EVERY:
+            released = release_pages(buf, released, batch.position)
+    assert walk.end is not None
+    if walk.end.reason != END_OF_DATA:
+        err = _tail_error(walk.end)
+        err.message += SKIP_HINT
+        raise err
+
+
+def _salvage(buf: bytes | mmap.mmap) -> Iterator[tuple[Batch, list[Record]] | Skipped]:
+    released = 0
+    for item in scan(buf):
+        if isinstance(item, Gap):
+            yield Skipped(item.start, item.end, item.reason)
+            continue
+        try:
+            records = _records(item)
+        except KsegError as err:
+            yield Skipped(item.position, item.position + item.size, f"records: {err.message}")
+            continue
+        yield item, records
+        if item.position - released >= _RELEASE_EVERY:
+            released = release_pages(buf, released, item.position)
+
+
+# -- one segment ---------------------------------------------------------------------
+
+
+class _Written:
+    """The files this run created, removed again if the run is refused half way."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.paths: list[Path] = []
+        self.dirs: list[Path] = []  # directories mkdir will create, deepest first
+        missing = out_dir.absolute()
+        while not missing.exists() and missing != missing.parent:
+            self.dirs.append(missing)
+            missing = missing.parent
+
+    def undo(self) -> None:
+        for path in reversed(self.paths):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        for directory in self.dirs:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+
+
+def _write_log(
+    log: Path, out_log: Path, target: Target, txn: TxnDeliveries, skip_corrupt: bool, written: _Written
+) -> tuple[Tally, list[Skipped], int]:
+    """Convert ``log`` into ``out_log``; returns (tally, skipped, input size)."""
+    tally, skipped = Tally(), []
+    converter = Converter(target, tally, txn)
+    with MappedFile(log) as mapped:
+        size = mapped.size
+        try:
+            with atomic_write(out_log) as out:
+                for item in iter_source(mapped.buf, skip_corrupt):
+                    if isinstance(item, Skipped):
+                        skipped.append(item)
+                        continue
+                    for chunk in converter.feed(*item):
+                        out.write(chunk)
+                        tally.bytes_out += len(chunk)
+                for chunk in converter.finish():
+                    out.write(chunk)
+                    tally.bytes_out += len(chunk)
+        except KsegError as err:
+            raise err.with_path(str(log))
+    written.paths.append(out_log)
+    return tally, skipped, size
+
+
+def _write_indexes(
+    out_log: Path, base_offset: int | None, tracker: TxnTracker, interval: int, written: _Written
+) -> tuple[int, IndexBuild, str | None]:
+    """Build the output's indexes from its bytes (Kafka's recovery rules) and write them."""
+    with MappedFile(out_log) as mapped:
+        if base_offset is None:  # a name Kafka would not give: index relative to the first batch
+            base_offset = _first_base_offset(mapped.buf)
+        build = build_indexes(mapped.buf, base_offset, index_interval_bytes=interval, txn=tracker)
+    if build.failure is not None:
+        return base_offset, build, f"{build.failure.exception}: {build.failure.message}"
+    files = {"index": build.offset_index, "timeindex": build.time_index}
+    if build.aborted:
+        files["txnindex"] = build.txn_index_bytes()
+    for kind, data in files.items():
+        path = sibling(out_log, kind)
+        with atomic_write(path) as out:
+            out.write(data)
+        written.paths.append(path)
+    return base_offset, build, None
+
+
+def _first_base_offset(buf: bytes | mmap.mmap) -> int:
+    for batch in BatchWalk(buf, strict=False):
+        return batch.base_offset
+    return 0
+
+
+def convert_segment(
+    log: Path,
+    out_dir: Path,
+    target: Target,
+    *,
+    txn: TxnDeliveries,
+    tracker: TxnTracker,
+    skip_corrupt: bool,
+    index_interval_bytes: int,
+    written: _Written,
+) -> SegmentResult:
+    """Convert one segment into ``out_dir`` and index it."""
+    out_log = out_dir / log.name
+    tally, skipped, size = _write_log(log, out_log, target, txn, skip_corrupt, written)
+    named_base = base_offset_from_name(log)
+    base, build, note = _write_indexes(out_log, named_base, tracker, index_interval_bytes, written)
+    entries = (0, 0, 0) if note else (len(build.offset_entries), len(build.time_entries), len(build.aborted))
+    return SegmentResult(log, out_log, base, size, tally, tuple(skipped), *entries, index_note=note)
+
+
+# -- the run ---------------------------------------------------------------------------
+
+
+def _earlier_producer_state(log: Path) -> TxnTracker:
+    """Transactions begun in earlier segments of the input's directory (for the output's .txnindex)."""
+    tracker = TxnTracker()
+    mine = base_offset_from_name(log)
+    if mine is None:
+        return tracker
+    for earlier in segment_logs(log.parent):
+        base = base_offset_from_name(earlier)
+        if base is None or base >= mine:
+            break
+        try:
+            with MappedFile(earlier) as mapped:
+                replay_producer_state(mapped.buf, tracker)
+        except KsegError as err:
+            raise err.with_path(str(earlier))
+    return tracker
+
+
+def convert_path(
+    path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    target: Target,
+    *,
+    skip_corrupt: bool = False,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+) -> ConvertReport:
+    """Convert a .log or a partition directory into ``out_dir``; see the module docstring.
+
+    Raises :class:`ConvertRefused` (or another :class:`~kseg.errors.KsegError`
+    for damaged input without ``skip_corrupt``) with nothing left in ``out_dir``.
+    """
+    source, out = Path(path), Path(out_dir)
+    check_target(target)
+    logs = select_logs(source)
+    _refuse_outputs(logs, out)
+    tracker = _earlier_producer_state(logs[0]) if source.is_file() else TxnTracker()
+    txn = TxnDeliveries()
+    written = _Written(out)
+    results = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for log in logs:
+            results.append(
+                convert_segment(
+                    log,
+                    out,
+                    target,
+                    txn=txn,
+                    tracker=tracker,
+                    skip_corrupt=skip_corrupt,
+                    index_interval_bytes=index_interval_bytes,
+                    written=written,
+                )
+            )
+    except BaseException:
+        written.undo()
+        raise
+    return ConvertReport(target, out, tuple(results), txn)
+
+
+__all__ = [
+    "ConvertRefused",
+    "ConvertReport",
+    "SegmentResult",
+    "Skipped",
+    "Target",
+    "convert_path",
+    "convert_segment",
+    "iter_source",
+    "select_logs",
+]

@@ -99,6 +99,9 @@ def test_commit_marker_snapshot_and_txn_lines_match_reference_6_9():
 # --------------------------------------------------------------------------- goldens
 
 LOG = "00000000000000000000.log"
+INTERNAL = "../internal/segments"  # fixtures/internal/segments, as seen from fixtures/dump
+REAL = "../real/kafka-logs"
+SIDE_FILES = sorted(str(p.relative_to(DUMP)) for p in (DUMP / "sidefiles").rglob("*") if p.is_file())
 CASES: dict[str, tuple[list[str], int]] = {
     "codecs": ([f"codecs/{LOG}"], 0),
     "codecs-deep": (["--deep-iteration", f"codecs/{LOG}"], 0),
@@ -116,6 +119,22 @@ CASES: dict[str, tuple[list[str], int]] = {
     "corrupt-shallow": (["corrupt"], 1),
     "kraft": (["--deep-iteration", "kraft"], 0),
     "partition": (["topic-0"], 0),
+    # internal-topic decoders (reference §6.7): the fixtures/internal segments, the bundled real files, and
+    # records kafka-dump-log dies on (kseg reports them and goes on: exit 1)
+    "offsets": (["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-0"], 0),
+    "offsets-real": (["--offsets-decoder", "--max-batches", "3", f"{REAL}/__consumer_offsets-12/{LOG}",
+                      f"{REAL}/__consumer_offsets-12/00000000000000000862.log"], 0),
+    "offsets-abort": (["--offsets-decoder", "decoders/__consumer_offsets-1"], 1),
+    "offsets-skip": (["--offsets-decoder", "--skip-record-metadata", "decoders/__consumer_offsets-1"], 1),
+    "transactions": (["--transaction-log-decoder", f"{INTERNAL}/__transaction_state-0",
+                      "decoders/__transaction_state-1"], 1),
+    "metadata": (["--cluster-metadata-decoder", f"{INTERNAL}/__cluster_metadata-0", f"{REAL}/__cluster_metadata-0",
+                  "kraft"], 0),
+    "remote": (["--remote-log-metadata-decoder", f"{INTERNAL}/__remote_log_metadata-0"], 0),
+    "share": (["--share-group-state-decoder", f"{INTERNAL}/__share_group_state-0"], 0),
+    # side files and whole log directories (kseg's own text: Kafka's tool ignores or crashes on these)
+    "logdir": (["logdir"], 0),
+    "sidefiles": (SIDE_FILES, 1),
 }
 JSON_CASES: dict[str, tuple[list[str], int]] = {
     "codecs": (["--deep-iteration", f"codecs/{LOG}"], 0),
@@ -126,6 +145,14 @@ JSON_CASES: dict[str, tuple[list[str], int]] = {
     "corrupt": (["--deep-iteration", "corrupt"], 1),
     "kraft": (["--deep-iteration", "kraft"], 0),
     "partition": (["topic-0"], 0),
+    "offsets": (["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-0", "decoders/__consumer_offsets-1"], 1),
+    "transactions": (["--transaction-log-decoder", f"{INTERNAL}/__transaction_state-0",
+                      "decoders/__transaction_state-1"], 1),
+    "metadata": (["--cluster-metadata-decoder", f"{INTERNAL}/__cluster_metadata-0", "kraft"], 0),
+    "remote": (["--remote-log-metadata-decoder", f"{INTERNAL}/__remote_log_metadata-0"], 0),
+    "share": (["--share-group-state-decoder", f"{INTERNAL}/__share_group_state-0"], 0),
+    "logdir": (["logdir"], 0),
+    "sidefiles": (SIDE_FILES, 1),
 }
 
 
@@ -205,7 +232,7 @@ def test_directory_without_segments_is_a_usage_error(tmp_path):
     (tmp_path / "notes.txt").write_text("nothing here")
     result = run([str(tmp_path)])
     assert result.exit_code == 2
-    assert f"{tmp_path}: no Kafka segment, index or snapshot files in this directory" in result.stderr
+    assert f"{tmp_path}: no Kafka files to dump in this directory" in result.stderr
 
 
 def test_corrupt_batch_reports_position_and_goes_on():
@@ -221,14 +248,6 @@ def test_corrupt_batch_reports_position_and_goes_on():
         "partitionLeaderEpoch: 0 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
         "position: 0 CreateTime: 1700000000000 size: 70 magic: 2 compresscodec: none crc: 3919285720 isvalid: true",
     ]
-
-
-@pytest.mark.parametrize("option", ["--offsets-decoder", "--transaction-log-decoder", "--cluster-metadata-decoder",
-                                    "--remote-log-metadata-decoder", "--share-group-state-decoder"])
-def test_internal_topic_decoders_are_not_yet_supported(option):
-    result = run([option, f"codecs/{LOG}"])
-    assert result.exit_code == 2
-    assert f"{option}: not yet supported" in result.stderr and result.stdout == ""
 
 
 def test_decoder_classes():
@@ -272,10 +291,12 @@ def test_dump_never_creates_or_changes_a_file(tmp_path):
 
     work = tmp_path / "copy"
     shutil.copytree(DUMP, work, ignore=shutil.ignore_patterns("golden", "*.py", "*.md"))
+    assert (work / "logdir" / ".kafka_cleanshutdown").is_file() and (work / "sidefiles").is_dir()
     (work / "indexes" / "00000000000000000100.index").rename(work / "indexes" / "moved.index.bak")
     before = _state(work)
     for args in (["--deep-iteration"], ["--format", "json", "--deep-iteration"], ["--index-sanity-check"],
-                 ["--verify-index-only"], ["--format", "table"]):
+                 ["--verify-index-only"], ["--format", "table"], ["--offsets-decoder"],
+                 ["--cluster-metadata-decoder", "--format", "json"]):
         run([*args, *sorted(str(p) for p in work.rglob("*") if p.is_file())], cwd=work)
     assert _state(work) == before  # a .timeindex without its .index: Kafka would create the .index; kseg does not
 

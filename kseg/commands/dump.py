@@ -9,17 +9,17 @@ from pathlib import Path
 
 import click
 
-from kseg.ops.dump import INT_MAX, DumpOptions, DumpTarget, handler_kind, iter_dump, targets_for
+from kseg.ops.dump import DECODER_PRECEDENCE, INT_MAX, DumpOptions, DumpTarget, handler_kind, iter_dump, targets_for
 
 STRING_DECODER = "org.apache.kafka.tools.api.StringDecoder"
 DEPRECATED_STRING_DECODER = "kafka.serializer.StringDecoder"
-LATER_DECODERS = (
-    "offsets-decoder",
-    "transaction-log-decoder",
-    "cluster-metadata-decoder",
-    "remote-log-metadata-decoder",
-    "share-group-state-decoder",
-)
+DECODER_HELP = {
+    "offsets": "__consumer_offsets",
+    "transaction-log": "__transaction_state",
+    "cluster-metadata": "KRaft __cluster_metadata (logs and .checkpoint snapshots)",
+    "remote-log-metadata": "__remote_log_metadata",
+    "share-group-state": "__share_group_state",
+}
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
@@ -74,7 +74,7 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
         if os.path.isdir(arg) and not any(
             handler_kind(t.path.name) is not None for t in targets_for([arg])
         ):
-            raise click.UsageError(f"{arg}: no Kafka segment, index or snapshot files in this directory")
+            raise click.UsageError(f"{arg}: no Kafka files to dump in this directory")
     return targets_for(args)
 
 
@@ -104,11 +104,16 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
 @click.option("--from-time", type=_Timestamp(), help="Start at the first batch reaching this time (.timeindex).")
 @click.option("--to-time", type=_Timestamp(), help="Stop after the first batch reaching this time.")
 @click.option("--max-batches", type=click.IntRange(min=1), help="Show at most N batches per .log file.")
-@click.option("--offsets-decoder", "later_0", is_flag=True, hidden=True)
-@click.option("--transaction-log-decoder", "later_1", is_flag=True, hidden=True)
-@click.option("--cluster-metadata-decoder", "later_2", is_flag=True, hidden=True)
-@click.option("--remote-log-metadata-decoder", "later_3", is_flag=True, hidden=True)
-@click.option("--share-group-state-decoder", "later_4", is_flag=True, hidden=True)
+@click.option("--offsets-decoder", "decoder_0", is_flag=True,
+              help=f"Decode records as {DECODER_HELP['offsets']} (implies --print-data-log).")
+@click.option("--transaction-log-decoder", "decoder_1", is_flag=True,
+              help=f"Decode records as {DECODER_HELP['transaction-log']}.")
+@click.option("--cluster-metadata-decoder", "decoder_2", is_flag=True,
+              help=f"Decode records as {DECODER_HELP['cluster-metadata']}.")
+@click.option("--remote-log-metadata-decoder", "decoder_3", is_flag=True,
+              help=f"Decode records as {DECODER_HELP['remote-log-metadata']}.")
+@click.option("--share-group-state-decoder", "decoder_4", is_flag=True,
+              help=f"Decode records as {DECODER_HELP['share-group-state']}.")
 def dump(
     paths: tuple[str, ...],
     files: tuple[str, ...],
@@ -128,31 +133,34 @@ def dump(
     from_time: int | None,
     to_time: int | None,
     max_batches: int | None,
-    **later: bool,
+    **decoders: bool,
 ) -> None:
     """Dump segments, indexes and snapshots as kafka-dump-log.sh does.
 
     PATH may be a .log, .index, .timeindex, .txnindex, producer .snapshot or
-    KRaft .checkpoint file, a partition directory or a whole log directory.
-    Text output is kafka-dump-log's stdout line for line (summaries on
-    stderr).  Where Kafka's tool would crash, kseg reports the problem with its
-    byte position on stderr and goes on with the next file.  Exit status: 0
-    ok, 1 problems reported, 2 usage error or missing input.
+    KRaft .checkpoint file, a checkpoint or metadata file of a partition or log
+    directory, a partition directory or a whole log directory.  Text output is
+    kafka-dump-log's stdout line for line (summaries on stderr); the
+    --*-decoder options decode Kafka's internal topics as kafka-dump-log does.
+    Where Kafka's tool would crash, kseg reports the problem with its byte
+    position on stderr and goes on.  Exit status: 0 ok, 1 problems reported,
+    2 usage error or missing input.
 
     \b
     Example:
         kseg dump --deep-iteration --print-data-log 00000000000000000000.log
         kseg dump --files 00000000000000000000.log,00000000000000000000.index
         kseg dump --format json --deep-iteration /var/lib/kafka/orders-0 | jq .
+        kseg dump --offsets-decoder /var/lib/kafka/__consumer_offsets-12
     """
-    for index, name in enumerate(LATER_DECODERS):
-        if later.get(f"later_{index}"):
-            raise click.UsageError(f"--{name}: not yet supported")
-    notices = _decoder_notices(value_decoder_class, key_decoder_class)
+    decoder = _chosen_decoder(decoders)
+    # Kafka builds the key/value decoders only when no internal-topic decoder is given
+    notices = () if decoder else _decoder_notices(value_decoder_class, key_decoder_class)
     _check_windows(from_offset, to_offset, from_time, to_time)
     options = DumpOptions(
         deep_iteration=deep_iteration,
-        print_data_log=print_data_log or key_decoder_class is not None or value_decoder_class is not None,
+        print_data_log=(print_data_log or key_decoder_class is not None or value_decoder_class is not None
+                        or decoder is not None),
         skip_record_metadata=skip_record_metadata,
         max_bytes=max_bytes,
         max_message_size=max_message_size,
@@ -164,11 +172,20 @@ def dump(
         from_time=from_time,
         to_time=to_time,
         max_batches=max_batches,
-        json_records=output_format == "json" and payload == "utf8",
+        json_records=output_format == "json" and payload == "utf8" and decoder is None,
+        decoder=decoder,
     )
     targets = _targets(paths, files)
     problems = _run(targets, options, output_format, payload)
     click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
+
+
+def _chosen_decoder(flags: dict[str, bool]) -> str | None:
+    """``DumpLogSegmentsOptions.messageParser``: the first decoder option in Kafka's order wins."""
+    for index, name in enumerate(DECODER_PRECEDENCE):
+        if flags.get(f"decoder_{index}"):
+            return name
+    return None
 
 
 def _check_windows(from_offset, to_offset, from_time, to_time) -> None:  # noqa: ANN001

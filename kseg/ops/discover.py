@@ -74,7 +74,11 @@ LOG_DIR_ONLY_FILES = ("bootstrap.checkpoint", "meta.properties")
 
 
 def _holds_segments(directory: Path) -> bool:
-    return any(file_kind(p) in ("log", "checkpoint") for p in directory.iterdir() if p.is_file())
+    return any(
+        file_kind(p) in ("log", "checkpoint") and p.name not in LOG_DIR_ONLY_FILES
+        for p in directory.iterdir()
+        if p.is_file()
+    )
 
 
 def is_partition_dir(path: Path) -> bool:
@@ -82,8 +86,12 @@ def is_partition_dir(path: Path) -> bool:
 
     The second test matters because brokers' log directories are often named
     like partitions (``kafka-logs-0``, ``kafka-logs-1``): a directory whose
-    subdirectories hold segments is a log directory, whatever its name.
+    subdirectories hold segments is a log directory, whatever its name.  So is
+    one holding ``meta.properties`` or KRaft's ``bootstrap.checkpoint`` (a
+    ``.checkpoint``, but only ever at a log directory's root).
     """
+    if any((path / name).is_file() for name in LOG_DIR_ONLY_FILES):
+        return False
     if _holds_segments(path):
         return True
     if any(sub.is_dir() and _holds_segments(sub) for sub in path.iterdir()):

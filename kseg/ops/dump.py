@@ -13,6 +13,15 @@ sibling file, a name it cannot parse -- kseg yields what Kafka would have
 printed up to that point, then a :class:`Problem` with the byte position, and
 goes on with the next file.  Everything streams: one batch (and, with deep
 iteration, its records) at a time, whatever the segment size.
+
+With one of kafka-dump-log's internal-topic decoders (``DumpOptions.decoder``),
+data records come as :class:`DecodedRecord` (kseg.format.internal does the
+decoding, only then); where Kafka's decoder throws, kseg reports the record and
+goes on with the next one.  Control records are always described by
+:func:`kseg.format.internal.describe_control_record`.  The small files beside
+the segments, which Kafka's tool ignores or crashes on (checkpoints,
+partition.metadata, meta.properties, quorum-state, .kafka_cleanshutdown), are
+dumped by kseg.ops.dump_sidefiles.
 """
 
 from __future__ import annotations
@@ -20,21 +29,26 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kseg.errors import KsegError
 from kseg.format import BAD_SIZE, Batch, BatchWalk, LegacyBatch
-from kseg.format.control import ABORT, COMMIT, ControlKey, EndTxnMarker, decode_control_key, decode_end_txn_marker
-from kseg.format.kraft_control import KRAFT_CONTROL_DECODERS, decode_kraft_control
+from kseg.format.control import CONTROL_KEY
 from kseg.format.model import Record
 from kseg.format.snapshot import ProducerEntry, check_snapshot, read_snapshot
 from kseg.format.v2 import V2Batch
 from kseg.format.v2_json import records_json_utf8
 from kseg.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
-from kseg.ops.discover import expand_paths
+from kseg.ops.discover import PLAIN_FILES, expand_paths
 from kseg.segment import MappedFile, Segment, open_segment
+
+if TYPE_CHECKING:  # imported lazily at run time: only control batches and --*-decoder need them
+    from kseg.format.internal import ControlRecord as DescribedControl
+    from kseg.format.internal import Decoded
 
 INT_MAX = 2**31 - 1  # Kafka's default --max-bytes (Integer.MAX_VALUE)
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
@@ -51,6 +65,13 @@ HANDLED_SUFFIXES = {
     ".snapshot": "snapshot",
     ".txnindex": "txnindex",
 }
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+#: Files kafka-dump-log ignores or crashes on and kseg dumps (kseg.ops.dump_sidefiles), by exact name.
+SIDE_FILE_NAMES = (*PLAIN_FILES, CLEAN_SHUTDOWN_FILE)
+#: kafka-dump-log's internal-topic decoders (option names without ``--`` and ``-decoder``), in the order
+#: ``DumpLogSegmentsOptions.messageParser`` tests them: the first one given wins.
+DECODER_PRECEDENCE = ("offsets", "transaction-log", "cluster-metadata", "remote-log-metadata", "share-group-state")
+LEADER_CHANGE = 2  # the control type kafka-dump-log names without reading its value
 
 
 # --------------------------------------------------------------------------- options and targets
@@ -82,6 +103,7 @@ class DumpOptions:
     to_time: int | None = None
     max_batches: int | None = None
     json_records: bool = False  # hot-path hint for the JSON renderer: see RecordsEvent.json
+    decoder: str | None = None  # one of DECODER_PRECEDENCE: records are decoded as that internal topic's
 
     @property
     def deep(self) -> bool:
@@ -137,7 +159,10 @@ def targets_for(args: Iterable[str]) -> list[DumpTarget]:
 
 
 def handler_kind(name: str) -> str | None:
-    """The handler for a file name, by the text from its last ``.`` (None: Kafka ignores or crashes)."""
+    """The handler for a file name: a side file by its exact name (the kind is the name), else, as
+    Kafka dispatches, by the text from the last ``.`` (None: ignored)."""
+    if name in SIDE_FILE_NAMES:
+        return name
     dot = name.rfind(".")
     return None if dot < 0 else HANDLED_SUFFIXES.get(name[dot:])
 
@@ -199,7 +224,8 @@ class BatchEvent:
 class RecordsEvent:
     """The records of the batch just yielded (deep iteration), in order.
 
-    Data records are :class:`~kseg.format.model.Record` tuples; records of a
+    Data records are :class:`~kseg.format.model.Record` tuples, or
+    :class:`DecodedRecord` with an internal-topic decoder; records of a
     control batch come as :class:`ControlRecord`.  When Kafka would have died
     part-way through the batch, these are the records it printed first, and a
     :class:`Problem` follows.
@@ -212,23 +238,52 @@ class RecordsEvent:
 
 @dataclass(frozen=True, slots=True)
 class ControlRecord:
-    """A record of a control batch with its key (and value) decoded as the dump tool does.
+    """A record of a control batch, described as the dump tool describes it.
 
-    ``failed`` means decoding raised where Kafka's tool would have died; the
+    ``control`` is :func:`kseg.format.internal.describe_control_record`'s
+    answer: ``.text`` is what kafka-dump-log prints after the record metadata
+    (``endTxnMarker: COMMIT coordinatorEpoch: 5``, ``SnapshotHeader {...}``,
+    ``controlType: LEADER_CHANGE(2)``), ``.data`` the decoded value.
+    ``failed`` means Kafka's tool would have died on this record (its key, or
+    the value of a marker or KRaft record it reads, does not decode); the
     record's metadata was printed first, and a :class:`Problem` follows.
     """
 
     record: Record
-    key: ControlKey | None
-    marker: EndTxnMarker | None = None
-    kraft_label: str | None = None
-    kraft_fields: dict | None = None
-    error: str | None = None
+    control: DescribedControl
     failed: bool = False
 
     @property
+    def key_unreadable(self) -> bool:
+        return self.control.type_id == -1 and self.control.problem is not None
+
+    @property
     def type_name(self) -> str | None:
-        return self.key.name if self.key is not None else None
+        """COMMIT, ABORT, ..., UNKNOWN; None when the key itself cannot be read."""
+        return None if self.key_unreadable else self.control.name
+
+    @property
+    def error(self) -> str | None:
+        return self.control.problem
+
+    @property
+    def type_id(self) -> int | None:
+        """The type id stored in the key (9 for ``UNKNOWN(9)``); None when the key cannot be read."""
+        return None if self.key_unreadable else CONTROL_KEY.unpack_from(self.record.key)[1]  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedRecord:
+    """A data record with key and value decoded by an internal-topic decoder (``--offsets-decoder`` ...).
+
+    ``decoded`` is :class:`kseg.format.internal.Decoded`: kafka-dump-log's key
+    and payload texts and the structured JSON.  When ``decoded.kafka_aborts``
+    Kafka's tool would have died on this record after printing its metadata;
+    kseg prints that, reports a :class:`Problem` and goes on with the next record.
+    """
+
+    record: Record
+    decoded: Decoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,7 +467,7 @@ class Summaries:
 def iter_dump(targets: Iterable[DumpTarget], options: DumpOptions) -> Iterator[Event]:
     """Every event of dumping ``targets`` in order, then the summary sections."""
     summaries = Summaries()
-    handlers = {
+    handlers: dict[str, Callable[[DumpTarget], Iterator]] = {
         "log": lambda t: _dump_log(t, options, summaries),
         "index": lambda t: _dump_index(t, options, summaries),
         "timeindex": lambda t: _dump_time_index(t, options, summaries),
@@ -426,6 +481,11 @@ def iter_dump(targets: Iterable[DumpTarget], options: DumpOptions) -> Iterator[E
             yield Ignored(target.display)
             continue
         try:
+            if kind in SIDE_FILE_NAMES:
+                from kseg.ops.dump_sidefiles import dump_side_file
+
+                yield from dump_side_file(target, kind)
+                continue
             yield from handlers[kind](target)
         except OSError as err:  # unreadable, vanished, a directory named like a segment
             yield Problem(target.display, None, f"cannot read: {err.strerror or err}")
@@ -530,8 +590,9 @@ def _walk_log(segment: Segment, target: DumpTarget, options: DumpOptions, summar
         yield BatchEvent(display, batch, deep)
         valid_bytes += batch.size
         if deep:
-            records, problem = _batch_records(batch, display, options, state)
+            records, problem, decoder_problems = _batch_records(batch, display, options, state)
             yield records
+            yield from decoder_problems
             if problem is not None:
                 yield problem
                 return
@@ -613,49 +674,82 @@ def decode_records(batch: Batch) -> tuple[list[Record], KsegError | None]:
     return records, None
 
 
-def _batch_records(batch: Batch, display: str, options: DumpOptions, state: _RecordState) -> tuple[RecordsEvent, Problem | None]:
-    """The records of one batch as one event, and the problem that cut them short, if any."""
-    if options.json_records and not batch.is_control and isinstance(batch, V2Batch):
+def _batch_records(
+    batch: Batch, display: str, options: DumpOptions, state: _RecordState
+) -> tuple[RecordsEvent, Problem | None, list[Problem]]:
+    """The records of one batch as one event; the problem that cut them short, if any; and the records
+    an internal-topic decoder reports Kafka would have died on (the dump goes on after those)."""
+    if options.json_records and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch):
         fast = records_json_utf8(batch)
         if fast is not None:
             state.track(fast[0])
-            return RecordsEvent(display, [], fast[1]), None
+            return RecordsEvent(display, [], fast[1]), None, []
     records, err = decode_records(batch)
     problem = None
     if err is not None:
         problem = Problem(display, err.offset if err.offset is not None else batch.position, err.message)
     if not batch.is_control:
         state.track([r[0] for r in records])
-        return RecordsEvent(display, records), problem
-    decoded: list[Record | ControlRecord] = []
+        if options.decoder is None:
+            return RecordsEvent(display, records), problem, []
+        decoded, aborts = _decode_data_records(records, options.decoder, display, batch.position)
+        return RecordsEvent(display, decoded), problem, aborts
+    described: list[Record | ControlRecord | DecodedRecord] = []
     for record in records:
         state.track([record[0]])
         event = _control_event(record, options)
-        decoded.append(event)
+        described.append(event)
         if event.failed:
-            return RecordsEvent(display, decoded), Problem(
+            return RecordsEvent(display, described), Problem(
                 display, batch.position, f"control record at offset {record.offset}: {event.error}"
-            )
-    return RecordsEvent(display, decoded), problem
+            ), []
+    return RecordsEvent(display, described), problem, []
+
+
+def _decode_data_records(
+    records: list[Record], decoder: str, display: str, position: int
+) -> tuple[list[Record | ControlRecord | DecodedRecord], list[Problem]]:
+    """Run an internal-topic decoder over a batch's data records (only when asked: it is the slow path)."""
+    from kseg.format.internal import DECODERS
+
+    decode = DECODERS[decoder]
+    out: list[Record | ControlRecord | DecodedRecord] = []
+    aborts: list[Problem] = []
+    for record in records:
+        decoded = decode(record[2], record[3], record[0])
+        out.append(DecodedRecord(record, decoded))
+        if decoded.kafka_aborts:
+            aborts.append(Problem(display, position, _abort_message(record, decoded)))
+    return out, aborts
+
+
+def _abort_message(record: Record, decoded: Decoded) -> str:
+    """``record at offset O: <key|value> byte N (field): <why>; kafka-dump-log stops here: <its exception>``."""
+    kafka_text = decoded.key_text or ""
+    prefix = f"Error at offset {record.offset}, skipping. "
+    kafka_text = kafka_text[len(prefix):] if kafka_text.startswith(prefix) else kafka_text
+    problem = decoded.problem
+    where = ""
+    if problem is not None and problem.offset is not None:
+        where = f"{problem.part} byte {problem.offset}" + (f" ({problem.field})" if problem.field else "") + ": "
+    why = problem.message if problem is not None else "cannot be decoded"
+    return f"record at offset {record.offset}: {where}{why}; kafka-dump-log stops here: {kafka_text}"
 
 
 def _control_event(record: Record, options: DumpOptions) -> ControlRecord:
-    """Decode a control record the way the dump tool does.
+    """Describe a control record the way the dump tool does.
 
-    With --skip-record-metadata Kafka does not look at control records at all,
-    so a record it cannot decode is then no problem (``failed`` stays False).
+    Kafka reads the key of every control record and the value of COMMIT/ABORT
+    markers and of the KRaft records it prints as JSON -- not LEADER_CHANGE's,
+    which it names only; where that read throws, the tool dies.  With
+    --skip-record-metadata it does not look at control records at all, so
+    nothing can fail then.
     """
-    key = None
-    try:
-        key = decode_control_key(record.key)
-        if key.type_id in (ABORT, COMMIT):
-            return ControlRecord(record, key, marker=decode_end_txn_marker(record.value))
-        if key.type_id in KRAFT_CONTROL_DECODERS:
-            label, fields = decode_kraft_control(key.type_id, record.value)
-            return ControlRecord(record, key, kraft_label=label, kraft_fields=fields)
-    except KsegError as err:
-        return ControlRecord(record, key, error=err.message, failed=not options.skip_record_metadata)
-    return ControlRecord(record, key)
+    from kseg.format.internal import describe_control_record
+
+    described = describe_control_record(record.key, record.value)
+    kafka_dies = described.problem is not None and described.type_id != LEADER_CHANGE
+    return ControlRecord(record, described, failed=kafka_dies and not options.skip_record_metadata)
 
 
 # --------------------------------------------------------------------------- .index and .timeindex
@@ -780,6 +874,17 @@ def kafka_offset_lookup(buf: bytes, entries: int, base: int, target: int) -> int
     return OFFSET_ENTRY.unpack_from(buf, lo * OFFSET_ENTRY.size)[1]
 
 
+@dataclass(frozen=True, slots=True)
+class _EmptyFile:
+    """Stands in for a missing .index: no bytes, so every lookup answers position 0, as an empty index does."""
+
+    buf: bytes = b""
+    size: int = 0
+
+
+_EMPTY_FILE = _EmptyFile()
+
+
 def _dump_time_index(target: DumpTarget, options: DumpOptions, summaries: Summaries) -> Iterator[Event]:
     """``dumpTimeIndex``: each entry checked against the batch its offset names and that batch's records."""
     base, problem = _name_offset(target)
@@ -787,10 +892,15 @@ def _dump_time_index(target: DumpTarget, options: DumpOptions, summaries: Summar
         yield problem
         return
     (log_path, index_path), problem = _siblings(target, ".log", ".index")
-    if problem is not None:
+    index_missing = problem is not None and log_path.is_file() and not index_path.exists()
+    if problem is not None and not index_missing:
         yield problem
         return
-    with MappedFile(target.path) as tindex, MappedFile(index_path) as index, open_segment(log_path) as segment:
+    if index_missing:  # Kafka's tool creates it empty, then dies; the entries still mean something
+        yield Problem(target.display, None, f"{index_path.name} not found beside it (Kafka's tool creates it empty "
+                                            "and dies; kseg checks the entries against an empty index)")
+    index_file = nullcontext(_EMPTY_FILE) if index_missing else MappedFile(index_path)
+    with MappedFile(target.path) as tindex, index_file as index, open_segment(log_path) as segment:
         entries = tindex.size // TIME_ENTRY.size
         if options.index_sanity_check:
             yield _time_index_sanity(target, tindex, entries, base)
@@ -926,6 +1036,8 @@ __all__ = [
     "BatchEvent",
     "BootstrapStart",
     "ControlRecord",
+    "DECODER_PRECEDENCE",
+    "DecodedRecord",
     "DumpOptions",
     "DumpTarget",
     "Event",
@@ -938,6 +1050,7 @@ __all__ = [
     "Problem",
     "ProducerEntryEvent",
     "RecordsEvent",
+    "SIDE_FILE_NAMES",
     "SnapshotStart",
     "Summary",
     "TimeIndexEntry",

@@ -4,7 +4,9 @@
   line: the batch and record templates of ``DumpLogSegments`` with their
   quirks (the stray ``}`` after a legacy record's crc, ``OptionalLong.empty``,
   ``Mismatches in :<path>``), keys and payloads decoded the way Java's
-  ``StringDecoder`` decodes them, the summary sections on stderr.
+  ``StringDecoder`` decodes them (or an internal-topic decoder's texts), the
+  summary sections on stderr; and, in the same style, kseg's own lines for
+  the side files Kafka's tool does not dump (:data:`SIDE_FILE_TEXT`).
 * :class:`JsonRenderer` writes one JSON object per line (schemas in docs/dump.md).
 * :class:`TableRenderer` draws rich tables that stay readable in 80 columns.
 
@@ -34,6 +36,7 @@ from kseg.ops.dump import (
     BatchEvent,
     BootstrapStart,
     ControlRecord,
+    DecodedRecord,
     DumpOptions,
     Event,
     FileStart,
@@ -50,6 +53,15 @@ from kseg.ops.dump import (
     TimeIndexEntry,
     TrailingBytes,
     TxnEntry,
+)
+from kseg.ops.dump_sidefiles import (
+    CheckpointStart,
+    CleanShutdownEvent,
+    LeaderEpochEntry,
+    MetaPropertiesEvent,
+    OffsetCheckpointEntry,
+    PartitionMetadataEvent,
+    QuorumStateEvent,
 )
 
 
@@ -177,6 +189,8 @@ class TextRenderer:
             Ignored: lambda e: sink.err_line(f"Ignoring unknown file {e.path}"),
             Problem: self._problem,
             Summary: self._summary,
+            **{kind: (lambda e: sink.line(side_file_text(e))) for kind in SIDE_FILE_TEXT},
+            MetaPropertiesEvent: self._meta_properties,
         }
 
     def handle(self, event: Event) -> None:
@@ -234,7 +248,31 @@ class TextRenderer:
         line = self.sink.line
         record_line = self.record_line
         for record in event.records:
-            line(record_line(record) if type(record) is Record else self.control_line(record))
+            kind = type(record)
+            if kind is Record:
+                line(record_line(record))
+            elif kind is DecodedRecord:
+                line(self.decoded_line(record))
+            else:
+                line(self.control_line(record))
+
+    def decoded_line(self, item: DecodedRecord) -> str:
+        """A record through an internal-topic decoder: Kafka prints the decoder's key and payload texts.
+
+        Where Kafka's decoder throws (``kafka_aborts``) its line stops after the metadata.
+        """
+        if self.skip_metadata:
+            line, prefix = "", "| "
+        else:
+            line, prefix = self._metadata(item.record), " "
+        decoded = item.decoded
+        if decoded.kafka_aborts:
+            return line
+        if decoded.key_text is not None:
+            line = f"{line}{prefix}key: {decoded.key_text}"
+        if decoded.payload_text is not None:
+            line = f"{line} payload: {decoded.payload_text}"
+        return line
 
     def control_line(self, event: ControlRecord) -> str:
         """A control record: metadata and the decoded control part; never key or payload."""
@@ -242,6 +280,12 @@ class TextRenderer:
             return ""  # Kafka prints neither metadata nor data for a control record
         line = self._metadata(event.record)
         return line if event.failed else line + control_text(event)
+
+    def _meta_properties(self, event: MetaPropertiesEvent) -> None:
+        for comment in event.comments:
+            self.sink.line(comment)
+        for key, value in event.properties:
+            self.sink.line(f"{key}: {value}")
 
     # -- side files ---------------------------------------------------------------------
     def _index_status(self, event: IndexStatus) -> None:
@@ -276,14 +320,57 @@ class TextRenderer:
 
 def control_text(event: ControlRecord) -> str:
     """The control-record part of a record line (`` endTxnMarker: COMMIT coordinatorEpoch: 5``...)."""
-    key = event.key
-    if key is None:
-        return ""
-    if event.marker is not None:
-        return f" endTxnMarker: {key.name} coordinatorEpoch: {event.marker.coordinator_epoch}"
-    if event.kraft_label is not None:
-        return f" {event.kraft_label} {jackson_json(event.kraft_fields)}"
-    return f" controlType: {key.name}({key.raw_type})"
+    return "" if event.key_unreadable else f" {event.control.text}"
+
+
+# --------------------------------------------------------------------------- side files as text
+#
+# Kafka's tool does not dump these; the lines follow its style ("name: value" pairs, a header line
+# like "Log starting offset: 0"), with Kafka's field names.
+
+CHECKPOINT_LABELS = {
+    "leader-epoch-checkpoint": "Leader epoch checkpoint",
+    "recovery-point-offset-checkpoint": "Recovery point checkpoint",
+    "replication-offset-checkpoint": "High watermark checkpoint",
+    "log-start-offset-checkpoint": "Log start offset checkpoint",
+    "cleaner-offset-checkpoint": "Cleaner offset checkpoint",
+}
+
+
+def _checkpoint_start_text(e: CheckpointStart) -> str:
+    label = CHECKPOINT_LABELS[e.kind]
+    if e.empty:
+        return f"{label} is empty."
+    return f"{label} version: {e.version}, entries: {'none' if e.declared is None else e.declared}"
+
+
+def _json_value_text(value: object) -> str:
+    """A quorum-state value: numbers as they are, anything else as compact JSON (strings quoted)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _clean_shutdown_text(e: CleanShutdownEvent) -> str:
+    if e.empty:
+        return "Clean shutdown marker (empty)"
+    epoch = "none" if e.broker_epoch is None else e.broker_epoch
+    return f"Clean shutdown marker version: {e.version}, brokerEpoch: {epoch}"
+
+
+SIDE_FILE_TEXT: dict[type, Callable] = {
+    CheckpointStart: _checkpoint_start_text,
+    LeaderEpochEntry: lambda e: f"epoch: {e.epoch} startOffset: {e.start_offset}",
+    OffsetCheckpointEntry: lambda e: f"topic: {e.topic} partition: {e.partition} offset: {e.offset}",
+    PartitionMetadataEvent: lambda e: f"Partition metadata version: {e.version}, topicId: {e.topic_id}",
+    QuorumStateEvent: lambda e: " ".join(f"{k}: {_json_value_text(v)}" for k, v in e.data.items()),
+    CleanShutdownEvent: _clean_shutdown_text,
+}
+
+
+def side_file_text(event: object) -> str:
+    """One line of kseg's text for a side-file event (meta.properties has several: see TextRenderer)."""
+    return SIDE_FILE_TEXT[type(event)](event)
 
 
 # --------------------------------------------------------------------------- JSON
@@ -395,7 +482,7 @@ class JsonRenderer:
         elif self.payload is _utf8_payload and all(type(r) is Record for r in records):
             parts = self._utf8_records(records)
         else:
-            parts = [self.record_json(r) if type(r) is Record else self.control_json(r) for r in records]
+            parts = [self._any_record_json(r) for r in records]
         self.sink.line(f'{self._head},"records":[{",".join(parts)}]}}')
         self._head = None
 
@@ -421,9 +508,25 @@ class JsonRenderer:
         payload = self.payload
         return "[" + ",".join(f"[{_json_str(java_utf8(k))},{payload(v)}]" for k, v in headers) + "]"
 
+    def _any_record_json(self, record: Record | DecodedRecord | ControlRecord) -> str:
+        kind = type(record)
+        if kind is Record:
+            return self.record_json(record)
+        if kind is DecodedRecord:
+            return self.decoded_json(record)
+        return self.control_json(record)
+
     def control_json(self, event: ControlRecord) -> str:
         name = event.type_name
-        return self.record_json(event.record, ',"control_type":' + ("null" if name is None else f'"{name}"'))
+        control = _compact_json({"type_id": event.type_id, "data": event.control.data,
+                                 "problem": event.control.problem})
+        return self.record_json(
+            event.record, ',"control_type":' + ("null" if name is None else f'"{name}"') + f',"control":{control}'
+        )
+
+    def decoded_json(self, item: DecodedRecord) -> str:
+        """The record with its raw key and value (per --payload) and ``decoded``: key, value[, problem]."""
+        return self.record_json(item.record, f',"decoded":{_compact_json(item.decoded.as_json())}')
 
     def record_json(self, record: Record, extra: str = "") -> str:
         payload = self.payload
@@ -435,9 +538,15 @@ class JsonRenderer:
         )
 
 
+def _compact_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def event_objects(event: Event) -> list[dict]:
     """The JSON objects (one per output line) of every event but batches and records."""
     t = type(event)
+    if t in SIDE_FILE_JSON:
+        return [SIDE_FILE_JSON[t](event)]
     if t is FileStart:
         return [{"type": "file", "path": event.path, "kind": event.kind}]
     if t is LogStart:
@@ -472,6 +581,22 @@ def event_objects(event: Event) -> list[dict]:
         return [{"type": event.kind, "path": event.path, first: a, second: b} for a, b in event.pairs]
     raise TypeError(f"no JSON form for {t.__name__}")
 
+
+SIDE_FILE_JSON: dict[type, Callable[..., dict]] = {
+    CheckpointStart: lambda e: {"type": "checkpoint", "path": e.path, "kind": e.kind, "version": e.version,
+                                "count": e.declared},
+    LeaderEpochEntry: lambda e: {"type": "leader_epoch_entry", "path": e.path, "epoch": e.epoch,
+                                 "start_offset": e.start_offset},
+    OffsetCheckpointEntry: lambda e: {"type": "offset_checkpoint_entry", "path": e.path, "topic": e.topic,
+                                      "partition": e.partition, "offset": e.offset},
+    PartitionMetadataEvent: lambda e: {"type": "partition_metadata", "path": e.path, "version": e.version,
+                                       "topic_id": e.topic_id},
+    MetaPropertiesEvent: lambda e: {"type": "meta_properties", "path": e.path, "comments": list(e.comments),
+                                    "properties": dict(e.properties)},
+    QuorumStateEvent: lambda e: {"type": "quorum_state", "path": e.path, "data": e.data},
+    CleanShutdownEvent: lambda e: {"type": "clean_shutdown", "path": e.path, "empty": e.empty,
+                                   "version": e.version, "broker_epoch": e.broker_epoch},
+}
 
 SUMMARY_JSON_KEYS = {
     "index_mismatch": ("index_offset", "log_offset"),
@@ -520,6 +645,10 @@ def _short(data: bytes | None, width: int = 24) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+LEFT_COLUMNS = ("key", "value", "max timestamp (UTC)", "timestamp (UTC)", "codec", "topic", "property")
+SHRINKING_COLUMNS = {"key": 2, "value": 3, "topic": 1, "property": 1}  # column -> its share of the free width
+
+
 class TableRenderer:
     """Rich tables, flushed every ``chunk`` rows so memory stays flat."""
 
@@ -557,6 +686,13 @@ class TableRenderer:
             self._row("producers", ("producer", "epoch", "last seq", "last offset", "txn first", "time (UTC)"),
                       (str(e.producer_id), str(e.epoch), str(e.last_sequence), str(e.last_offset),
                        str(e.current_txn_first_offset), _utc(e.timestamp)))
+        elif t is LeaderEpochEntry:
+            self._row("epochs", ("epoch", "start offset"), (str(event.epoch), str(event.start_offset)))
+        elif t is OffsetCheckpointEntry:
+            self._row("offsets", ("topic", "partition", "offset"), (event.topic, str(event.partition), str(event.offset)))
+        elif t is MetaPropertiesEvent:
+            for key, value in event.properties:
+                self._row("properties", ("property", "value"), (key, value))
         else:
             self._other(event)
 
@@ -588,12 +724,22 @@ class TableRenderer:
         from rich import box
         from rich.table import Table
 
+        from rich.cells import cell_len
+        from rich.text import Text
+
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
-        for name in self._columns:
-            justify = "left" if name in ("key", "value", "max timestamp (UTC)", "timestamp (UTC)", "codec") else "right"
-            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis")
+        # numbers and times keep their width; only the free-text columns give way to a narrow terminal
+        # (rich would shrink every no-wrap column alike), sharing what is left of the width between them
+        widths = [max(cell_len(name), *(cell_len(r[i]) for r in self._rows)) for i, name in enumerate(self._columns)]
+        fixed = sum(w for w, name in zip(widths, self._columns) if name not in SHRINKING_COLUMNS)
+        shares = _free_width_shares(self._columns, widths, self.console.width - fixed - 3 * (len(widths) - 1))
+        for name, width in zip(self._columns, widths):
+            justify = "left" if name in LEFT_COLUMNS else "right"
+            shrinks = name in SHRINKING_COLUMNS
+            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
+                             max_width=shares.get(name), min_width=None if shrinks else width)
         for row in self._rows:
-            table.add_row(*row)
+            table.add_row(*(Text(cell) for cell in row))  # cells are data, never rich markup
         self._rows = []
         self.sink.flush()
         self.console.print(table)
@@ -614,6 +760,8 @@ class TableRenderer:
             self.sink.err_line(header(event.path))
             for a, b in event.pairs:
                 self.sink.err_line(template.format(a, b))
+        elif t in SIDE_FILE_TEXT:
+            self.console.print(_escape(side_file_text(event)), highlight=False)
         else:
             for obj in event_objects(event):
                 text = ", ".join(f"{k}: {v}" for k, v in obj.items() if k not in ("type", "path"))
@@ -624,17 +772,76 @@ class TableRenderer:
         self.sink.flush()
 
 
-def _record_row(record: Record | ControlRecord) -> tuple[str, ...]:
-    if type(record) is Record:
+def _free_width_shares(columns: tuple[str, ...], widths: list[int], free: int) -> dict[str, int]:
+    """Split ``free`` cells between the shrinking columns by weight; one needing less than its share
+    gives the rest to the others."""
+    wanted = {name: width for name, width in zip(columns, widths) if name in SHRINKING_COLUMNS}
+    shares: dict[str, int] = {}
+    for name in sorted(wanted, key=lambda n: wanted[n] / SHRINKING_COLUMNS[n]):
+        weight_left = sum(SHRINKING_COLUMNS[n] for n in wanted if n not in shares)
+        shares[name] = max(8, min(wanted[name], free * SHRINKING_COLUMNS[name] // weight_left))
+        free -= shares[name]
+    return shares
+
+
+def _record_row(record: Record | DecodedRecord | ControlRecord) -> tuple[str, ...]:
+    kind = type(record)
+    if kind is Record:
         return (str(record[0]), _utc(record[1]), _short(record[2]), _short(record[3]), str(len(record[4])))
     r = record.record
-    if record.marker is not None:
-        detail = f"coordinatorEpoch {record.marker.coordinator_epoch}"
-    elif record.kraft_fields is not None:
-        detail = jackson_json(record.kraft_fields)
+    if kind is DecodedRecord:
+        key, value = decoded_summaries(record.decoded, r[2] is not None)
+        return (str(r[0]), _utc(r[1]), key, value, str(len(r[4])))
+    data = record.control.data
+    if record.control.problem is not None:
+        detail = f"! {record.control.problem}"
+    elif data is not None and record.control.type_id in (0, 1):  # ABORT, COMMIT
+        detail = f"coordinatorEpoch {data['coordinatorEpoch']}"
     else:
-        detail = ""
+        detail = "" if data is None else jackson_json(data)
     return (str(r[0]), _utc(r[1]), f"[{record.type_name or '?'}]", detail, str(len(r[4])))
+
+
+def _scalar_text(value: object) -> str:
+    if isinstance(value, bool):
+        return _tf(value)
+    if isinstance(value, list):
+        return f"[{len(value)}]"
+    if isinstance(value, dict):
+        return "{…}"
+    return "null" if value is None else str(value)
+
+
+def _fields_summary(data: dict | None) -> str:
+    """``name=value`` for each field (lists as their length), for a table cell rich will shorten."""
+    if not data:
+        return ""
+    return " ".join(f"{k}={_scalar_text(v)}" for k, v in data.items() if not k.startswith("_"))
+
+
+def decoded_summaries(decoded, has_key: bool) -> tuple[str, str]:  # noqa: ANN001 - internal.Decoded
+    """(key, value) cells of a decoded record.
+
+    Key: the message name and its field values (``OffsetCommit g/orders/0``), ``∅`` for a null key, ``?``
+    for one that did not decode.  Value: the version (or metadata record type) and ``name=value`` fields,
+    ``<DELETE>`` for a tombstone, ``! <kind>: <why>`` for what did not decode.
+    """
+    key, value = decoded.key, decoded.value
+    if key is None:
+        key_text = "?" if has_key else "∅"
+    else:
+        fields = "/".join(_scalar_text(v) for k, v in key["data"].items() if not k.startswith("_"))
+        key_text = f"{key.get('name', '').removesuffix('Key')} {fields}"
+    if decoded.problem is not None:
+        value_text = f"! {decoded.problem.kind}: {decoded.problem.message}"
+    elif value is None:
+        value_text = "<DELETE>" if decoded.payload_text == "<DELETE>" else "∅"
+    elif "type" in value:  # a KRaft or remote-log metadata record: its type, then its version
+        value_text = f"{value['type']} v{value['version']} {_fields_summary(value['data'])}"
+    else:  # a coordinator value; __transaction_state's also has the state name Kafka prints
+        state = f" {value['state']}" if "state" in value else ""
+        value_text = f"v{value['version']}{state} {_fields_summary(value['data'])}"
+    return key_text.strip(), value_text.strip()
 
 
 def _escape(text: str) -> str:

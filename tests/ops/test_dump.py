@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support import FIXTURES
-from kseg.errors import InvalidRecord
 from kseg.format import RecordSpec, encode_batch, read_batch
+from kseg.format.control import encode_control_key
+from kseg.format.internal import describe_control_record
 from kseg.format.javautf8 import java_utf8
-from kseg.format.kraft_control import decode_kraft_control
 from kseg.format.v2_json import records_json_utf8
 from kseg.index import OffsetEntry, encode_offset_index
 from kseg.ops.dump import (
@@ -72,37 +72,47 @@ def test_java_utf8_replacement_rules(data, java, python):
 
 
 # --------------------------------------------------------------------------- KRaft control values
+# (dump describes control records with kseg.format.internal.describe_control_record)
 
 
-def test_kraft_control_values_decode_to_kafka_json_fields():
+def test_kraft_control_values_print_as_kafka_json_with_unknown_tags_left_out():
     header = struct.pack(">hq", 0, T0) + b"\x00"
-    assert decode_kraft_control(3, header) == ("SnapshotHeader", {"version": 0, "lastContainedLogTimestamp": T0})
-    assert decode_kraft_control(4, b"\x00\x00\x00") == ("SnapshotFooter", {"version": 0})
-    assert decode_kraft_control(5, b"\x00\x00\x00\x01\x00") == ("KRaftVersion", {"version": 0, "kRaftVersion": 1})
+    assert describe_control_record(encode_control_key(3), header).text == (
+        f'SnapshotHeader {{"version":0,"lastContainedLogTimestamp":{T0}}}'
+    )
+    assert describe_control_record(encode_control_key(4), b"\x00\x00\x00").text == 'SnapshotFooter {"version":0}'
     voter = (
         struct.pack(">i", 3) + bytes(16)  # voterId, voterDirectoryId (all zero)
         + b"\x02" + b"\x02C" + b"\x02h" + struct.pack(">H", 9093) + b"\x00"  # one endpoint: name "C", host "h"
         + struct.pack(">hh", 0, 1) + b"\x00"  # kRaftVersionFeature
-        + b"\x01\x07\x02ab"  # one unknown tagged field (tag 7, 2 bytes): skipped
+        + b"\x01\x07\x02ab"  # one unknown tagged field (tag 7, 2 bytes): kept in data, not printed
     )
-    label, fields = decode_kraft_control(6, b"\x00\x00" + b"\x02" + voter + b"\x00")
-    assert label == "KRaftVoters"
-    assert fields == {
-        "version": 0,
-        "voters": [
-            {
-                "voterId": 3,
-                "voterDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA",
-                "endpoints": [{"name": "C", "host": "h", "port": 9093}],
-                "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1},
-            }
-        ],
-    }
+    described = describe_control_record(encode_control_key(6), b"\x00\x00" + b"\x02" + voter + b"\x00")
+    assert described.text == (
+        'KRaftVoters {"version":0,"voters":[{"voterId":3,"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
+        '"endpoints":[{"name":"C","host":"h","port":9093}],'
+        '"kRaftVersionFeature":{"minSupportedVersion":0,"maxSupportedVersion":1}}]}'
+    )
+    assert described.data["voters"][0]["_unknownTaggedFields"] == [{"tag": 7, "data": "YWI="}]
 
 
-def test_truncated_kraft_control_value_is_an_invalid_record():
-    with pytest.raises(InvalidRecord, match="SnapshotHeader"):
-        decode_kraft_control(3, struct.pack(">hq", 0, T0))  # no tagged-field count
+def test_truncated_kraft_control_value_is_a_problem_and_kafka_would_stop():
+    described = describe_control_record(encode_control_key(3), struct.pack(">hq", 0, T0))  # no tagged-field count
+    assert described.problem is not None and described.data is None
+    assert described.text == "controlType: SNAPSHOT_HEADER(3)"
+
+
+def test_leader_change_value_is_not_read_by_kafka_so_damage_there_is_no_problem(tmp_path):
+    """kafka-dump-log names LEADER_CHANGE without reading its value; a SnapshotHeader it reads (and dies on)."""
+    path = tmp_path / "00000000000000000000.log"
+    first = encode_batch([RecordSpec(0, T0, encode_control_key(2), b"\x00")], is_control=True)
+    path.write_bytes(first + encode_batch([RecordSpec(1, T0, encode_control_key(3), b"\x00")], is_control=True))
+    got = events([path], deep_iteration=True)
+    records = [r for e in got if isinstance(e, RecordsEvent) for r in e.records]
+    assert [(r.type_name, r.failed) for r in records] == [("LEADER_CHANGE", False), ("SNAPSHOT_HEADER", True)]
+    (problem,) = [e for e in got if isinstance(e, Problem)]
+    assert problem.position == len(first)
+    assert problem.message == "control record at offset 1: int16 needs 2 bytes, only 1 left"
 
 
 # --------------------------------------------------------------------------- summary order (Scala HashMap)
@@ -204,7 +214,8 @@ def test_control_record_that_cannot_be_decoded_is_a_problem_unless_metadata_is_s
     path = DUMP / "corrupt" / "00000000000000000050.log"
     got = events([path], deep_iteration=True)
     (control,) = got[3].records
-    assert isinstance(control, ControlRecord) and control.failed and control.key is None
+    assert isinstance(control, ControlRecord) and control.failed and control.type_name is None
+    assert control.type_id is None and control.key_unreadable
     assert "Must have at least 4 bytes, but found only 1" in got[4].message
     skipped = events([path], deep_iteration=True, skip_record_metadata=True)
     assert not any(isinstance(e, Problem) for e in skipped)
@@ -361,3 +372,23 @@ def test_deep_dump_streams_in_memory_that_does_not_grow_with_the_segment(tmp_pat
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         assert peak < 1_000_000, (renderer_type.__name__, peak)
+
+
+def test_time_index_without_its_offset_index_is_still_checked_against_an_empty_one(tmp_path):
+    """Kafka's tool would create the .index empty and die; kseg reports that and reads the entries on."""
+    log = encode_batch([RecordSpec(o, T0 + o, b"k", b"v") for o in (0, 1)])
+    log += encode_batch([RecordSpec(o, T0 + o, b"k", b"v") for o in (2, 3)])
+    (tmp_path / "00000000000000000000.log").write_bytes(log)
+    tindex = tmp_path / "00000000000000000000.timeindex"
+    entries = [(T0 + 1, 1), (T0 + 2, 3), (T0 + 5, 5)]  # right; max timestamp is T0+3; past the log
+    tindex.write_bytes(b"".join(struct.pack(">qi", ts, offset) for ts, offset in entries))
+    got = events([tindex])
+    assert [type(e).__name__ for e in got] == ["FileStart", "Problem", *["TimeIndexEntry"] * 3, "Summary", "Summary"]
+    assert got[1].message == ("00000000000000000000.index not found beside it (Kafka's tool creates it empty and "
+                              "dies; kseg checks the entries against an empty index)")
+    assert [(e.timestamp, e.offset) for e in got[2:5]] == entries
+    assert {e.kind: e.pairs for e in got if isinstance(e, Summary)} == {
+        "time_index_mismatch": ((T0 + 2, T0 + 3),),
+        "time_index_offset_not_found": ((5, -1),),
+    }
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["00000000000000000000.log", "00000000000000000000.timeindex"]

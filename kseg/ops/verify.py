@@ -408,6 +408,7 @@ def verify_paths(
     deep: bool = False,
     jobs: int | None = None,
     progress: ProgressFn | None = None,
+    run_units: Callable[[list[Unit], bool], list[UnitResult]] | None = None,
 ) -> VerifyResult:
     """Verify files and directories; returns every finding, in Kafka's file order.
 
@@ -415,12 +416,18 @@ def verify_paths(
     headers, what Kafka's recovery checks and more).  ``jobs`` is the number of
     worker processes (default: all cores); one file never starts a pool.
     ``progress(done_bytes, total_bytes)`` is called as work completes.
+    ``run_units(units, deep)`` replaces the local worker pool: it must return
+    ``check_unit(unit, deep)`` for every unit, in order (kseg.spark runs them
+    on a Spark cluster); planning and the merge stay here, so findings match.
     """
     from kseg.ops.verify_partition import check_partition, missing_report
 
     plan = plan_paths(paths)
     jobs = (os.cpu_count() or 1) if jobs is None else max(1, jobs)
-    results = _run_units(plan.units, deep, jobs, progress)
+    if run_units is not None:
+        results = run_units(plan.units, deep)
+    else:
+        results = _run_units(plan.units, deep, jobs, progress)
 
     reports: list[tuple[tuple, FileReport]] = []
     for unit, result in zip(plan.units, results):

@@ -1,0 +1,127 @@
+"""Spark data source benchmark (issue 8): rows/s on local[1] and local[2], next to ``kseg dump``.
+
+Generates one V2 partition -- a segment of 16 KiB batches of ~100-byte UTF-8
+records (default 64 MiB; one record in ten has a header) with its ``.index``
+(one entry per batch, as Kafka writes every 4 KiB) -- in a temporary
+directory, reads it once so it sits in the page cache, then measures:
+
+* ``kseg dump --format json --deep-iteration`` on one core (a subprocess, its
+  interpreter start-up subtracted): records/s;
+* ``kseg.spark.read`` (``spark.read.format("kseg")``) materialised with
+  Spark's ``noop`` writer, so every column of every row crosses into the JVM,
+  on ``local[1]`` and on ``local[2]`` (a fresh session each; a warm-up run,
+  then the best of ``--repeat``): rows/s, and their ratio.  Splits follow the
+  source's default (segment bytes over cores, cut at .index entries), so
+  local[2] reads the one segment as two tasks.
+
+Usage: python bench/bench_spark.py [size_mib] [--repeat N]
+The issue's goal: local[2] >= 1.7x local[1].  Speed targets live here, never
+in tests.  On a machine busy with other work the ratio says little: the
+script prints the load average next to the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kseg.format import RecordSpec, encode_batch
+from kseg.index import OffsetEntry, encode_offset_index
+
+BATCH_BYTES = 16 * 1024
+TS = 1_700_000_000_000
+
+
+def make_partition(directory: Path, size: int) -> tuple[Path, int, int]:
+    """Write ``<dir>/bench-0/00000000000000000000.log`` + ``.index``; returns (log, batches, records)."""
+    records = []
+    while True:
+        i = len(records)
+        headers = (("trace", b"%08d" % i),) if i % 10 == 0 else ()
+        value = (f"value-{i:06d} " + "lorem ipsum dolor sit amet " * 4)[:100].encode()
+        records.append(RecordSpec(i, TS + i, b"key-%06d" % i, value, headers))
+        if len(encode_batch(records)) > BATCH_BYTES:
+            records.pop()
+            break
+    template = bytearray(encode_batch(records))
+    partition = directory / "bench-0"
+    partition.mkdir()
+    log = partition / "00000000000000000000.log"
+    entries = []
+    batches = base = 0
+    with open(log, "wb") as out:
+        while (batches + 1) * len(template) <= size:
+            struct.pack_into(">q", template, 0, base)  # the base offset is outside the CRC
+            if batches:
+                entries.append(OffsetEntry(base + len(records) - 1, batches * len(template)))
+            out.write(template)
+            batches += 1
+            base += len(records)
+    log.with_suffix(".index").write_bytes(encode_offset_index(entries, 0))
+    return log, batches, base
+
+
+def bench_dump(log: Path) -> float:
+    """Seconds for a deep JSON dump to /dev/null, minus the interpreter's start-up."""
+    kseg = [sys.executable, "-m", "kseg"]
+
+    def timed(args: list[str]) -> float:
+        start = time.perf_counter()
+        subprocess.run(args, stdout=subprocess.DEVNULL, check=True)
+        return time.perf_counter() - start
+
+    startup = min(timed([*kseg, "--version"]) for _ in range(3))
+    return timed([*kseg, "dump", "--format", "json", "--deep-iteration", str(log)]) - startup
+
+
+def bench_spark(master: str, partition: Path, repeat: int) -> tuple[float, int, int]:
+    """(best seconds, rows, splits) for reading every row of ``partition`` on ``master``."""
+    from kseg.spark import get_session, read
+
+    spark, _ = get_session(master)
+    try:
+        frame = read(spark, [partition])
+        splits = frame.rdd.getNumPartitions()
+        frame.write.format("noop").mode("overwrite").save()  # warm-up: JIT, Python workers
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            frame.write.format("noop").mode("overwrite").save()
+            best = min(best, time.perf_counter() - start)
+        rows = frame.count()
+    finally:
+        spark.stop()
+    return best, rows, splits
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("size_mib", nargs="?", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="kseg-bench-spark-") as tmp:
+        log, batches, records = make_partition(Path(tmp), args.size_mib << 20)
+        log.read_bytes()  # into the page cache
+        print(f"data: {args.size_mib} MiB, 1 segment + .index, {batches:,} batches, {records:,} records; "
+              f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+        dump = bench_dump(log)
+        print(f"kseg dump --format json --deep-iteration, 1 core: {records / dump / 1e6:.3f} M records/s ({dump:.2f} s)")
+        results = {}
+        for master in ("local[1]", "local[2]"):
+            seconds, rows, splits = bench_spark(master, log.parent, args.repeat)
+            assert rows == records, (rows, records)
+            results[master] = seconds
+            print(f'spark.read.format("kseg") {master}, {splits} splits: '
+                  f"{rows / seconds / 1e6:.3f} M rows/s ({seconds:.2f} s)")
+        ratio = results["local[1]"] / results["local[2]"]
+        print(f"ratio local[2] / local[1]: {ratio:.2f}x (goal >= 1.7x); load average now {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

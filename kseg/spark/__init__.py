@@ -1,0 +1,77 @@
+"""kseg on Spark (``pip install 'kseg[spark]'``): a DataFrame source for segments, and verify at scale.
+
+::
+
+    from kseg.spark import get_session, read, findings
+    spark, _ = get_session()                      # local[*], quiet, loopback only
+    records = read(spark, ["/var/lib/kafka"])     # = spark.read.format("kseg").load(...)
+    problems = findings(spark, ["/var/lib/kafka"])
+
+This package is the only place kseg imports pyspark, and it does so lazily:
+``kseg.spark.rows`` (segments to Arrow batches) needs pyarrow alone, and
+nothing outside ``kseg.spark``/``kseg.commands.spark`` imports this package.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["findings", "get_session", "read", "register", "verify"]
+
+
+def get_session(master: str | None = None, conf: Sequence[tuple[str, str]] = ()) -> tuple[SparkSession, bool]:
+    """The active SparkSession, or a new local[*] one set up for kseg; see :mod:`kseg.spark.session`."""
+    from kseg.spark.session import get_session as _get_session
+
+    return _get_session(master, conf)
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``spark.read.format("kseg")`` available in ``spark``."""
+    from kseg.spark.session import register as _register
+
+    _register(spark)
+
+
+def read(
+    spark: SparkSession,
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    level: str = "record",
+    mode: str = "DROPMALFORMED",
+    split_bytes: int | None = None,
+) -> DataFrame:
+    """Segments under ``paths`` as a DataFrame, split for this session's parallelism.
+
+    Paths are made absolute here, on the driver: Spark plans and reads in
+    worker processes whose working directory is not the caller's.
+    """
+    register(spark)
+    reader = (
+        spark.read.format("kseg")
+        .option("level", level)
+        .option("mode", mode)
+        .option("parallelism", spark.sparkContext.defaultParallelism)
+    )
+    if split_bytes is not None:
+        reader = reader.option("split_bytes", split_bytes)
+    return reader.load([os.path.abspath(p) for p in paths])
+
+
+def verify(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False):  # noqa: ANN201
+    """``kseg verify`` run on Spark: a :class:`kseg.ops.verify.VerifyResult`."""
+    from kseg.spark.verify_units import verify as _verify
+
+    return _verify(spark, paths, deep=deep)
+
+
+def findings(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False) -> DataFrame:
+    """The findings of ``kseg verify --format json`` on ``paths``, as a DataFrame."""
+    from kseg.spark.verify_units import findings as _findings
+
+    return _findings(spark, paths, deep=deep)

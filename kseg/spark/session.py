@@ -1,0 +1,139 @@
+"""A SparkSession that works out of the box: local[*], loopback, kseg's interpreter, a quiet terminal.
+
+What a laptop needs and nobody should have to know:
+
+* ``SPARK_LOCAL_IP=127.0.0.1`` (when unset) and ``spark.driver.host=127.0.0.1``
+  in local mode, so Spark binds to loopback only and does not stall resolving
+  the host name;
+* ``PYSPARK_PYTHON`` = this interpreter in local mode, so Python workers can
+  import kseg (on a cluster a value the user set is kept: executors may keep
+  their Python elsewhere);
+* no web UI, no console progress bar, log4j at WARN, and the JVM's own
+  stderr (its startup warnings, its log) sent to a log file, not the terminal.
+
+The log file is ``$TMPDIR/kseg-spark-<uid>.log`` (overwritten per session).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+LOOPBACK = "127.0.0.1"
+LOG4J = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-cluster")
+
+
+def log_path() -> Path:
+    return Path(tempfile.gettempdir()) / f"kseg-spark-{os.getuid()}.log"
+
+
+def prepare_environment(master: str) -> None:
+    """The environment variables Spark reads at launch (see the module docstring)."""
+    if is_local(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+
+
+def session_conf(master: str, conf: Sequence[tuple[str, str]] = (), log_level: str = "WARN") -> dict[str, str]:
+    """Spark settings for a kseg session; ``conf`` (``--conf k=v``) overrides them."""
+    settings = {
+        "spark.master": master,
+        "spark.app.name": "kseg",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+    }
+    if is_local(master):
+        settings["spark.driver.host"] = LOOPBACK
+        settings["spark.driver.bindAddress"] = LOOPBACK
+    java_options = f"-Dlog4j2.configurationFile=file:{_log4j_file(log_level)}"
+    for key, value in conf:
+        if key == "spark.driver.extraJavaOptions":  # the caller's JVM flags, and still our log settings
+            value = f"{java_options} {value}"
+        settings[key] = value
+    settings.setdefault("spark.driver.extraJavaOptions", java_options)
+    return settings
+
+
+def _log4j_file(level: str) -> Path:
+    path = Path(tempfile.gettempdir()) / f"kseg-spark-log4j2-{os.getuid()}-{level}.properties"
+    text = LOG4J.format(level=level)
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_name(path.name + f".{os.getpid()}")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Point fd 2 at ``path`` while the JVM starts: the child keeps it, we get ours back."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
+
+
+def get_session(
+    master: str | None = None, conf: Sequence[tuple[str, str]] = (), log_level: str = "WARN"
+) -> tuple[SparkSession, bool]:
+    """(session, created): the active session if there is one, else a new quiet one.
+
+    ``created`` tells the caller whether it owns the session (and should stop it).
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        register(active)
+        return active, False
+    master = master or DEFAULT_MASTER
+    prepare_environment(master)
+    builder = SparkSession.builder
+    for key, value in session_conf(master, conf, log_level).items():
+        builder = builder.config(key, value)
+    with _stderr_to(log_path()):
+        spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(log_level)
+    register(spark)
+    return spark, True
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``spark.read.format("kseg")`` available in this session."""
+    from kseg.spark.source import KsegDataSource
+
+    if getattr(spark, "_kseg_registered", False):
+        return  # registering again works, but Spark logs a warning each time
+    spark.dataSource.register(KsegDataSource)
+    spark._kseg_registered = True  # type: ignore[attr-defined]

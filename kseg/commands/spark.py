@@ -74,9 +74,10 @@ def _spark_failed(err: BaseException) -> None:
     """One line on stderr and exit 2: Spark's own messages are long and say where in Spark, not in the data."""
     from kseg.spark.session import log_path
 
-    text = str(err).strip().splitlines()
-    first = next((line for line in text if line.strip()), type(err).__name__)
-    click.echo(f"kseg: error: spark: {first.strip()} (Spark's log: {log_path()})", err=True)
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    # a Python worker's error comes with its traceback: the last line says what went wrong
+    pick = lines[-1] if any(line.startswith("Traceback") for line in lines) else lines[0] if lines else ""
+    click.echo(f"kseg: error: spark: {pick or type(err).__name__} (Spark's log: {log_path()})", err=True)
     sys.exit(EXIT_USAGE)
 
 

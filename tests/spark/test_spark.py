@@ -169,11 +169,13 @@ def test_work_is_dealt_by_size():
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_spark_verify_prints_what_verify_prints(spark, fmt, monkeypatch):
     monkeypatch.chdir(VERIFY)
+    before = (_snapshot(VERIFY), sorted(p.name for p in VERIFY.rglob("*")))
     args = ["--format", fmt, "corrupt", "clean"]
     local, distributed = kseg("verify", *args), kseg("spark", "verify", *args)
     assert (distributed.exit_code, distributed.stderr) == (1, "")
     assert distributed.stdout == local.stdout
     assert local.exit_code == 1
+    assert (_snapshot(VERIFY), sorted(p.name for p in VERIFY.rglob("*"))) == before  # nothing changed or created
 
 
 def test_spark_verify_exit_codes(spark, monkeypatch):
@@ -282,3 +284,15 @@ def test_help_lists_the_subcommands():
 
 def test_a_directory_without_segments_is_an_empty_frame(spark, tmp_path):
     assert read(spark, [tmp_path]).count() == 0
+
+
+def test_a_python_worker_failure_shows_its_last_traceback_line(spark, monkeypatch):
+    import kseg.spark.verify_units as verify_units
+
+    def fail(session, paths, deep=False):  # noqa: ANN001
+        session.sparkContext.parallelize([0], 1).map(lambda _: 1 / 0).collect()
+
+    monkeypatch.setattr(verify_units, "verify", fail)
+    result = kseg("spark", "verify", str(VERIFY / "clean" / "v2-codecs.log"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("kseg: error: spark: ZeroDivisionError: division by zero (Spark's log: ")

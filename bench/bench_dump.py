@@ -41,7 +41,7 @@ class _Null(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, data) -> int:  # noqa: ANN001
+    def write(self, data) -> int:
         return len(data)
 
 
@@ -67,7 +67,7 @@ def make_segment(path: Path, size: int) -> tuple[int, int]:
     return batches, base
 
 
-def bench_kseg(path: Path, options: DumpOptions, renderer_type) -> float:  # noqa: ANN001
+def bench_kseg(path: Path, options: DumpOptions, renderer_type) -> float:
     sink = Sink(_Null(), _Null())
     renderer = renderer_type(sink, options)
     start = time.perf_counter()

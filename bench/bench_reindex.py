@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kseg.format import RecordSpec, encode_batch
 from kseg.format.crc import crc32c
-from kseg.ops.reindex import build_indexes
+from kseg.recovery.indexes import build_indexes
 from kseg.segment import MappedFile
 
 RECORD_VALUE = 100

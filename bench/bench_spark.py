@@ -109,7 +109,7 @@ def bench_spark(master: str, partition: Path, repeat: int) -> tuple[float, int, 
     from kseg.spark import get_session, read
 
     spark, _ = get_session(master)
-    jvm = spark.sparkContext._gateway.proc.pid  # noqa: SLF001 - the launcher execs the JVM
+    jvm = spark.sparkContext._gateway.proc.pid
     try:
         frame = read(spark, [partition])
         splits = frame.rdd.getNumPartitions()

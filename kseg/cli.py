@@ -49,7 +49,7 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
 
-    def invoke(self, ctx: click.Context):  # noqa: ANN201 - click's signature
+    def invoke(self, ctx: click.Context):
         from kseg.errors import KsegError
 
         try:

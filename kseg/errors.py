@@ -97,3 +97,19 @@ class Unsupported(KsegError):
 
 class EncodeError(KsegError):
     """A request to write something Kafka's format cannot hold (headers in V1, zstd in V0, ...)."""
+
+
+class Refused(KsegError):
+    """A command declines to act: its output exists, an input would be changed, a broker holds the directory.
+
+    Nothing about the input is wrong; the command stops before writing
+    anything.  The CLI prints it as one line and exits with :data:`EXIT_USAGE`.
+    """
+
+
+# -- how a command ends (docs in README, "Exit codes") ------------------------------------------
+
+EXIT_OK = 0  # done; verify: nothing wrong
+EXIT_PROBLEMS = 1  # problems found, or data was cut
+EXIT_USAGE = 2  # usage error, unreadable input, or the command could not complete
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)

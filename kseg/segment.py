@@ -29,26 +29,59 @@ from kseg.index import (
     lookup_offset,
     lookup_timestamp,
     offset_slots,
-    time_slots,
     read_offset_index,
     read_time_index,
+    time_slots,
 )
+
+#: Drop mapped pages behind a walk every this many bytes, so memory stays flat on any file size.
+RELEASE_EVERY = 16 * 1024 * 1024
 
 
 def base_offset_from_name(path: str | os.PathLike[str]) -> int | None:
-    """The number before the first ``.`` of a segment's name (``LogFileUtils.offsetFromFileName``)."""
+    """The number before the first ``.`` of a segment's name (``LogFileUtils.offsetFromFileName``).
+
+    KRaft snapshots are named ``<offset>-<epoch>.checkpoint``: their offset is
+    the part before the dash.  None when the name holds no number.
+    """
     stem = Path(path).name.split(".", 1)[0]
-    if "-" in stem:  # KRaft snapshot: <offset>-<epoch>.checkpoint
+    if "-" in stem:
         stem = stem.split("-", 1)[0]
     return int(stem) if stem.isdigit() else None
 
 
+def sibling(path: str | os.PathLike[str], suffix: str) -> Path:
+    """``<base><suffix>`` beside ``<base>.log`` (``suffix`` with its dot: ``".index"``)."""
+    path = Path(path)
+    if not suffix.startswith("."):
+        suffix = "." + suffix
+    return path.with_name(path.name.split(".", 1)[0] + suffix)
+
+
+def open_read_only(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor that leaves the file's access time alone where the kernel allows.
+
+    ``O_NOATIME`` is refused (EPERM) for files the caller does not own; the
+    plain open that follows still changes nothing but, on some mounts, atime.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOATIME", 0)
+    try:
+        return os.open(path, flags)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY)
+
+
 class MappedFile:
-    """A whole file mapped read-only (or ``b""`` when it is empty)."""
+    """A whole file mapped read-only (``b""`` when it is empty): the one way kseg reads its inputs.
+
+    Opening never creates, locks or changes anything, not even the access
+    time (:func:`open_read_only`).  :meth:`release` drops the pages a walk has
+    passed, so the resident set does not grow with the file.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        fd = os.open(self.path, os.O_RDONLY)
+        fd = open_read_only(self.path)
         try:
             self.size = os.fstat(fd).st_size
             self._map: mmap.mmap | None = (
@@ -56,10 +89,16 @@ class MappedFile:
             )
         finally:
             os.close(fd)
+        self._released = 0
 
     @property
     def buf(self) -> bytes | mmap.mmap:
         return self._map if self._map is not None else b""
+
+    def release(self, upto: int) -> None:
+        """Let the kernel take back the mapped pages before ``upto`` (once 16 MiB have been passed)."""
+        if upto - self._released >= RELEASE_EVERY:
+            self._released = release_pages(self.buf, self._released, upto)
 
     def close(self) -> None:
         if self._map is not None:
@@ -72,6 +111,26 @@ class MappedFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def read_small_file(path: str | os.PathLike[str]) -> bytes:
+    """A small side file's bytes (a checkpoint, a snapshot), read through the same read-only mapping."""
+    with MappedFile(path) as mapped:
+        return bytes(mapped.buf)
+
+
+def release_pages(buf: object, start: int, upto: int) -> int:
+    """Tell the kernel we are done with mapped pages ``[start, upto)``; returns the new release mark.
+
+    The file stays in the page cache; only this process's mapping drops the
+    pages, so a long walk does not grow the resident set.
+    """
+    if not isinstance(buf, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return upto
+    page_end = upto - upto % mmap.PAGESIZE
+    if page_end > start:
+        buf.madvise(mmap.MADV_DONTNEED, start, page_end - start)
+    return page_end
 
 
 class Segment:
@@ -142,7 +201,7 @@ class Segment:
 
     # -- seeking through the side indexes ---------------------------------------
     def _sibling(self, suffix: str) -> Path:
-        return self.path.with_name(self.path.name.split(".", 1)[0] + suffix)
+        return sibling(self.path, suffix)
 
     def offset_index(self) -> tuple[OffsetEntry, ...]:
         """Live entries of the sibling .index (empty when there is none)."""

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support import FIXTURES
 
 from kseg.cli import cli
-from kseg.ops.reindex import build_indexes
+from kseg.recovery.indexes import build_indexes
 from kseg.segment import open_segment
-from support import FIXTURES
 
 FX = FIXTURES / "convert"
 ENV = {"COLUMNS": "100", "NO_COLOR": "1"}
@@ -53,7 +53,7 @@ def test_fixtures_regenerate_byte_for_byte(tmp_path):
     made = {str(p.relative_to(tmp_path)): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     kept = {str(p.relative_to(FX)): p.read_bytes() for p in FX.rglob("*") if p.is_file() and p.suffix not in (".py", ".md")}
     assert made == kept
-    provenance = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|", (FX / "PROVENANCE.md").read_text(), re.M))
+    provenance = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|", (FX / "PROVENANCE.md").read_text(), re.MULTILINE))
     assert provenance == {name: hashlib.sha256(data).hexdigest() for name, data in made.items()}
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from support import CORPUS_REAL, FIXTURES, REPO, require_dir
+
 from kseg.cli import cli
 from kseg.format import read_batch
 from kseg.render.dump import decode_payload
@@ -196,7 +196,7 @@ def test_fixtures_rebuild_to_the_listed_sha256(tmp_path):
     """make_fixtures.py is deterministic and PROVENANCE.md lists exactly what it writes."""
     subprocess.run([sys.executable, str(DUMP / "make_fixtures.py")], check=True, cwd=tmp_path,
                    env={**os.environ, "PYTHONPATH": str(REPO)})
-    listed = dict(re.findall(r"^\| `([^`]+)` \| \d+ \| `([0-9a-f]{64})` \|", (DUMP / "PROVENANCE.md").read_text(), re.M))
+    listed = dict(re.findall(r"^\| `([^`]+)` \| \d+ \| `([0-9a-f]{64})` \|", (DUMP / "PROVENANCE.md").read_text(), re.MULTILINE))
     assert len(listed) >= 30
     import importlib.util
 
@@ -351,8 +351,7 @@ def test_closed_pipe_ends_quietly(tmp_path):
 
     path = tmp_path / LOG
     with open(path, "wb") as out:
-        for b in range(300):
-            out.write(encode_batch([RecordSpec(b * 50 + i, 0, b"k", b"v" * 200) for i in range(50)]))
+        out.writelines(encode_batch([RecordSpec(b * 50 + i, 0, b"k", b"v" * 200) for i in range(50)]) for b in range(300))
     proc = subprocess.Popen([sys.executable, "-m", "kseg", "dump", "--print-data-log", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     first = proc.stdout.readline()

@@ -213,7 +213,7 @@ class Exploding(dict):
 
 
 def test_decoders_run_only_when_asked(monkeypatch):
-    import kseg.format.internal as internal
+    from kseg.format import internal
 
     monkeypatch.setattr(internal, "DECODERS", Exploding(internal.DECODERS))
     for args in (["--print-data-log"], ["--format", "json", "--deep-iteration"], ["--format", "table", "--deep-iteration"]):
@@ -457,7 +457,7 @@ def test_every_producer_snapshot_of_the_corpus_dumps_completely():
 def test_table_summarises_decoded_records():
     from rich.cells import cell_len
 
-    def rows(result) -> list[list[str]]:  # noqa: ANN001
+    def rows(result) -> list[list[str]]:
         return [line.split() for line in result.stdout.splitlines() if re.match(r"\s+\d+\s+2023-", line)]
 
     narrow = run(["--format", "table", "--offsets-decoder", "decoders/__consumer_offsets-1"], columns=80)

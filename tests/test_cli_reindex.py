@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support import FIXTURES
 
 from kseg.cli import cli
-from support import FIXTURES
 
 FX = FIXTURES / "reindex"
 TS = 1_700_000_000_000
@@ -56,7 +56,7 @@ def test_fixtures_regenerate_byte_for_byte(tmp_path):
     made = {str(p.relative_to(tmp_path)): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     kept = {str(p.relative_to(FX)): p.read_bytes() for p in FX.rglob("*") if p.is_file() and p.suffix not in (".py", ".md")}
     assert made == kept
-    provenance = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|", (FX / "PROVENANCE.md").read_text(), re.M))
+    provenance = dict(re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|", (FX / "PROVENANCE.md").read_text(), re.MULTILINE))
     assert provenance == {name: hashlib.sha256(data).hexdigest() for name, data in made.items()}
 
 
@@ -285,7 +285,7 @@ def test_the_docs_example_is_what_the_command_prints(monkeypatch):
     from support import REPO
 
     doc = (REPO / "docs" / "reindex.md").read_text()
-    block = re.search(r"^\$ kseg reindex (--check \S+)\n(.*?)^\$", doc, re.M | re.S)
+    block = re.search(r"^\$ kseg reindex (--check \S+)\n(.*?)^\$", doc, re.MULTILINE | re.DOTALL)
     monkeypatch.chdir(REPO)
     result = run(*block[1].split())
     assert result.stdout == block[2]

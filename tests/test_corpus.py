@@ -11,8 +11,8 @@ import json
 import re
 
 import pytest
-
 from support import CORPUS_REAL, require_dir
+
 from kseg.format import END_OF_DATA
 from kseg.segment import open_segment
 

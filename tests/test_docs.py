@@ -2,9 +2,9 @@
 
 import pytest
 from click.testing import CliRunner
+from support import REPO
 
 from kseg.cli import COMMANDS, cli
-from support import REPO
 
 README = (REPO / "README.md").read_text()
 

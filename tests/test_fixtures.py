@@ -8,7 +8,7 @@ from support import FIXTURES
 
 def test_real_fixtures_match_their_provenance():
     doc = (FIXTURES / "real" / "PROVENANCE.md").read_text()
-    rows = re.findall(r"^\| `(kafka-logs/[^`]+)` \|[^|]+\| (\d+) \| `([0-9a-f]{64})` \|", doc, re.M)
+    rows = re.findall(r"^\| `(kafka-logs/[^`]+)` \|[^|]+\| (\d+) \| `([0-9a-f]{64})` \|", doc, re.MULTILINE)
     listed = {name for name, _, _ in rows}
     on_disk = {str(p.relative_to(FIXTURES / "real")) for p in (FIXTURES / "real" / "kafka-logs").rglob("*") if p.is_file()}
     assert listed == on_disk and len(rows) == 11

@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+from collections.abc import Callable
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from support import CORPUS_REAL, FIXTURES, require_dir
@@ -127,7 +127,7 @@ def test_every_producer_snapshot_decodes_completely() -> None:
 def test_synthetic_segments_regenerate_to_their_recorded_sha256() -> None:
     make = load_make_fixtures()
     rows = re.findall(r"^\| `(segments/[^`]+)` \| (\d+) \| `([0-9a-f]{64})` \|",
-                      (INTERNAL / "PROVENANCE.md").read_text(), re.M)
+                      (INTERNAL / "PROVENANCE.md").read_text(), re.MULTILINE)
     assert {name for name, _, _ in rows} == set(make.SYNTHETIC)
     for name, size, digest in rows:
         built = make.SYNTHETIC[name]()

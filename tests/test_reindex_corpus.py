@@ -52,13 +52,13 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from support import CORPUS_REAL, require_dir
 
 from kseg.errors import Corrupt
 from kseg.format import BatchWalk
 from kseg.index import OffsetEntry, TimeEntry, read_offset_index, read_time_index
-from kseg.ops.reindex import build_indexes, compare_index, index_bytes
+from kseg.recovery.indexes import build_indexes, compare_index, index_bytes
 from kseg.segment import MappedFile, base_offset_from_name
-from support import CORPUS_REAL, require_dir
 
 INTERVAL = 4096
 

@@ -2,7 +2,6 @@
 
 import hashlib
 import os
-import struct
 
 import pytest
 
@@ -116,13 +115,11 @@ def test_atomic_write_replaces_whole_or_not_at_all(tmp_path):
     with atomic_write(dest) as out:
         out.write(b"abc")
     assert dest.read_bytes() == b"abc"
-    with pytest.raises(FileExistsError):
-        with atomic_write(dest) as out:
-            out.write(b"x")
-    with pytest.raises(RuntimeError):
-        with atomic_write(dest, replace=True) as out:
-            out.write(b"partial")
-            raise RuntimeError("killed mid-write")
+    with pytest.raises(FileExistsError), atomic_write(dest) as out:
+        out.write(b"x")
+    with pytest.raises(RuntimeError), atomic_write(dest, replace=True) as out:
+        out.write(b"partial")
+        raise RuntimeError("killed mid-write")
     assert dest.read_bytes() == b"abc"
     assert [p.name for p in tmp_path.iterdir()] == ["out.log"]
 

@@ -6,14 +6,12 @@ kseg must say exactly that.
 
 from __future__ import annotations
 
-import base64
 import json
-from pathlib import Path
 
 import pytest
-
 from support import CORPUS_VECTORS, require_dir
-from kseg.errors import Corrupt, InvalidRecord, KsegError
+
+from kseg.errors import Corrupt, InvalidRecord
 from kseg.format import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk
 from kseg.format.control import decode_control_key, decode_end_txn_marker
 

@@ -11,7 +11,7 @@ from kseg.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from kseg.format.model import CODEC_NAMES
 from kseg.ops.convert import ConvertRefused, Target, convert_path
 from kseg.ops.convert_batches import DEFAULT_MAX_BATCH_BYTES
-from kseg.ops.reindex import DEFAULT_INDEX_INTERVAL_BYTES
+from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES
 from kseg.render.convert import render_text, report_json
 
 

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import click
 
-from kseg.ops.dump import DECODER_PRECEDENCE, INT_MAX, DumpOptions, DumpTarget, handler_kind, iter_dump, targets_for
+from kseg.ops.dump import (
+    DECODER_PRECEDENCE,
+    INT_MAX,
+    DumpOptions,
+    DumpTarget,
+    handler_kind,
+    iter_dump,
+    targets_for,
+)
 
 STRING_DECODER = "org.apache.kafka.tools.api.StringDecoder"
 DEPRECATED_STRING_DECODER = "kafka.serializer.StringDecoder"
@@ -28,7 +36,7 @@ class _Timestamp(click.ParamType):
 
     name = "MS|ISO-TIME"
 
-    def convert(self, value, param, ctx):  # noqa: ANN001, ANN201 - click's signature
+    def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
         text = str(value).strip()
@@ -188,7 +196,7 @@ def _chosen_decoder(flags: dict[str, bool]) -> str | None:
     return None
 
 
-def _check_windows(from_offset, to_offset, from_time, to_time) -> None:  # noqa: ANN001
+def _check_windows(from_offset, to_offset, from_time, to_time) -> None:
     if from_offset is not None and to_offset is not None and to_offset < from_offset:
         raise click.UsageError("--to-offset is before --from-offset")
     if from_time is not None and to_time is not None and to_time < from_time:
@@ -196,7 +204,15 @@ def _check_windows(from_offset, to_offset, from_time, to_time) -> None:  # noqa:
 
 
 def _run(targets: list[DumpTarget], options: DumpOptions, output_format: str, payload: str) -> int:
-    from kseg.render.dump import JsonRenderer, Progress, Sink, TableRenderer, TextRenderer, binary_streams, render
+    from kseg.render.dump import (
+        JsonRenderer,
+        Progress,
+        Sink,
+        TableRenderer,
+        TextRenderer,
+        binary_streams,
+        render,
+    )
 
     out, err = binary_streams()
     sink = Sink(out, err)
@@ -214,7 +230,7 @@ def _run(targets: list[DumpTarget], options: DumpOptions, output_format: str, pa
     return render(iter_dump(targets, options), renderer, progress)
 
 
-def _is_terminal(stream) -> bool:  # noqa: ANN001
+def _is_terminal(stream) -> bool:
     try:
         return os.isatty(stream.fileno())
     except (AttributeError, OSError, ValueError):

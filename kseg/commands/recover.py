@@ -9,7 +9,7 @@ import click
 
 from kseg.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 from kseg.ops.recover_files import RecoverRefused, recover_path
-from kseg.ops.reindex import DEFAULT_INDEX_INTERVAL_BYTES
+from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES
 from kseg.render.recover import print_report, report_json
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from kseg.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from kseg.ops.reindex import DEFAULT_INDEX_INTERVAL_BYTES
-from kseg.ops.reindex_files import ReindexRefused, Report, reindex_paths
+from kseg.ops.reindex import ReindexRefused, Report, reindex_paths
+from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES
 from kseg.render.reindex import render_text, report_json
 
 
@@ -56,7 +56,7 @@ def reindex(
     """
     reports: list[Report] = []
 
-    def collect():  # noqa: ANN202 - a generator of reports, remembered for the exit code
+    def collect():
         for report in reindex_paths(
             list(paths),
             out_dir=output_dir,

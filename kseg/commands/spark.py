@@ -11,7 +11,7 @@ import click
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
-def _spark_options(command):  # noqa: ANN001, ANN201 - a click decorator
+def _spark_options(command):
     """--master and --conf, shared by the subcommands."""
     command = click.option(
         "--conf", "conf", multiple=True, metavar="KEY=VALUE",
@@ -48,7 +48,7 @@ class _Session:
         self.master = master
         self.conf = _conf_pairs(conf)
 
-    def __enter__(self):  # noqa: ANN204
+    def __enter__(self):
         from kseg.spark import get_session
 
         _need_spark()
@@ -58,7 +58,7 @@ class _Session:
             _spark_failed(err)
         return self.spark
 
-    def __exit__(self, kind, err, tb) -> None:  # noqa: ANN001
+    def __exit__(self, kind, err, tb) -> None:
         if self.created:
             self.spark.stop()
         if err is not None and _is_spark_error(err):

@@ -7,120 +7,46 @@ Every log entry, whatever its magic, starts with the same 17 bytes::
     12  crc (V0/V1) or partitionLeaderEpoch (V2)
     16  magic                               int8
 
-:class:`BatchWalk` steps through a buffer entry by entry exactly as Kafka's
-``FileLogInputStream.nextBatch`` does, and remembers where and why it stopped;
-:func:`read_batch` decodes the entry at one position.  Everything above this
+:class:`~kseg.format.walk.BatchWalk` (the one walker) steps through a buffer
+entry by entry exactly as Kafka's ``FileLogInputStream.nextBatch`` does, and
+remembers where and why it stopped; :mod:`kseg.format.scan` goes on past
+damage; :func:`read_batch` decodes the entry at one position; every fixed
+layout is in :mod:`kseg.format.layout`.  Everything above this
 package handles batches through the attributes shared by
 :class:`~kseg.format.v2.V2Batch` and :class:`~kseg.format.v0v1.LegacyBatch`.
 """
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Union
 
 from kseg.errors import Corrupt, EncodeError, Truncated
 from kseg.format import compression, v0v1, v2
+from kseg.format.layout import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, MIN_RECORD_OVERHEAD
 from kseg.format.model import CREATE_TIME, RecordSpec
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
+from kseg.format.walk import (
+    BAD_SIZE,
+    END_OF_DATA,
+    PARTIAL_BATCH,
+    SHORT_TAIL,
+    BatchWalk,
+    WalkEnd,
+    iter_batches,
+)
 
 Batch = Union[V2Batch, LegacyBatch]
-
-ENTRY_PREFIX = struct.Struct(
-    ">q"  # offset / baseOffset
-    "i"  # size of the rest of the entry
-    "4x"  # crc (V0/V1) or partitionLeaderEpoch (V2): not needed to frame
-    "b"  # magic
-)
-HEADER_SIZE_UP_TO_MAGIC = ENTRY_PREFIX.size  # 17
-LOG_OVERHEAD = 12
-MIN_RECORD_OVERHEAD = v0v1.RECORD_OVERHEAD_V0  # 14: the only size check Kafka's walker makes
-
-#: Why a walk ended.
-END_OF_DATA = "end"  # every byte belongs to a whole entry
-SHORT_TAIL = "short-tail"  # 17 or fewer bytes left: too few to frame an entry
-PARTIAL_BATCH = "partial-batch"  # the last entry declares more bytes than remain
-BAD_SIZE = "bad-size"  # an entry declares fewer than 14 bytes (e.g. a zero-filled tail)
 
 
 def read_batch(buf: bytes | memoryview, position: int) -> Batch:
     """The entry at ``position``: magic < 2 is read as a legacy message, anything else as V2 (as Kafka does)."""
     if position < 0 or position + HEADER_SIZE_UP_TO_MAGIC > len(buf):
         raise Truncated("fewer than 17 bytes left: no entry can start here", offset=position, field="batch")
-    magic = struct.unpack_from(">b", buf, position + 16)[0]
-    if magic < 2:
-        return LegacyBatch(buf, position)
-    return V2Batch(buf, position)
-
-
-@dataclass(frozen=True, slots=True)
-class WalkEnd:
-    """Where and why a walk stopped; ``remaining`` bytes were not part of any whole entry."""
-
-    position: int
-    remaining: int
-    reason: str
-    declared_size: int | None = None  # for PARTIAL_BATCH and BAD_SIZE: the size field found there
-
-
-class BatchWalk:
-    """Iterate the entries of ``buf[start:end]`` the way Kafka's file reader does.
-
-    * 17 or fewer bytes left -> stop (``SHORT_TAIL``);
-    * a size field below 14 -> Kafka throws ``CorruptRecordException``; with
-      ``strict=True`` we raise :class:`~kseg.errors.Corrupt`, otherwise the walk
-      stops with ``BAD_SIZE`` (so callers can report and resynchronise);
-    * an entry running past ``end`` -> stop (``PARTIAL_BATCH``).
-
-    No maximum size and no offset order are checked here: that is verify's job.
-    After iteration, :attr:`end` says where and why the walk stopped.
-    """
-
-    def __init__(
-        self, buf: bytes | memoryview, start: int = 0, end: int | None = None, *, strict: bool = True
-    ) -> None:
-        self.buf = buf
-        self.start = start
-        self.limit = len(buf) if end is None else min(end, len(buf))
-        self.strict = strict
-        self.end: WalkEnd | None = None
-
-    def __iter__(self) -> Iterator[Batch]:
-        buf, limit = self.buf, self.limit
-        view = memoryview(buf)  # one view for the whole walk: CRC checks slice it
-        unpack = ENTRY_PREFIX.unpack_from
-        pos = self.start
-        while True:
-            if pos >= limit - HEADER_SIZE_UP_TO_MAGIC:
-                reason = END_OF_DATA if pos == limit else SHORT_TAIL
-                self.end = WalkEnd(pos, max(0, limit - pos), reason)
-                return
-            _, size, magic = unpack(buf, pos)
-            if size < MIN_RECORD_OVERHEAD:
-                self.end = WalkEnd(pos, limit - pos, BAD_SIZE, size)
-                if self.strict:
-                    raise Corrupt(
-                        f"Found record size {size} smaller than minimum record overhead ({MIN_RECORD_OVERHEAD})",
-                        offset=pos + 8,
-                        field="batch.size",
-                    )
-                return
-            if pos > limit - LOG_OVERHEAD - size:
-                self.end = WalkEnd(pos, limit - pos, PARTIAL_BATCH, size)
-                return
-            if magic < 2:
-                yield LegacyBatch(buf, pos)
-            else:
-                yield V2Batch(buf, pos, view)
-            pos += LOG_OVERHEAD + size
-
-
-def iter_batches(buf: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[Batch]:
-    """Shorthand for ``iter(BatchWalk(buf, start, end))`` when the end reason is not needed."""
-    return iter(BatchWalk(buf, start, end))
+    raw = buf[position + MAGIC_OFFSET]
+    magic = raw - 0x100 if raw >= 0x80 else raw  # an int8 in Kafka
+    return LegacyBatch(buf, position) if magic < 2 else V2Batch(buf, position)
 
 
 def encode_batch(
@@ -203,6 +129,9 @@ def _refuse_v2_only_fields(
 __all__ = [
     "BAD_SIZE",
     "END_OF_DATA",
+    "HEADER_SIZE_UP_TO_MAGIC",
+    "LOG_OVERHEAD",
+    "MIN_RECORD_OVERHEAD",
     "PARTIAL_BATCH",
     "SHORT_TAIL",
     "Batch",

@@ -76,6 +76,7 @@ maximum.  Library exceptions never escape: they become :class:`CodecError`.
 
 from __future__ import annotations
 
+import importlib
 import struct
 import zlib
 from collections.abc import Callable
@@ -84,22 +85,6 @@ from types import ModuleType
 
 from kseg.errors import CodecError, EncodeError, LimitExceeded, Unsupported
 from kseg.format.xxhash32 import xxh32
-
-_lz4_block: ModuleType | None
-_snappy: ModuleType | None
-_zstd: ModuleType | None
-try:
-    import lz4.block as _lz4_block
-except ImportError:  # pragma: no cover - every codec library is a hard dependency in CI
-    _lz4_block = None
-try:
-    import snappy as _snappy
-except ImportError:  # pragma: no cover
-    _snappy = None
-try:
-    import zstandard as _zstd
-except ImportError:  # pragma: no cover
-    _zstd = None
 
 __all__ = [
     "CODEC_GZIP",
@@ -173,11 +158,16 @@ class _BoundedOutput:
         return bytes(self._buf)
 
 
-def _need(module: ModuleType | None, codec: str, package: str) -> ModuleType:
+#: The codec libraries, imported on first use: a walk over uncompressed or gzip data never pays for them.
+_LIBRARIES = {"lz4": "lz4.block", "snappy": "snappy", "zstd": "zstandard"}
+
+
+def _need(codec: str, package: str) -> ModuleType:
     """The codec library, or Unsupported naming the package to install (raised only when a batch needs it)."""
-    if module is None:
-        raise Unsupported(f"the {codec} codec needs the '{package}' package, which is not installed")
-    return module
+    try:
+        return importlib.import_module(_LIBRARIES[codec])
+    except ImportError:
+        raise Unsupported(f"the {codec} codec needs the '{package}' package, which is not installed") from None
 
 
 def _level(codec: str, level: int | None, *, default: int, low: int, high: int) -> int:
@@ -378,7 +368,7 @@ def _snappy_declared_length(block: memoryview) -> int:
 
 def _snappy_raw_block(block: memoryview, out: _BoundedOutput) -> None:
     """Decompress one raw Snappy block, checking its declared length against the cap first."""
-    snappy = _need(_snappy, "snappy", "python-snappy")
+    snappy = _need("snappy", "python-snappy")
     declared = _snappy_declared_length(block)
     out.claim(declared)
     try:
@@ -447,7 +437,7 @@ def _snappy_compress(view: memoryview, magic: int, level: int | None) -> bytes:
     Empty input gives the bare header, which SnappyOutputStream writes on close.
     """
     _no_level("snappy", level)
-    snappy = _need(_snappy, "snappy", "python-snappy")
+    snappy = _need("snappy", "python-snappy")
     parts = [XERIAL_HEADER.pack(XERIAL_MAGIC, XERIAL_VERSION, XERIAL_MIN_COMPATIBLE_VERSION)]
     for start in range(0, len(view), XERIAL_BLOCK_SIZE):
         block = snappy.compress(bytes(view[start : start + XERIAL_BLOCK_SIZE]))
@@ -546,7 +536,7 @@ def _lz4_block_data(block: memoryview, stored: bool, max_block: int) -> bytes | 
     """The uncompressed bytes of one block (at most ``max_block`` of them)."""
     if stored:
         return block
-    lz4_block = _need(_lz4_block, "lz4", "lz4")
+    lz4_block = _need("lz4", "lz4")
     try:
         return lz4_block.decompress(block, uncompressed_size=max_block)
     except Exception as exc:  # lz4.block.LZ4BlockError, or ValueError on odd sizes
@@ -591,7 +581,7 @@ def _lz4_decompress(view: memoryview, magic: int, max_size: int) -> bytes:
 def _lz4_compress(view: memoryview, magic: int, level: int | None) -> bytes:
     """Lz4BlockOutputStream output: Kafka's header, 64 KiB blocks, EndMark, no checksums."""
     lz4_level = _level("lz4", level, default=LZ4_DEFAULT_LEVEL, low=1, high=17)
-    lz4_block = _need(_lz4_block, "lz4", "lz4")
+    lz4_block = _need("lz4", "lz4")
     header = LZ4_FRAME_HEADER.pack(LZ4_MAGIC, KAFKA_LZ4_FLG, KAFKA_LZ4_BD)
     # Magic 0 keeps the pre-KAFKA-3160 checksum over the magic bytes too.
     hc = lz4_header_checksum(header if magic == 0 else header[4:])
@@ -721,7 +711,7 @@ def _zstd_walk_frame(view: memoryview, start: int) -> _ZstdFrame:
 
 def _zstd_decode_frame(view: memoryview, frame: _ZstdFrame, out: _BoundedOutput) -> None:
     """Decode one frame block by block: each call yields at most one block (<= 128 KiB) of output."""
-    zstd = _need(_zstd, "zstd", "zstandard")
+    zstd = _need("zstd", "zstandard")
     if frame.content_size is not None:
         out.claim(frame.content_size)
     decoder = zstd.ZstdDecompressor().decompressobj()
@@ -780,7 +770,7 @@ def _zstd_compress(view: memoryview, magic: int, level: int | None) -> bytes:
     if magic < _ZSTD_MIN_MAGIC:
         raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
     zstd_level = _level("zstd", level, default=ZSTD_DEFAULT_LEVEL, low=ZSTD_MIN_LEVEL, high=ZSTD_MAX_LEVEL)
-    zstd = _need(_zstd, "zstd", "zstandard")
+    zstd = _need("zstd", "zstandard")
     if not view:
         return zstd.ZstdCompressor(level=zstd_level, write_content_size=True).compressobj(size=0).flush()
     compressor = zstd.ZstdCompressor(level=zstd_level, write_content_size=False).compressobj()

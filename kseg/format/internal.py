@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import base64
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Callable
+from typing import Any
 
 from kseg.errors import KsegError
 from kseg.format import schemas

@@ -91,7 +91,7 @@ class _ScalaHashSet:
                 self._grow(len(self.table) * 2)
             self._add_elem(elem, _improve_hash(topic_partition_hash(*elem)))
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self):
         for bucket in self.table:
             for _, elem in bucket:
                 yield elem

@@ -153,7 +153,7 @@ def _kind_of(type_name: str, has_fields: bool) -> str:
 
 def field(
     name: str,
-    type: str,  # noqa: A002 - Kafka's attribute name
+    type: str,
     versions: str,
     *,
     nullable: str | None = None,
@@ -323,7 +323,7 @@ def _read_array_bytes(ctx: _Ctx, size: int, pos: int, path: str) -> tuple[bytes,
 def _null_or_fail(ctx: _Ctx, fld: Field | None, name: str, pos: int, path: str) -> None:
     """A negative length: null where the field is nullable at this version, else Kafka's error."""
     if fld is not None and ctx.version in fld.nullable:
-        return None
+        return
     raise ctx.fail(pos, path, f"non-nullable field {name} was serialized as null")
 
 

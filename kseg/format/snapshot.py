@@ -130,4 +130,4 @@ def encode_snapshot(entries: list[ProducerEntry]) -> bytes:
     return struct.pack(">hI", SNAPSHOT_VERSION, crc32c(body)) + body
 
 
-__all__ = ["ProducerEntry", "ProducerSnapshot", "check_snapshot", "encode_snapshot", "read_snapshot", "increment_sequence"]
+__all__ = ["ProducerEntry", "ProducerSnapshot", "check_snapshot", "encode_snapshot", "increment_sequence", "read_snapshot"]

@@ -77,7 +77,7 @@ def _key_size_offset(magic: int) -> int:
 class _Message:
     """The fields of one legacy message located at ``position`` (its log entry start) in ``buf``."""
 
-    __slots__ = ("buf", "position", "offset", "message_size", "crc", "magic", "attributes", "timestamp_field")
+    __slots__ = ("attributes", "buf", "crc", "magic", "message_size", "offset", "position", "timestamp_field")
 
     def __init__(self, buf: bytes | memoryview, position: int, limit: int | None = None) -> None:
         limit = len(buf) if limit is None else limit

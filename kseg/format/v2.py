@@ -39,18 +39,18 @@ from kseg.errors import Corrupt, CrcMismatch, EncodeError, InvalidRecord, KsegEr
 from kseg.format import compression
 from kseg.format.crc import crc32c
 from kseg.format.model import (
-    codec_name,
     CREATE_TIME,
+    INT64_MAX,
+    INT64_MIN,
     LOG_APPEND_TIME,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     NO_TIMESTAMP,
-    INT64_MAX,
-    INT64_MIN,
     Header,
     Record,
     RecordSpec,
+    codec_name,
     increment_sequence,
     wrap_int32,
     wrap_int64,
@@ -300,7 +300,7 @@ class _RecordReader:
     loop is the cost of a full decode (see bench/bench_format.py).
     """
 
-    __slots__ = ("batch", "data", "start", "end", "compressed_at", "shift")
+    __slots__ = ("batch", "compressed_at", "data", "end", "shift", "start")
 
     def __init__(
         self,

@@ -76,7 +76,7 @@ def records_json_utf8(batch: V2Batch) -> tuple[range | list[int], list[str]] | N
 
 
 def _parse(
-    buf, pos: int, end: int, count: int, base_offset: int, base_timestamp: int, log_append: int | None  # noqa: ANN001
+    buf, pos: int, end: int, count: int, base_offset: int, base_timestamp: int, log_append: int | None
 ) -> tuple[range | list[int], list[str]] | None:
     """Offsets come back as a ``range`` when they are base, base + 1, ... (the usual case)."""
     deltas: list[int] = []
@@ -183,14 +183,14 @@ def _parse(
     return range(base_offset, base_offset + count), parts
 
 
-def _small_varint(buf, pos: int, end: int) -> tuple[int, int]:  # noqa: ANN001
+def _small_varint(buf, pos: int, end: int) -> tuple[int, int]:
     b = buf[pos]
     if b < 0x80:
         return (b >> 1) ^ -(b & 1), pos + 1
     return decode_varint(buf, pos, end)
 
 
-def _headers(buf, pos: int, end: int) -> tuple[str, int]:  # noqa: ANN001
+def _headers(buf, pos: int, end: int) -> tuple[str, int]:
     count, pos = _small_varint(buf, pos, end)
     if count < 0 or count > end - pos:
         raise IndexError

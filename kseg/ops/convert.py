@@ -14,7 +14,7 @@ module walks the input, writes the output and builds its indexes:
   run wrote is removed again: OUTDIR is left as it was.
 * Damage: a batch that fails its CRC, cannot be decoded, or a tail that is not
   a whole batch stops the conversion (nothing is written) unless
-  ``skip_corrupt``; then the damage is skipped with :func:`kseg.ops.scan.scan`
+  ``skip_corrupt``; then the damage is skipped with :func:`kseg.format.scan.scan`
   (which resynchronises past it) and reported.
 """
 
@@ -30,19 +30,13 @@ from pathlib import Path
 from kseg.errors import Corrupt, KsegError, Truncated
 from kseg.format import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, Batch, BatchWalk, WalkEnd
 from kseg.format.model import Record
-from kseg.ops.convert_batches import ConvertRefused, Converter, Tally, Target, TxnDeliveries, check_target
+from kseg.format.scan import Gap, scan
+from kseg.ops.convert_batches import Converter, ConvertRefused, Tally, Target, TxnDeliveries, check_target
 from kseg.ops.discover import file_kind, is_partition_dir
-from kseg.ops.reindex import (
-    release_pages,
-    DEFAULT_INDEX_INTERVAL_BYTES,
-    IndexBuild,
-    TxnTracker,
-    build_indexes,
-    replay_producer_state,
-)
-from kseg.ops.reindex_files import segment_logs, sibling
-from kseg.ops.scan import Gap, scan
-from kseg.segment import MappedFile, atomic_write, base_offset_from_name
+from kseg.ops.reindex import segment_logs, sibling
+from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
+from kseg.recovery.producer_state import TxnTracker, replay_producer_state
+from kseg.segment import MappedFile, atomic_write, base_offset_from_name, release_pages
 
 OUTPUT_KINDS = ("log", "index", "timeindex", "txnindex")
 SKIP_HINT = "; --skip-corrupt skips damaged bytes and converts the rest"

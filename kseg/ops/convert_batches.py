@@ -39,9 +39,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from kseg.errors import EncodeError, KsegError
-from kseg.format import Batch, encode_batch
-from kseg.format import compression
+from kseg.errors import EncodeError, KsegError, Refused
+from kseg.format import Batch, compression, encode_batch
 from kseg.format import v2 as v2_format
 from kseg.format.compression import CODEC_NONE, CODEC_ZSTD
 from kseg.format.control import ABORT, COMMIT, decode_control_key
@@ -66,7 +65,7 @@ KEEP_OVERSIZED_OFFSETS = 10
 ZSTD_DOWN_CONVERSION = "Down-conversion of zstandard-compressed batches is not supported"
 
 
-class ConvertRefused(KsegError):
+class ConvertRefused(Refused):
     """Input the target format cannot hold, or options Kafka refuses: nothing is written."""
 
 

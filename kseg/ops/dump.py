@@ -727,7 +727,7 @@ def _abort_message(record: Record, decoded: Decoded) -> str:
     """``record at offset O: <key|value> byte N (field): <why>; kafka-dump-log stops here: <its exception>``."""
     kafka_text = decoded.key_text or ""
     prefix = f"Error at offset {record.offset}, skipping. "
-    kafka_text = kafka_text[len(prefix):] if kafka_text.startswith(prefix) else kafka_text
+    kafka_text = kafka_text.removeprefix(prefix)
     problem = decoded.problem
     where = ""
     if problem is not None and problem.offset is not None:
@@ -948,8 +948,7 @@ def _check_time_entry(
     else:
         max_timestamp = -1
         for record in found.iter_records():
-            if record.timestamp > max_timestamp:
-                max_timestamp = record.timestamp
+            max_timestamp = max(max_timestamp, record.timestamp)
         if max_timestamp != timestamp:
             summaries.add_time("time_index_mismatch", where, timestamp, max_timestamp)
         if previous >= timestamp:
@@ -1033,10 +1032,11 @@ def _signed_byte(value: int) -> int:
 
 
 __all__ = [
+    "DECODER_PRECEDENCE",
+    "SIDE_FILE_NAMES",
     "BatchEvent",
     "BootstrapStart",
     "ControlRecord",
-    "DECODER_PRECEDENCE",
     "DecodedRecord",
     "DumpOptions",
     "DumpTarget",
@@ -1050,7 +1050,6 @@ __all__ = [
     "Problem",
     "ProducerEntryEvent",
     "RecordsEvent",
-    "SIDE_FILE_NAMES",
     "SnapshotStart",
     "Summary",
     "TimeIndexEntry",

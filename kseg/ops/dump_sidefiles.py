@@ -31,7 +31,7 @@ from kseg.format.checkpoints import (
     read_quorum_state,
     scan_checkpoint,
 )
-from kseg.ops.dump import CLEAN_SHUTDOWN_FILE, SIDE_FILE_NAMES, DumpTarget, Problem
+from kseg.ops.dump import CLEAN_SHUTDOWN_FILE, DumpTarget, Problem
 
 MAX_SIDE_FILE_BYTES = 16 << 20  # a checkpoint line is ~40 bytes: room for 400,000 partitions
 

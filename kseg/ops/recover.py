@@ -9,7 +9,7 @@ are written by :mod:`kseg.ops.recover_files`):
   Everything after is *cut*; the cut is described (bytes, offsets, intact
   batches inside it, records) but never removed from the input.
 * **salvage**: Kafka's prefix, then every intact batch after the damage, found
-  by :func:`kseg.ops.scan.scan` (whole entry, known magic, CRC verifies).  A
+  by :func:`kseg.format.scan.scan` (whole entry, known magic, CRC verifies).  A
   batch is kept only if Kafka's recovery would accept it *in the output*: its
   last offset fits the segment, its first offset is above every offset kept
   so far (offsets strictly increase), and the producer-state tracking that
@@ -36,21 +36,19 @@ from dataclasses import dataclass, replace
 
 from kseg.errors import InvalidRecord, KsegError
 from kseg.format import Batch, BatchWalk
+from kseg.format.layout import MAX_RELATIVE_OFFSET
+from kseg.format.scan import BAD_CRC, PARTIAL, Gap, scan
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
-from kseg.ops.reindex import (
+from kseg.recovery.indexes import (
     DEFAULT_INDEX_INTERVAL_BYTES,
-    MAX_RELATIVE_OFFSET,
     STOP_INVALID_RECORD,
     IndexBuild,
-    RecoveryAbort,
     RecoveryFailure,
-    TxnTracker,
     build_indexes,
-    release_pages,
-    track_producer_batch,
 )
-from kseg.ops.scan import BAD_CRC, PARTIAL, Gap, scan
+from kseg.recovery.producer_state import RecoveryAbort, TxnTracker, track_producer_batch
+from kseg.segment import release_pages
 
 KAFKA, SALVAGE = "kafka", "salvage"
 RELEASE_EVERY = 16 * 1024 * 1024  # drop mapped pages behind the walk so the resident set stays flat

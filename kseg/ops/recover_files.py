@@ -14,7 +14,7 @@ core (the indexes of what is written).  Targets, one per run:
   anything is written.
 * ``--in-place``: only segments that change are rewritten; the original
   ``.log`` (and each replaced index) is kept beside it as ``<name>.bak``
-  (:func:`kseg.ops.reindex_files.backup_path`), every replacement atomic.
+  (:func:`kseg.ops.reindex.backup_path`), every replacement atomic.
 * ``--dry-run``: the report only; nothing is created.
 
 Later segments are never deleted, in any mode: the report says which ones
@@ -42,22 +42,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
-from kseg.errors import KsegError
+from kseg.errors import KsegError, Refused
 from kseg.format.checkpoints import read_offset_checkpoint
 from kseg.ops.discover import file_kind, is_partition_dir, parse_partition_dir, partition_files
 from kseg.ops.recover import RELEASE_EVERY, Plan, plan_segment
-from kseg.ops.reindex import (
+from kseg.ops.reindex import backup_path, segment_logs, sibling
+from kseg.recovery.indexes import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     INDEX_KINDS,
     IndexBuild,
-    TxnTracker,
     build_indexes,
     index_bytes,
-    release_pages,
-    replay_producer_state,
 )
-from kseg.ops.reindex_files import backup_path, segment_logs, sibling
-from kseg.segment import MappedFile, atomic_write, base_offset_from_name
+from kseg.recovery.producer_state import TxnTracker, replay_producer_state
+from kseg.segment import MappedFile, atomic_write, base_offset_from_name, release_pages
 
 COPY_CHUNK = 1 << 20  # bytes per write when copying kept runs: memory stays flat for any segment size
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -95,7 +93,7 @@ RP_UNREADABLE = "unreadable"  # Kafka logs a warning and uses 0
 RP_NOT_PARTITION = "not-a-partition"  # the directory is not named <topic>-<partition>
 
 
-class RecoverRefused(Exception):
+class RecoverRefused(Refused):
     """A request kseg will not carry out (conflicting options, an existing target): a usage error."""
 
 

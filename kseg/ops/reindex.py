@@ -1,640 +1,397 @@
-"""Rebuild a segment's .index, .timeindex and .txnindex from its .log, as Kafka's recovery does.
+"""The file side of ``kseg reindex``: compare, write, back up -- never touching an input unasked.
 
-The rules are those of ``LogSegment.recover`` (reference §3.7, §4.2), read
-from Kafka's source:
+Built on the pure core in :mod:`kseg.ops.reindex` (which re-exports the
+names below).  Modes, per segment:
 
-* Batches are walked as ``FileLogInputStream`` frames them (§4.1) and each one
-  must pass ``ensureValid()`` (size and CRC).  Recovery keeps ``valid_bytes``
-  up to the first batch that does not: a partial tail, 17 or fewer trailing
-  bytes, a size field below 14, a V2 batch under 61 bytes or a CRC mismatch.
-* Per batch, in file order: the running max timestamp becomes
-  ``(batch.max_timestamp, batch.last_offset)`` when it strictly grows; when
-  ``valid_bytes - position of the last indexed batch > index.interval.bytes``
-  the offset index gets ``(batch.last_offset, batch position)`` and the time
-  index is offered ``(max timestamp, its offset)`` -- appended only if the
-  timestamp is strictly greater than the last entry's (so magic-0 data, whose
-  timestamps are -1, never gets one).  The first batch is never indexed.
-* After the loop the time index is offered the running max once more (the
-  entry a clean close writes), and both files are trimmed: no preallocated
-  zeros, an empty index is a zero-byte file.
-* Legacy (magic 0/1) batches are taken shallowly: the wrapper's offset field
-  is the last offset and its timestamp the max timestamp (-1 for magic 0).
-* Magic-2 batches with a producer id feed the producer-state tracking
-  (``ProducerAppendInfo``/``ProducerStateManager``, §3.8); every ABORT marker
-  that ends a non-empty transaction adds an :class:`~kseg.index.AbortedTxn`.
+* check (``--check``): compare the rebuilt bytes with the files beside the
+  .log; nothing is created, locked or modified.
+* output (``-o DIR``): write ``<base>.index``/``.timeindex`` (and ``.txnindex``
+  when a transaction was aborted) into DIR; an existing output is refused.
+* in-place (``--in-place``): replace only the files that differ, atomically
+  (:func:`kseg.segment.atomic_write`), each old file kept as a backup
+  (:func:`backup_path`); new files take the old file's mode and owner.
+* create (no option): write indexes beside the .log where none exist; any
+  existing index is refused, before anything is read or written.
 
-Where Kafka's ``recover`` throws something it does not catch (an offset that
-does not fit the segment, offsets going backwards at an index point, an
-impossible transaction state), the build carries a :class:`RecoveryFailure`
-and callers must not write its indexes: Kafka would not have written them.
-
-This module is the pure core (:func:`build_indexes`, :class:`TxnTracker`,
-:func:`compare_index`) that ``recover`` and ``convert`` reuse; it never
-touches a file.  The file operation behind ``kseg reindex``
-(:func:`reindex_segment`, :func:`reindex_paths`) lives in
-:mod:`kseg.ops.reindex_files` and is re-exported here.
+Kafka creates ``.txnindex`` lazily, so none is written when no transaction
+was aborted; recovery's reset leaves an existing one empty, so in place a
+stale one becomes a zero-byte file.
 """
 
 from __future__ import annotations
 
-import mmap
-import struct
-from dataclasses import dataclass
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
 
-from kseg.errors import Corrupt, InvalidRecord, KsegError
-from kseg.format import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_RECORD_OVERHEAD
-from kseg.format.control import ABORT, COMMIT, decode_control_key, decode_end_txn_marker
-from kseg.format.crc import crc32c
-from kseg.format.v0v1 import LegacyBatch
-from kseg.format.v2 import RECORD_BATCH_OVERHEAD, V2Batch
-from kseg.index import (
-    OFFSET_ENTRY,
-    TIME_ENTRY,
-    TXN_ENTRY,
-    AbortedTxn,
-    OffsetEntry,
-    TimeEntry,
-    encode_txn_index,
-    read_offset_index,
-    read_time_index,
-    read_txn_index,
+from kseg.errors import KsegError, Refused
+from kseg.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, partition_files
+from kseg.recovery.indexes import (
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    DEFAULT_MAX_INDEX_SIZE,
+    INDEX_KINDS,
+    Difference,
+    IndexBuild,
+    build_indexes,
+    compare_index,
+    index_bytes,
 )
+from kseg.recovery.producer_state import TxnTracker, replay_producer_state
+from kseg.segment import MappedFile, atomic_write, base_offset_from_name
 
-DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
-DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: recovery resizes both indexes to it
-MAX_RELATIVE_OFFSET = 0x7FFFFFFF
-FAILS_TO_LOAD = "the partition fails to load"  # the consequence of an exception LogLoader does not handle
-_RELEASE_EVERY = 16 * 1024 * 1024  # drop mapped pages behind the walk so memory stays flat
-
-ENTRY_PREFIX = struct.Struct(
-    ">q"  # offset (V0/V1) or base_offset (V2)
-    "i"  # size: bytes after this field
-    "4x"  # crc (V0/V1) or partition_leader_epoch (V2)
-    "b"  # magic
-)
-V2_HEADER = struct.Struct(
-    ">q"  # base_offset
-    "i"  # batch_length: bytes after this field
-    "4x"  # partition_leader_epoch
-    "b"  # magic
-    "I"  # crc: CRC-32C of [attributes, end of batch)
-    "2x"  # attributes
-    "i"  # last_offset_delta
-    "8x"  # base_timestamp
-    "q"  # max_timestamp
-    "q"  # producer_id
-)
-V2_CRC_FROM = 21  # attributes: where the V2 CRC starts
-
-#: Why recovery stopped where it did (``IndexBuild.stop``).
-STOP_END = "end"  # every byte belongs to a valid batch
-STOP_SHORT_TAIL = "short-tail"  # 17 or fewer bytes left: the reader stops quietly
-STOP_PARTIAL = "partial-batch"  # the last batch declares more bytes than remain: the reader stops quietly
-STOP_BAD_SIZE = "bad-size"  # a size field below 14: CorruptRecordException from the reader
-STOP_CORRUPT = "corrupt-batch"  # ensureValid(): V2 batch under 61 bytes, or CRC mismatch
-STOP_INVALID_RECORD = "invalid-record"  # a transaction marker that cannot be decoded (InvalidRecordException)
-STOP_FAILED = "recovery-fails"  # Kafka's recover throws an exception it does not catch
+ENTRY_SIZES = {"index": OFFSET_ENTRY.size, "timeindex": TIME_ENTRY.size, "txnindex": TXN_ENTRY.size}
 
 
-# -- results ------------------------------------------------------------------------
+# -- the file operation ------------------------------------------------------------
+
+#: What happened to one index file (``FileOutcome.action``).
+CREATED = "created"  # written where there was no file
+REPLACED = "replaced"  # an existing file was replaced, after a backup
+UNCHANGED = "unchanged"  # the existing file already holds exactly the rebuild
+NOT_WRITTEN = "not-written"  # no file is needed: a .txnindex without aborted transactions
+CHECKED = "checked"  # --check: compared only
+SKIPPED = "skipped"  # recovery fails on this segment: Kafka writes nothing, neither do we
+
+MODE_CHECK, MODE_OUTPUT, MODE_IN_PLACE, MODE_CREATE = "check", "output", "in-place", "create"
+REFUSE_HINT = "use --check to compare, --in-place to replace it keeping a backup, or -o DIR"
 
 
 @dataclass(frozen=True, slots=True)
-class RecoveryFailure:
-    """An exception that escapes ``LogSegment.recover``: Kafka writes no index for this segment."""
+class FileOutcome:
+    """One of a segment's three index files: the rebuild, the file beside the .log, and what was done."""
 
-    exception: str  # Kafka's exception class, e.g. "InvalidOffsetException"
-    message: str
-    position: int  # byte position of the batch being recovered
-    consequence: str  # what the broker does about it
+    kind: str  # index | timeindex | txnindex
+    entries: int  # entries in the rebuild
+    existing: Path  # the file beside the .log the rebuild is compared with
+    existed: bool
+    difference: Difference | None  # against ``existing``; None: identical (or no .txnindex needed)
+    action: str
+    target: Path | None = None  # where the rebuild was written
+    backup: Path | None = None  # where the replaced file was kept
 
-
-class RecoveryAbort(Exception):
-    """Raised inside the build (and by :class:`TxnTracker`) where Kafka's recovery would throw."""
-
-    def __init__(self, exception: str, message: str, consequence: str) -> None:
-        super().__init__(f"{exception}: {message}")
-        self.exception = exception
-        self.message = message
-        self.consequence = consequence
+    @property
+    def same(self) -> bool:
+        return self.difference is None
 
 
 @dataclass(frozen=True, slots=True)
-class IndexBuild:
-    """What ``LogSegment.recover`` leaves behind for one segment.
+class Report:
+    """The outcome of reindexing one segment."""
 
-    The indexes are kept as the exact bytes of the trimmed files; the
-    ``*_entries`` properties decode them.
+    log: Path
+    build: IndexBuild
+    files: tuple[FileOutcome, ...]
+    mode: str
+
+    @property
+    def differs(self) -> bool:
+        """Some existing index file is not what Kafka's recovery would write."""
+        return any(not f.same for f in self.files)
+
+    @property
+    def problems(self) -> bool:
+        """The .log has bytes recovery would cut, or recovery fails on it."""
+        return self.build.truncated_bytes > 0 or self.build.failure is not None
+
+
+class ReindexRefused(Refused):
+    """A request kseg will not carry out (an output exists, options conflict): a usage error."""
+
+
+def sibling(log: Path, kind: str) -> Path:
+    """``<base>.<kind>`` beside ``<base>.log``."""
+    return log.with_name(log.name.split(".", 1)[0] + "." + kind)
+
+
+def backup_path(path: Path, now: datetime | None = None) -> Path:
+    """Where a replaced index is kept: ``<name>.bak``, or ``<name>.<UTC time>.bak`` if that exists.
+
+    Kafka's loader ignores both (it only looks at names ending in .log,
+    .index, .timeindex, .txnindex, .snapshot and the temp suffixes), so
+    backups can stay in the partition directory.
     """
-
-    base_offset: int
-    offset_index: bytes  # the .index file
-    time_index: bytes  # the .timeindex file
-    aborted: tuple[AbortedTxn, ...]  # the .txnindex entries
-    batches: int  # batches recovery accepted
-    size: int  # bytes examined (the .log size, or ``end``)
-    valid_bytes: int  # where recovery truncates the .log
-    stop: str  # one of the STOP_* reasons
-    stop_detail: str | None = None  # why the batch at ``valid_bytes`` (or before it) was refused
-    failure: RecoveryFailure | None = None
-
-    @property
-    def truncated_bytes(self) -> int:
-        return self.size - self.valid_bytes
-
-    @property
-    def offset_entries(self) -> tuple[OffsetEntry, ...]:
-        return read_offset_index(self.offset_index, self.base_offset).entries
-
-    @property
-    def time_entries(self) -> tuple[TimeEntry, ...]:
-        return read_time_index(self.time_index, self.base_offset).entries
-
-    def offset_index_bytes(self) -> bytes:
-        return self.offset_index
-
-    def time_index_bytes(self) -> bytes:
-        return self.time_index
-
-    def txn_index_bytes(self) -> bytes:
-        return encode_txn_index(self.aborted)
+    first = path.with_name(path.name + ".bak")
+    if not first.exists():
+        return first
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.{stamp}.bak")
+    n = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.{stamp}-{n}.bak")
+        n += 1
+    return candidate
 
 
-# -- producer state: the transaction index ------------------------------------------
-
-
-class TxnTracker:
-    """The transaction bookkeeping of Kafka's producer-state tracking, across the segments of one partition.
-
-    Feed every magic-2 batch that has a producer id, in log order, segment
-    after segment.  Only what the .txnindex depends on is kept: each
-    producer's open transaction (``ProducerStateEntry.currentTxnFirstOffset``)
-    and the partition's open transactions by first offset
-    (``ProducerStateManager.ongoingTxns``).  Epochs and coordinator epochs
-    are not needed: recovery appends with origin REPLICATION, where a stale
-    one is only logged.
-    """
-
-    def __init__(self) -> None:
-        self._open_by_producer: dict[int, int] = {}  # producer id -> first offset of its open transaction
-        self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
-
-    @property
-    def open_transactions(self) -> dict[int, int]:
-        """Producer id -> first offset of each transaction still open."""
-        return dict(self._open_by_producer)
-
-    def append_data(self, producer_id: int, first_offset: int, is_transactional: bool) -> None:
-        """``ProducerAppendInfo.appendDataBatch`` then ``ProducerStateManager.update``."""
-        open_first = self._open_by_producer.get(producer_id)
-        if open_first is not None and not is_transactional:
-            raise RecoveryAbort(
-                "InvalidTxnStateException",
-                f"Expected transactional write from producer {producer_id} at offset {first_offset}",
-                FAILS_TO_LOAD,
-            )
-        if open_first is None and is_transactional:
-            self._open_by_producer[producer_id] = first_offset
-            self._ongoing[first_offset] = producer_id
-
-    def append_marker(self, producer_id: int, marker_offset: int, is_abort: bool) -> AbortedTxn | None:
-        """``appendEndTxnMarker``, ``lastStableOffset`` and ``completeTxn``: the AbortedTxn to index, if any.
-
-        A marker with no open transaction completes nothing (Kafka emits no
-        ``CompletedTxn`` for an empty transaction).  ``last_offset`` is the
-        marker batch's base offset; ``last_stable_offset`` the first offset of
-        the earliest transaction still open by another producer, else the
-        marker offset + 1.
-        """
-        first = self._open_by_producer.pop(producer_id, None)
-        if first is None:
-            return None
-        others = [offset for offset, pid in self._ongoing.items() if pid != producer_id]
-        last_stable = min(others) if others else marker_offset + 1
-        if self._ongoing.pop(first, None) is None:
-            raise RecoveryAbort(
-                "IllegalArgumentException",
-                f"Attempted to complete transaction of producer {producer_id} starting at {first} "
-                "which was not started",
-                FAILS_TO_LOAD,
-            )
-        if not is_abort:
-            return None
-        return AbortedTxn(0, producer_id, first, marker_offset, last_stable)
-
-
-def _end_txn_marker(batch: V2Batch) -> tuple[int, int] | None:
-    """(control type, coordinator epoch) of a control batch's first record (``ProducerAppendInfo.append``).
-
-    None for a control batch without records (its transaction was cleaned).
-    InvalidRecord propagates (Kafka catches it and stops recovery after this
-    batch); what Kafka would not catch becomes :class:`RecoveryAbort`.
-    """
-    try:
-        records = batch.iter_records()
-        first = next(records, None)
-        if first is not None and (batch.codec_id != 0 or batch.records_count == 1):
-            for _ in records:  # a compressed batch is decoded whole; the last record checks the batch size
-                pass
-    except InvalidRecord:
-        raise
-    except KsegError as err:
-        raise RecoveryAbort("KafkaException", err.message, FAILS_TO_LOAD) from err
-    if first is None:
+def _read_existing(path: Path) -> bytes | None:
+    if not path.is_file():
         return None
-    if first.key is None:
-        raise RecoveryAbort("NullPointerException", "control record with a null key", FAILS_TO_LOAD)
-    key = decode_control_key(first.key)
-    if key.type_id not in (ABORT, COMMIT):
-        raise RecoveryAbort(
-            "IllegalArgumentException",
-            f"Invalid control record type for end transaction marker{key.name}",
-            FAILS_TO_LOAD,
-        )
-    if first.value is None:
-        raise RecoveryAbort("NullPointerException", "end transaction marker with a null value", FAILS_TO_LOAD)
-    marker = decode_end_txn_marker(first.value)
-    return key.type_id, marker.coordinator_epoch
+    with MappedFile(path) as mapped:
+        return bytes(mapped.buf)
 
 
-def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | None:
-    """``LogSegment.updateProducerState`` for one magic-2 batch with a producer id."""
-    if batch.is_control:
-        marker = _end_txn_marker(batch)
-        if marker is None:
-            return None
-        return tracker.append_marker(batch.producer_id, batch.base_offset, marker[0] == ABORT)
-    tracker.append_data(batch.producer_id, batch.base_offset, batch.is_transactional)
-    return None
-
-
-# -- the recovery walk ------------------------------------------------------------
-
-
-class _Indexes:
-    """The offset and time index as ``recover`` appends to them, with their checks, as file bytes."""
-
-    __slots__ = (
-        "base_offset", "offsets", "times", "offset_count", "time_count", "max_offset_entries",
-        "max_time_entries", "last_offset", "last_time_timestamp", "last_time_offset",
-    )
-
-    def __init__(self, base_offset: int, max_index_size: int) -> None:
-        self.base_offset = base_offset
-        self.offsets = bytearray()
-        self.times = bytearray()
-        self.offset_count = self.time_count = 0
-        self.max_offset_entries = max_index_size // OFFSET_ENTRY.size
-        self.max_time_entries = max_index_size // TIME_ENTRY.size
-        self.last_offset = -1
-        self.last_time_timestamp, self.last_time_offset = -1, base_offset  # lastEntry of an empty TimeIndex
-
-    def room(self) -> bool:
-        """Neither index is full (``OffsetIndex.isFull``, ``TimeIndex.isFull`` keeps one slot spare)."""
-        return self.offset_count < self.max_offset_entries and self.time_count < self.max_time_entries - 1
-
-    def append_offset(self, offset: int, position: int) -> None:
-        """``OffsetIndex.append``."""
-        if self.offset_count >= self.max_offset_entries:
-            raise RecoveryAbort(
-                "IllegalArgumentException",
-                f"Attempt to append to a full index (size = {self.offset_count}).",
-                FAILS_TO_LOAD,
-            )
-        if self.offset_count and offset <= self.last_offset:
-            raise RecoveryAbort(
-                "InvalidOffsetException",
-                f"Attempt to append an offset {offset} to position {self.offset_count} no larger than "
-                f"the last offset appended ({self.last_offset})",
-                "the broker empties this segment and deletes the later ones",
-            )
-        self.offsets += OFFSET_ENTRY.pack(offset - self.base_offset, position)
-        self.offset_count += 1
-        self.last_offset = offset
-
-    def maybe_append_time(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
-        """``TimeIndex.maybeAppend``: only a strictly greater timestamp makes an entry."""
-        if not skip_full_check and self.time_count >= self.max_time_entries - 1:
-            raise RecoveryAbort(
-                "IllegalArgumentException",
-                f"Attempt to append to a full time index (size = {self.time_count}).",
-                FAILS_TO_LOAD,
-            )
-        if self.time_count and offset < self.last_time_offset:
-            raise RecoveryAbort(
-                "InvalidOffsetException",
-                f"Attempt to append an offset ({offset}) to slot {self.time_count} no larger than "
-                f"the last offset appended ({self.last_time_offset})",
-                "the broker empties this segment and deletes the later ones",
-            )
-        if timestamp > self.last_time_timestamp:
-            self.times += TIME_ENTRY.pack(timestamp, offset - self.base_offset)
-            self.time_count += 1
-            self.last_time_timestamp, self.last_time_offset = timestamp, offset
-
-
-def _legacy_fields(buf: bytes | memoryview | mmap.mmap, pos: int) -> tuple[int, int]:
-    """(last offset, max timestamp) of a valid magic 0/1 batch; raises what ``ensureValid`` throws."""
-    batch = LegacyBatch(buf, pos)
-    batch.ensure_valid()
-    return batch.last_offset, batch.max_timestamp
-
-
-def _v2_refusal(buf: bytes | memoryview | mmap.mmap, pos: int) -> str:
-    """The message ``DefaultRecordBatch.ensureValid`` throws for the batch at ``pos``."""
+def _backup(path: Path) -> Path:
+    """Keep the old file under its backup name: a hard link when the filesystem allows, else a copy."""
+    target = backup_path(path)
     try:
-        V2Batch(buf, pos).ensure_valid()
-    except Corrupt as err:
-        return err.message
-    return "Record batch is corrupt"  # pragma: no cover - only called for batches that fail
+        os.link(path, target)
+    except OSError:
+        shutil.copy2(path, target)
+    return target
 
 
-def build_indexes(
-    buf: bytes | memoryview | mmap.mmap,
-    base_offset: int,
+def _write(path: Path, data: bytes, *, replace: bool, like: Path | None) -> None:
+    """Write ``path`` atomically with the permissions (and, when allowed, the owner) of ``like``."""
+    with atomic_write(path, replace=replace, like=like) as out:
+        out.write(data)
+
+
+def _mode(out_dir: object, in_place: bool, check: bool) -> str:
+    if sum((out_dir is not None, in_place, check)) > 1:
+        raise ReindexRefused("--check, --output-dir and --in-place exclude each other")
+    if check:
+        return MODE_CHECK
+    if out_dir is not None:
+        return MODE_OUTPUT
+    return MODE_IN_PLACE if in_place else MODE_CREATE
+
+
+def _refuse_existing(target_dir: Path, log: Path) -> None:
+    for kind in INDEX_KINDS:
+        target = sibling(target_dir / log.name, kind)
+        if target.exists():
+            raise ReindexRefused(f"{target} exists; refusing to replace it ({REFUSE_HINT})")
+
+
+def reindex_segment(
+    log_path: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str] | None = None,
+    in_place: bool = False,
+    check: bool = False,
     *,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-    end: int | None = None,
     txn: TxnTracker | None = None,
     max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
-) -> IndexBuild:
-    """Run ``LogSegment.recover``'s loop over ``buf[:end]`` and return the indexes it writes.
+) -> Report:
+    """Rebuild one segment's indexes and write them -- or, with ``check``, only compare.
 
-    ``txn`` carries producer state from the earlier segments of the partition
-    (a fresh tracker means "nothing open at this segment's base offset"); it
-    is updated in place so the next segment can be built with it.
+    * ``check``: compare with the files beside the .log; nothing is written.
+    * ``out_dir``: write ``<base>.index`` and ``<base>.timeindex`` (and
+      ``<base>.txnindex`` when a transaction was aborted) there; the input
+      directory is not touched.  An existing output file is refused.
+    * ``in_place``: replace the files beside the .log that differ, keeping
+      each old one as a backup (:func:`backup_path`); identical ones are left alone.
+    * none of these: create the files beside the .log; any existing index is refused.
 
-    This loop is the cost of reindexing (see bench/bench_reindex.py): one
-    header unpack and one CRC-32C per batch; the index appends are methods
-    called only at index points.
+    ``txn`` is the producer state at this segment's base offset (default:
+    nothing open).  Nothing is written for a segment on which Kafka's
+    recovery would fail.
     """
-    tracker = txn if txn is not None else TxnTracker()
-    limit = len(buf) if end is None else min(end, len(buf))
-    view = buf if isinstance(buf, memoryview) else memoryview(buf)
-    indexes = _Indexes(base_offset, max_index_size)
-    aborted: list[AbortedTxn] = []
-    unpack_prefix, unpack_header = ENTRY_PREFIX.unpack_from, V2_HEADER.unpack_from
-    pack_offset, pack_time = OFFSET_ENTRY.pack, TIME_ENTRY.pack
-    checksum, release_every = crc32c, _RELEASE_EVERY
-    header_limit = limit - V2_HEADER.size  # positions where a whole V2 header can be unpacked at once
-    max_timestamp, offset_of_max = -1, -1  # TimestampOffset.UNKNOWN
-    valid_bytes = last_index_entry = batches = released = 0
-    stop, detail, failure = STOP_END, None, None
-    pos = start = 0
-    try:
-        while True:
-            start = pos
-            if pos >= limit - HEADER_SIZE_UP_TO_MAGIC:
-                stop = STOP_END if pos == limit else STOP_SHORT_TAIL
-                break
-            if pos <= header_limit:
-                (batch_base, size, magic, crc, last_delta, batch_max_timestamp, producer_id) = unpack_header(
-                    buf, pos
-                )
-            else:
-                batch_base, size, magic = unpack_prefix(buf, pos)
-            if size < MIN_RECORD_OVERHEAD:
-                stop = STOP_BAD_SIZE
-                detail = (
-                    f"Found record size {size} smaller than minimum record overhead ({MIN_RECORD_OVERHEAD})"
-                )
-                break
-            if pos > limit - LOG_OVERHEAD - size:
-                stop = STOP_PARTIAL
-                detail = f"the last batch declares {LOG_OVERHEAD + size} bytes, {limit - pos} remain"
-                break
-            batch_end = pos + LOG_OVERHEAD + size
-            if magic >= 2:
-                # a whole batch of >= 61 bytes implies pos <= header_limit: the header fields were read
-                too_small = LOG_OVERHEAD + size < RECORD_BATCH_OVERHEAD
-                if too_small or checksum(view[pos + V2_CRC_FROM : batch_end]) != crc:
-                    stop, detail = STOP_CORRUPT, _v2_refusal(buf, pos)
-                    break
-                last_offset = batch_base + last_delta
-            else:
-                producer_id = -1
-                try:
-                    last_offset, batch_max_timestamp = _legacy_fields(buf, pos)
-                except Corrupt as err:
-                    stop, detail = STOP_CORRUPT, err.message
-                    break
-            if not 0 <= last_offset - base_offset <= MAX_RELATIVE_OFFSET:
-                raise RecoveryAbort(
-                    "LogSegmentOffsetOverflowException",
-                    f"offset {last_offset} does not fit a segment with base offset {base_offset}",
-                    "the broker splits the segment",
-                )
-            if batch_max_timestamp > max_timestamp:
-                max_timestamp, offset_of_max = batch_max_timestamp, last_offset
-            if valid_bytes - last_index_entry > index_interval_bytes:
-                # OffsetIndex.append + TimeIndex.maybeAppend; _Indexes raises what Kafka throws
-                if indexes.offset_count and last_offset > indexes.last_offset and indexes.room():
-                    indexes.offsets += pack_offset(last_offset - base_offset, valid_bytes)
-                    indexes.offset_count += 1
-                    indexes.last_offset = last_offset
-                else:
-                    indexes.append_offset(last_offset, valid_bytes)
-                grows = max_timestamp > indexes.last_time_timestamp
-                if grows and offset_of_max >= indexes.last_time_offset and indexes.room():
-                    indexes.times += pack_time(max_timestamp, offset_of_max - base_offset)
-                    indexes.time_count += 1
-                    indexes.last_time_timestamp, indexes.last_time_offset = max_timestamp, offset_of_max
-                else:
-                    indexes.maybe_append_time(max_timestamp, offset_of_max)
-                last_index_entry = valid_bytes
-            valid_bytes = pos = batch_end
-            batches += 1
-            if producer_id >= 0:  # magic 2 only: legacy batches have no producer id
-                try:
-                    entry = track_producer_batch(tracker, V2Batch(buf, start))
-                except InvalidRecord as err:  # caught by recover after the batch was counted as valid
-                    stop, detail = STOP_INVALID_RECORD, err.message
-                    break
-                if entry is not None:
-                    _append_aborted(aborted, entry)
-            if pos - released >= release_every:
-                released = _release(buf, released, pos)
-        indexes.maybe_append_time(max_timestamp, offset_of_max, skip_full_check=True)
-    except RecoveryAbort as abort:
-        stop, detail = STOP_FAILED, abort.message
-        failure = RecoveryFailure(abort.exception, abort.message, start, abort.consequence)
-    return IndexBuild(
-        base_offset,
-        bytes(indexes.offsets),
-        bytes(indexes.times),
-        tuple(aborted),
-        batches,
-        limit,
-        valid_bytes,
-        stop,
-        detail,
-        failure,
-    )
-
-
-def _append_aborted(aborted: list[AbortedTxn], entry: AbortedTxn) -> None:
-    """``TransactionIndex.append``: last offsets must strictly increase."""
-    if aborted and aborted[-1].last_offset >= entry.last_offset:
-        raise RecoveryAbort(
-            "IllegalArgumentException",
-            f"The last offset of appended transactions must increase sequentially, but "
-            f"{entry.last_offset} is not greater than current last offset {aborted[-1].last_offset}",
-            FAILS_TO_LOAD,
+    log = Path(log_path)
+    mode = _mode(out_dir, in_place, check)
+    base_offset = base_offset_from_name(log)
+    if base_offset is None:
+        raise ReindexRefused(
+            f"{log}: cannot tell the base offset from the file name (expected <20 digits>.log)"
         )
-    aborted.append(entry)
+    target_dir = Path(out_dir) if out_dir is not None else log.parent
+    if mode in (MODE_OUTPUT, MODE_CREATE):
+        _refuse_existing(target_dir, log)
+    try:
+        with MappedFile(log) as mapped:
+            build = build_indexes(
+                mapped.buf,
+                base_offset,
+                index_interval_bytes=index_interval_bytes,
+                txn=txn,
+                max_index_size=max_index_size,
+            )
+    except KsegError as err:
+        raise err.with_path(str(log))
+    files = tuple(
+        _handle_file(kind, log, build, mode, sibling(target_dir / log.name, kind)) for kind in INDEX_KINDS
+    )
+    return Report(log, build, files, mode)
 
 
-def _release(buf: object, start: int, upto: int) -> int:
-    """Tell the kernel we are done with mapped pages ``[start, upto)``; returns the new release mark.
-
-    The file stays in the page cache; only this process's mapping drops the
-    pages, so a long walk does not grow the resident set.
-    """
-    if not isinstance(buf, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
-        return upto
-    page_end = upto - upto % mmap.PAGESIZE
-    if page_end > start:
-        buf.madvise(mmap.MADV_DONTNEED, start, page_end - start)
-    return page_end
-
-
-release_pages = _release  # public name: kseg.ops.recover walks and copies whole segments the same way
-
-
-def replay_producer_state(
-    buf: bytes | memoryview | mmap.mmap, tracker: TxnTracker, *, end: int | None = None
-) -> int:
-    """Feed an earlier segment's producer batches to ``tracker``, as ``rebuildProducerState`` replays the log.
-
-    Replay reads batches without checking CRCs (Kafka's ``loadProducersFromRecords``
-    does not validate either) and stops where the file can no longer be framed.
-    Returns the number of bytes replayed.
-    """
-    limit = len(buf) if end is None else min(end, len(buf))
-    pos = 0
-    while pos < limit - HEADER_SIZE_UP_TO_MAGIC:
-        _, size, magic = ENTRY_PREFIX.unpack_from(buf, pos)
-        if size < MIN_RECORD_OVERHEAD or pos > limit - LOG_OVERHEAD - size:
-            break
-        if magic >= 2 and LOG_OVERHEAD + size >= RECORD_BATCH_OVERHEAD:
-            producer_id = V2_HEADER.unpack_from(buf, pos)[6]
-            if producer_id >= 0:
-                try:
-                    track_producer_batch(tracker, V2Batch(buf, pos))
-                except InvalidRecord:
-                    break
-        pos += LOG_OVERHEAD + size
-    return pos
+def _handle_file(kind: str, log: Path, build: IndexBuild, mode: str, target: Path) -> FileOutcome:
+    existing = sibling(log, kind)
+    old = _read_existing(existing)
+    new = index_bytes(build, kind)
+    difference = compare_index(kind, old, new, build.base_offset)
+    outcome = FileOutcome(kind, len(new) // ENTRY_SIZES[kind], existing, old is not None, difference, CHECKED)
+    if mode == MODE_CHECK:
+        return outcome
+    if build.failure is not None:
+        return replace(outcome, action=SKIPPED)
+    if mode == MODE_IN_PLACE:
+        if difference is None:
+            return replace(outcome, action=UNCHANGED if old is not None else NOT_WRITTEN)
+        backup = _backup(existing) if old is not None else None
+        # an emptied .txnindex stays as a zero-byte file, as Kafka's reset leaves it
+        _write(target, new, replace=old is not None, like=existing if old is not None else log)
+        return replace(outcome, action=REPLACED if old is not None else CREATED, target=target, backup=backup)
+    if kind == "txnindex" and not new:
+        return replace(outcome, action=NOT_WRITTEN)
+    _write(target, new, replace=False, like=log if mode == MODE_CREATE else None)
+    return replace(outcome, action=CREATED, target=target)
 
 
-# -- comparing with the files on disk ----------------------------------------------
-
-INDEX_KINDS = ("index", "timeindex", "txnindex")
-IndexEntry = OffsetEntry | TimeEntry | AbortedTxn
+# -- many segments: partitions and log directories ------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class Difference:
-    """The first slot where an existing index file and the rebuild disagree."""
+class Selection:
+    """The segments chosen in one directory, by base offset."""
 
-    slot: int
-    old: IndexEntry | None  # None: the old file has no entry there
-    new: IndexEntry | None  # None: the rebuild has no entry there
-    old_entries: int  # whole slots in the old file
-    new_entries: int
-    old_live: int  # old slots before a preallocated zero tail
-    old_trailing_bytes: int  # bytes after the old file's last whole slot
-    old_missing: bool = False  # there is no old file
-
-    @property
-    def preallocated_tail(self) -> bool:
-        """The old file holds the rebuild followed by zero slots: an index that was never trimmed."""
-        return not self.old_missing and self.old_live == self.new_entries == self.slot < self.old_entries
+    directory: Path
+    logs: tuple[Path, ...]
 
 
-def index_bytes(build: IndexBuild, kind: str) -> bytes:
-    """The bytes Kafka's recovery leaves in the file of ``kind``."""
-    if kind == "index":
-        return build.offset_index_bytes()
-    if kind == "timeindex":
-        return build.time_index_bytes()
-    return build.txn_index_bytes()
+def segment_logs(directory: Path) -> list[Path]:
+    """The .log segments of a directory, by base offset (Kafka's load order)."""
+    files = partition_files(directory)
+    return [p for p in files if file_kind(p) == "log" and base_offset_from_name(p) is not None]
 
 
-def _entries(kind: str, data: bytes, base_offset: int) -> tuple[tuple, int, int]:
-    """(whole slots, live slots, trailing bytes) of an index file's bytes."""
-    if kind == "index":
-        slots = read_offset_index(data, base_offset)
-        return slots.entries, slots.live, slots.trailing_bytes
-    if kind == "timeindex":
-        slots = read_time_index(data, base_offset)
-        return slots.entries, slots.live, slots.trailing_bytes
-    entries = tuple(read_txn_index(data))
-    return entries, len(entries), len(data) % TXN_ENTRY.size
+def select_segments(paths: Sequence[Path]) -> tuple[list[Selection], bool]:
+    """The .log files meant by ``paths``, grouped by directory, and whether ``-o`` nests per partition.
 
-
-def compare_index(kind: str, old: bytes | None, new: bytes, base_offset: int) -> Difference | None:
-    """None when ``old`` holds exactly what recovery writes, else the first differing slot.
-
-    ``old`` None means there is no file.  A missing .txnindex equals an empty
-    one (Kafka creates it only for an aborted transaction); a missing .index
-    or .timeindex always differs (Kafka's loader would recover the segment).
+    A .log file selects itself; a partition directory its segments; a log
+    directory the segments of every partition under it.  Outputs nest as
+    ``OUTDIR/<partition dir>/`` when a log directory or several directories are involved.
     """
-    new_entries = _entries(kind, new, base_offset)[0]
-    if old is None:
-        if kind == "txnindex" and not new:
-            return None
-        first = new_entries[0] if new_entries else None
-        return Difference(0, None, first, 0, len(new_entries), 0, 0, old_missing=True)
-    if old == new:
-        return None
-    old_entries, old_live, trailing = _entries(kind, old, base_offset)
-    slot = 0
-    while slot < len(old_entries) and slot < len(new_entries) and old_entries[slot] == new_entries[slot]:
-        slot += 1
-    return Difference(
-        slot,
-        old_entries[slot] if slot < len(old_entries) else None,
-        new_entries[slot] if slot < len(new_entries) else None,
-        len(old_entries),
-        len(new_entries),
-        old_live,
-        trailing,
-    )
+    chosen: dict[Path, set[Path]] = {}
+    nest = False
+    for path in paths:
+        if path.is_dir():
+            dirs = [path] if is_partition_dir(path) else partition_dirs(path)
+            nest = nest or not is_partition_dir(path)
+            if not any(segment_logs(d) for d in dirs):
+                raise ReindexRefused(f"{path}: no .log segments found")
+            for directory in dirs:
+                chosen.setdefault(directory, set()).update(segment_logs(directory))
+        elif file_kind(path) == "log":
+            if not path.is_file():  # a FIFO or device would block or mislead the walk
+                raise ReindexRefused(f"{path}: not a regular file")
+            chosen.setdefault(path.parent, set()).add(path)
+        else:
+            raise ReindexRefused(f"{path}: not a .log segment, a partition directory or a log directory")
+    selections = [
+        Selection(directory, tuple(sorted(logs, key=_segment_order)))
+        for directory, logs in chosen.items()
+        if logs
+    ]
+    return selections, nest or len(selections) > 1
 
 
-#: Names of :mod:`kseg.ops.reindex_files`, importable from here too (loaded on first use).
-_FILE_OPERATION = frozenset(
-    {
-        "CHECKED", "CREATED", "NOT_WRITTEN", "REPLACED", "SKIPPED", "UNCHANGED", "FileOutcome",
-        "ReindexRefused", "Report", "Selection", "backup_path", "reindex_paths", "reindex_segment",
-        "select_segments",
-    }
-)
+def _segment_order(path: Path) -> tuple[int, str]:
+    return (base_offset_from_name(path) or 0, path.name)
 
 
-def __getattr__(name: str) -> object:
-    if name in _FILE_OPERATION:
-        from kseg.ops import reindex_files
+def reindex_paths(
+    paths: Sequence[Path],
+    *,
+    out_dir: Path | None = None,
+    in_place: bool = False,
+    check: bool = False,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+    max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+) -> Iterator[Report]:
+    """Reindex every selected segment, partition by partition, carrying producer state across segments.
 
-        return getattr(reindex_files, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    Refusals (an output exists, two inputs would write the same output) are
+    raised for all segments before anything is read or written.  Earlier
+    segments of a directory that were not selected are replayed for their
+    transactions only, so a transaction that began before the selected
+    segment is still found.
+    """
+    mode = _mode(out_dir, in_place, check)
+    selections, nest = select_segments(paths)
+    targets = {s.directory: _target_dir(s.directory, out_dir, nest) for s in selections}
+    if mode in (MODE_OUTPUT, MODE_CREATE):
+        _refuse_outputs(selections, targets)
+    for selection in selections:
+        yield from _reindex_directory(
+            selection,
+            targets[selection.directory] if out_dir is not None else None,
+            in_place=in_place,
+            check=check,
+            index_interval_bytes=index_interval_bytes,
+            max_index_size=max_index_size,
+        )
+
+
+def _target_dir(directory: Path, out_dir: Path | None, nest: bool) -> Path:
+    """Beside the .log, in OUTDIR, or in OUTDIR/<partition dir>."""
+    if out_dir is None:
+        return directory
+    return out_dir / directory.name if nest else out_dir
+
+
+def _refuse_outputs(selections: list[Selection], targets: dict[Path, Path]) -> None:
+    written: dict[Path, Path] = {}
+    for selection in selections:
+        for log in selection.logs:
+            _refuse_existing(targets[selection.directory], log)
+            for kind in INDEX_KINDS:
+                target = sibling(targets[selection.directory] / log.name, kind)
+                if target in written:
+                    raise ReindexRefused(f"{log} and {written[target]} would both write {target}")
+                written[target] = log
+
+
+def _reindex_directory(
+    selection: Selection,
+    out_dir: Path | None,
+    *,
+    in_place: bool,
+    check: bool,
+    index_interval_bytes: int,
+    max_index_size: int,
+) -> Iterator[Report]:
+    tracker = TxnTracker()
+    wanted = set(selection.logs)
+    last = _segment_order(selection.logs[-1])
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    for log in segment_logs(selection.directory):
+        if _segment_order(log) > last:
+            break
+        if log not in wanted:
+            try:
+                with MappedFile(log) as mapped:
+                    replay_producer_state(mapped.buf, tracker)
+            except KsegError as err:
+                raise err.with_path(str(log))
+            continue
+        yield reindex_segment(
+            log,
+            out_dir,
+            in_place,
+            check,
+            index_interval_bytes=index_interval_bytes,
+            txn=tracker,
+            max_index_size=max_index_size,
+        )
 
 
 __all__ = [
-    "DEFAULT_INDEX_INTERVAL_BYTES",
-    "DEFAULT_MAX_INDEX_SIZE",
-    "INDEX_KINDS",
-    "Difference",
-    "IndexBuild",
-    "RecoveryAbort",
-    "RecoveryFailure",
-    "TxnTracker",
-    "build_indexes",
-    "compare_index",
-    "index_bytes",
-    "release_pages",
-    "replay_producer_state",
-    "track_producer_batch",
-    *sorted(_FILE_OPERATION),
+    "CHECKED",
+    "CREATED",
+    "NOT_WRITTEN",
+    "REPLACED",
+    "SKIPPED",
+    "UNCHANGED",
+    "FileOutcome",
+    "ReindexRefused",
+    "Report",
+    "Selection",
+    "backup_path",
+    "reindex_paths",
+    "reindex_segment",
+    "select_segments",
 ]

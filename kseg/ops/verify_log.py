@@ -9,8 +9,8 @@ objects.  Everything else takes the slow path:
 * a header that is unusual (control batch, odd attributes, offsets out of
   order, producer fields that do not fit) gets :meth:`LogWalk._check_v2_header`;
 * anything that is not a whole, CRC-valid V2 batch goes to
-  :func:`kseg.ops.scan.scan`, which yields either a valid V0/V1 message
-  (checked by :meth:`LogWalk._check_legacy`) or the :class:`~kseg.ops.scan.Gap`
+  :func:`kseg.format.scan.scan`, which yields either a valid V0/V1 message
+  (checked by :meth:`LogWalk._check_legacy`) or the :class:`~kseg.format.scan.Gap`
   up to the next batch that checks out -- so one run reports all the damage
   in a file and how many bytes were skipped.
 
@@ -37,8 +37,8 @@ from kseg.ops.verify import ERROR, INFO, WARNING, Collector
 
 if TYPE_CHECKING:  # for annotations only: importing these costs start-up time a clean walk never needs
     from kseg.errors import KsegError
+    from kseg.format.scan import Gap
     from kseg.format.v0v1 import LegacyBatch
-    from kseg.ops.scan import Gap
 
 V2_HEADER = struct.Struct(  # the same layout as kseg.format.v2.BATCH_HEADER, without importing the codecs
     ">q"  # base_offset
@@ -301,7 +301,7 @@ class LogWalk:
 
     def _slow(self, pos: int) -> tuple[int, bool]:
         """Handle what is at ``pos`` when it is not a whole valid V2 batch; returns (next position, was a batch)."""
-        from kseg.ops.scan import BAD_CRC, Gap, scan
+        from kseg.format.scan import BAD_CRC, Gap, scan
 
         item = next(scan(self.buf, pos, self.limit))
         if isinstance(item, Gap):
@@ -324,7 +324,7 @@ class LogWalk:
         and resynchronising there would report its garbage offsets as more damage.  The next
         batch that checks out must also continue the offsets.
         """
-        from kseg.ops.scan import Gap, find_next_batch
+        from kseg.format.scan import Gap, find_next_batch
 
         floor = max(self.floor, self._damaged_offset(gap.start))
         ceiling = self._ceiling()
@@ -511,7 +511,7 @@ class LogWalk:
 
     def _report_gap(self, gap: Gap) -> None:
         """One finding for what is wrong where the gap starts, and one for any resynchronisation."""
-        from kseg.ops.scan import BAD_CRC, BAD_MAGIC, BAD_SIZE, PARTIAL, SHORT_TAIL
+        from kseg.format.scan import BAD_CRC, BAD_MAGIC, BAD_SIZE, PARTIAL, SHORT_TAIL
 
         start, end, size, declared = gap.start, gap.end, gap.end - gap.start, gap.declared_size
         trailing = end == self.limit

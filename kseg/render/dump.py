@@ -29,9 +29,9 @@ from typing import BinaryIO
 from kseg.errors import KsegError
 from kseg.format import LegacyBatch
 from kseg.format.javautf8 import java_utf8
+from kseg.format.model import Record
 from kseg.format.v2_json import json_string as _json_str
 from kseg.format.v2_json import utf8_json
-from kseg.format.model import Record
 from kseg.ops.dump import (
     BatchEvent,
     BootstrapStart,
@@ -63,7 +63,6 @@ from kseg.ops.dump_sidefiles import (
     PartitionMetadataEvent,
     QuorumStateEvent,
 )
-
 
 PAYLOAD_MODES = ("utf8", "hex", "base64")
 
@@ -414,7 +413,7 @@ def _legacy_base_offset(batch: LegacyBatch) -> int | None:
         return None
 
 
-def batch_json_head(path_json: str, batch) -> str:  # noqa: ANN001 - V2Batch | LegacyBatch
+def batch_json_head(path_json: str, batch) -> str:
     """The batch object up to (not including) its closing brace."""
     legacy = isinstance(batch, LegacyBatch)
     base = _legacy_base_offset(batch) if legacy else batch.base_offset
@@ -655,7 +654,7 @@ class TableRenderer:
     BATCH_COLUMNS = ("position", "offsets", "count", "codec", "max timestamp (UTC)", "size", "crc")
     RECORD_COLUMNS = ("offset", "timestamp (UTC)", "key", "value", "hdrs")
 
-    def __init__(self, console, options: DumpOptions, sink: Sink, chunk: int = 200) -> None:  # noqa: ANN001
+    def __init__(self, console, options: DumpOptions, sink: Sink, chunk: int = 200) -> None:
         self.console = console
         self.sink = sink  # for stderr lines
         self.options = options
@@ -696,7 +695,7 @@ class TableRenderer:
         else:
             self._other(event)
 
-    def _batch_row(self, event: BatchEvent) -> None:  # noqa: D102
+    def _batch_row(self, event: BatchEvent) -> None:
         b = event.batch
         offsets = f"{b.last_offset}" if isinstance(b, LegacyBatch) else f"{b.base_offset}..{b.last_offset}"
         flags = ("T" if b.is_transactional else "") + ("C" if b.is_control else "")
@@ -722,9 +721,8 @@ class TableRenderer:
         if not self._rows:
             return
         from rich import box
-        from rich.table import Table
-
         from rich.cells import cell_len
+        from rich.table import Table
         from rich.text import Text
 
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
@@ -819,7 +817,7 @@ def _fields_summary(data: dict | None) -> str:
     return " ".join(f"{k}={_scalar_text(v)}" for k, v in data.items() if not k.startswith("_"))
 
 
-def decoded_summaries(decoded, has_key: bool) -> tuple[str, str]:  # noqa: ANN001 - internal.Decoded
+def decoded_summaries(decoded, has_key: bool) -> tuple[str, str]:
     """(key, value) cells of a decoded record.
 
     Key: the message name and its field values (``OffsetCommit g/orders/0``), ``∅`` for a null key, ``?``
@@ -888,7 +886,7 @@ class Progress:
             self._shown = False
 
 
-def render(events: Iterable[Event], renderer, progress: Progress | None = None) -> int:  # noqa: ANN001
+def render(events: Iterable[Event], renderer, progress: Progress | None = None) -> int:
     """Feed every event to ``renderer``; returns the number of problems reported."""
     handle = renderer.handle
     try:

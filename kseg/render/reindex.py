@@ -17,17 +17,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from kseg.index import AbortedTxn, OffsetEntry, TimeEntry
-from kseg.ops.reindex import Difference
-from kseg.ops.reindex_files import (
-    CHECKED,
-    CREATED,
-    NOT_WRITTEN,
-    REPLACED,
-    SKIPPED,
-    UNCHANGED,
-    FileOutcome,
-    Report,
-)
+from kseg.ops.reindex import CHECKED, CREATED, NOT_WRITTEN, REPLACED, SKIPPED, UNCHANGED, FileOutcome, Report
+from kseg.recovery.indexes import Difference
 
 KIND_WIDTH = len(".timeindex")
 

@@ -63,7 +63,7 @@ def read(
     return reader.load([os.path.abspath(p) for p in paths])
 
 
-def verify(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False):  # noqa: ANN201
+def verify(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False):
     """``kseg verify`` run on Spark: a :class:`kseg.ops.verify.VerifyResult`."""
     from kseg.spark.verify_units import verify as _verify
 

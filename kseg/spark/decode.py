@@ -91,8 +91,8 @@ def v2_columns(batch: V2Batch) -> Columns | None:
     return offsets, timestamps, keys, values, headers, sequences, [kind] * count
 
 
-def _parse(  # noqa: C901 - one flat loop is the point
-    buf, pos: int, end: int, count: int, base_timestamp: int  # noqa: ANN001
+def _parse(
+    buf, pos: int, end: int, count: int, base_timestamp: int
 ) -> tuple[list, list, list, list, list] | None:
     """Offset deltas, timestamp deltas, keys, values and headers of ``count`` records in ``buf[pos:end]``."""
     deltas: list[int] = []
@@ -190,14 +190,14 @@ def _parse(  # noqa: C901 - one flat loop is the point
     return deltas, timestamp_deltas, keys, values, headers
 
 
-def _small_varint(buf, pos: int, end: int) -> tuple[int, int]:  # noqa: ANN001
+def _small_varint(buf, pos: int, end: int) -> tuple[int, int]:
     b = buf[pos]
     if b < 0x80:
         return (b >> 1) ^ -(b & 1), pos + 1
     return decode_varint(buf, pos, end)
 
 
-def _headers(buf, pos: int, end: int) -> tuple[tuple, int]:  # noqa: ANN001
+def _headers(buf, pos: int, end: int) -> tuple[tuple, int]:
     """One record's headers as (key bytes, value bytes | None) pairs; IndexError at anything odd."""
     count, pos = _small_varint(buf, pos, end)
     if count < 0 or count > end - pos:

@@ -7,7 +7,7 @@ here runs with pyarrow alone, so it is tested without a JVM
 (tests/spark/test_rows.py); :mod:`kseg.spark.source` only wraps it in Spark's
 DataSource API.
 
-Reading goes *past* damage, as ``verify`` does: :func:`kseg.ops.scan.scan`
+Reading goes *past* damage, as ``verify`` does: :func:`kseg.format.scan.scan`
 yields every batch whose CRC checks out and the gaps between them.  What to do
 with a gap, or with a valid batch whose records cannot be decoded, is the
 ``mode`` (Spark's names for it):
@@ -35,8 +35,8 @@ import pyarrow as pa
 from kseg.errors import Corrupt, KsegError
 from kseg.format import Batch, read_batch
 from kseg.format.javautf8 import java_utf8
+from kseg.format.scan import BAD_CRC, Gap, scan
 from kseg.format.v0v1 import LegacyBatch
-from kseg.ops.scan import BAD_CRC, Gap, scan
 from kseg.segment import open_segment
 from kseg.spark.decode import Columns, batch_columns
 from kseg.spark.splits import (  # noqa: F401 - planning is part of this module's API
@@ -158,7 +158,7 @@ def iter_items(split: Split, level: str) -> Iterator[tuple[Batch, Columns | None
                     yield Damage(item.position, str(err.located(item.position)), item)
 
 
-def gap_damage(buf, gap: Gap) -> Damage:  # noqa: ANN001
+def gap_damage(buf, gap: Gap) -> Damage:
     """What a gap is, in one line: the CRC failure of the batch that starts it, or its framing."""
     batch = None
     if gap.reason == BAD_CRC:

@@ -109,7 +109,7 @@ def cut_positions(path: Path, size: int, split_bytes: int) -> list[int]:
     return cuts
 
 
-def _cuts_from_index(path: Path, buf, targets: range) -> list[int] | None:  # noqa: ANN001 - bytes | mmap
+def _cuts_from_index(path: Path, buf, targets: range) -> list[int] | None:
     """Cuts at .index positions, each checked against the log; None when the index cannot be trusted."""
     index = path.with_name(path.name.split(".", 1)[0] + ".index")
     if file_kind(path) != "log" or not index.is_file():
@@ -144,7 +144,7 @@ def _last_at_or_below(entries: Sequence, target: int) -> int | None:
     return found
 
 
-def _batch_starts_at(buf, position: int, indexed_offset: int) -> bool:  # noqa: ANN001
+def _batch_starts_at(buf, position: int, indexed_offset: int) -> bool:
     """A whole batch with a valid CRC, holding the indexed offset, starts at ``position``."""
     try:
         batch = read_batch(buf, position)
@@ -155,7 +155,7 @@ def _batch_starts_at(buf, position: int, indexed_offset: int) -> bool:  # noqa: 
         return False
 
 
-def _cuts_by_walking(buf, targets: range) -> list[int]:  # noqa: ANN001
+def _cuts_by_walking(buf, targets: range) -> list[int]:
     """Cuts at the last batch start at or below each target, walking headers only (no CRC)."""
     cuts: list[int] = []
     wanted = iter(targets)

@@ -23,8 +23,8 @@ import snappy
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from support import CORPUS_REAL, CORPUS_VECTORS, require_dir
+
 from kseg.errors import CodecError, EncodeError, LimitExceeded, Unsupported
 from kseg.format import compression
 from kseg.format.compression import (
@@ -847,7 +847,7 @@ def test_xxh32_seed_changes_the_hash() -> None:
 def test_xxh32_matches_the_lz4_library_for_every_tail_length() -> None:
     # lz4.frame writes XXH32(content) as the content checksum and (XXH32(FLG BD) >> 8) & 0xFF as HC
     rng = random.Random(7)
-    for length in list(range(0, 70)) + [1000, 4099]:
+    for length in list(range(70)) + [1000, 4099]:
         data = rng.randbytes(length)
         frame = lz4.frame.compress(data, content_checksum=True, store_size=False, block_linked=False)
         assert struct.unpack("<I", frame[-4:])[0] == xxh32(data), length

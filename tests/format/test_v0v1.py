@@ -4,9 +4,8 @@ import struct
 
 import pytest
 
-from kseg.errors import CrcMismatch, InvalidRecord, EncodeError
-from kseg.format import RecordSpec, encode_batch, iter_batches, read_batch
-from kseg.format import compression
+from kseg.errors import CrcMismatch, EncodeError, InvalidRecord
+from kseg.format import RecordSpec, compression, encode_batch, iter_batches, read_batch
 from kseg.format.v0v1 import LegacyBatch, encode_entry, encode_message
 
 TS = 1700000000000

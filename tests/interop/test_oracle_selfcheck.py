@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import itertools
 
-import pytest
-
 import jars
 import oracle as oracle_module
+import pytest
 from oracle import KafkaRefused, make_batch, make_marker_batch, make_record
 
 TS = 1_700_000_000_000

@@ -18,10 +18,10 @@ import struct
 from pathlib import Path
 
 from oracle import make_batch, make_marker_batch, make_record
-
-from kseg.ops.reindex import build_indexes
-from kseg.segment import base_offset_from_name
 from support import FIXTURES
+
+from kseg.recovery.indexes import build_indexes
+from kseg.segment import base_offset_from_name
 
 TS = 1_700_000_000_000
 INTERVAL = 4096

@@ -21,7 +21,7 @@ from kseg.format.control import ABORT, COMMIT, encode_control_key, encode_end_tx
 from kseg.format.v2 import V2Batch, assemble_batch
 from kseg.ops.convert import ConvertRefused, Target, convert_path
 from kseg.ops.convert_batches import DEFAULT_MAX_BATCH_BYTES, with_last_offset
-from kseg.ops.reindex import build_indexes
+from kseg.recovery.indexes import build_indexes
 from kseg.segment import open_segment
 
 TS = 1_700_000_000_000

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from support import FIXTURES
+
 from kseg.format import RecordSpec, encode_batch, read_batch
 from kseg.format.control import encode_control_key
 from kseg.format.internal import describe_control_record

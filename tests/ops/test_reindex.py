@@ -23,6 +23,13 @@ from kseg.ops.reindex import (
     NOT_WRITTEN,
     REPLACED,
     SKIPPED,
+    UNCHANGED,
+    ReindexRefused,
+    backup_path,
+    reindex_paths,
+    reindex_segment,
+)
+from kseg.recovery.indexes import (
     STOP_BAD_SIZE,
     STOP_CORRUPT,
     STOP_END,
@@ -30,16 +37,10 @@ from kseg.ops.reindex import (
     STOP_INVALID_RECORD,
     STOP_PARTIAL,
     STOP_SHORT_TAIL,
-    UNCHANGED,
-    ReindexRefused,
-    TxnTracker,
-    backup_path,
     build_indexes,
     compare_index,
-    reindex_paths,
-    reindex_segment,
-    replay_producer_state,
 )
+from kseg.recovery.producer_state import TxnTracker, replay_producer_state
 
 TS = 1_700_000_000_000
 LOG = "00000000000000000000.log"
@@ -534,10 +535,10 @@ def test_conflicting_requests_are_refused(tmp_path):
 
 
 def test_a_mapped_file_gives_the_same_build_with_pages_released_behind(tmp_path, monkeypatch):
-    import kseg.ops.reindex as reindex
+    from kseg.recovery import indexes
     from kseg.segment import MappedFile
 
-    monkeypatch.setattr(reindex, "_RELEASE_EVERY", 8192)
+    monkeypatch.setattr(indexes, "RELEASE_EVERY", 8192)
     data = b"".join(sized(i, TS + i, 3000) for i in range(20))
     path = tmp_path / LOG
     path.write_bytes(data)
@@ -549,8 +550,8 @@ def test_a_mapped_file_gives_the_same_build_with_pages_released_behind(tmp_path,
 
 # -- damaged input never escapes as an exception -------------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _CLEAN = b"".join(
     [txn_batch(0, pid=3, count=2), sized(2, TS + 2, 2000), marker(3, pid=3), sized(4, TS + 4, 3000)]

@@ -291,7 +291,7 @@ def test_batch_level_permissive_keeps_the_header_of_a_batch_whose_crc_fails():
 
 def test_an_unreadable_file_is_a_damage_row_not_a_crash(monkeypatch):
     # Simulated EACCES: a real chmod 0 is no obstacle to root, which CI runs as.
-    def refuse(path):  # noqa: ANN001
+    def refuse(path):
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(rows, "open_segment", refuse)

@@ -26,8 +26,7 @@ from click.testing import CliRunner
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from kseg.cli import cli
-from kseg.spark import findings, get_session, read
-from kseg.spark import rows
+from kseg.spark import findings, get_session, read, rows
 from kseg.spark.verify_units import deal
 
 REAL = FIXTURES / "real" / "kafka-logs"
@@ -218,7 +217,7 @@ def test_export_writes_parquet_and_reports_damaged_batches(spark, tmp_path, monk
     )
     back = spark.read.parquet(str(out))
     assert back.columns == [name for name, _, _ in rows.RECORD_COLUMNS]
-    key = lambda r: (r["path"], r["offset"])  # noqa: E731
+    key = lambda r: (r["path"], r["offset"])
     got = sorted((r.asDict(recursive=True) for r in back.collect()), key=key)
     want = sorted(expected.to_pylist(), key=key)
     for row in want:
@@ -249,10 +248,10 @@ def test_export_of_clean_data_exits_0_and_refuses_to_overwrite(spark, tmp_path):
 def test_a_spark_failure_is_one_line_and_exit_2(spark, monkeypatch):
     from pyspark.errors import PySparkRuntimeError
 
-    import kseg.spark.verify_units as verify_units
+    from kseg.spark import verify_units
     from kseg.spark.session import log_path
 
-    def fail(*args, **kwargs):  # noqa: ANN002, ANN003
+    def fail(*args, **kwargs):
         raise PySparkRuntimeError(errorClass="JAVA_GATEWAY_EXITED", messageParameters={})
 
     monkeypatch.setattr(verify_units, "verify", fail)
@@ -287,9 +286,9 @@ def test_a_directory_without_segments_is_an_empty_frame(spark, tmp_path):
 
 
 def test_a_python_worker_failure_shows_its_last_traceback_line(spark, monkeypatch):
-    import kseg.spark.verify_units as verify_units
+    from kseg.spark import verify_units
 
-    def fail(session, paths, deep=False):  # noqa: ANN001
+    def fail(session, paths, deep=False):
         session.sparkContext.parallelize([0], 1).map(lambda _: 1 / 0).collect()
 
     monkeypatch.setattr(verify_units, "verify", fail)

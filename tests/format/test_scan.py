@@ -3,7 +3,7 @@
 import struct
 
 from kseg.format import RecordSpec, encode_batch
-from kseg.ops.scan import BAD_CRC, BAD_SIZE, PARTIAL, SHORT_TAIL, Gap, find_next_batch, scan
+from kseg.format.scan import BAD_CRC, BAD_SIZE, PARTIAL, SHORT_TAIL, Gap, find_next_batch, scan
 
 TS = 1700000000000
 

@@ -14,20 +14,16 @@ preallocated tail) are skipped at C speed.
 from __future__ import annotations
 
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kseg.format import Batch, read_batch
+from kseg.format.layout import ENTRY_PREFIX, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE
+from kseg.format.v0v1 import LegacyBatch
+from kseg.format.v2 import V2Batch
+from kseg.format.walk import BatchWalk
 
-HEADER = struct.Struct(
-    ">q"  # offset / baseOffset
-    "i"  # size
-    "I"  # crc (V0/V1) or partitionLeaderEpoch (V2)
-    "b"  # magic
-)
-LOG_OVERHEAD = 12
-MIN_SIZE = {0: 14, 1: 22, 2: 49}  # smallest size field a valid entry of each magic can have
+MIN_SIZE = MIN_ENTRY_SIZE
 _NONZERO = re.compile(rb"[^\x00]")
 _CANDIDATE = re.compile(rb"(?s)(?=.{16}[\x00\x01\x02])")  # byte 16 (the magic) is a known magic
 
@@ -58,7 +54,7 @@ def _plausible(buf: bytes | memoryview, pos: int, end: int) -> Batch | None:
     """The entry at ``pos`` if it is whole and its CRC verifies, else None."""
     if pos + LOG_OVERHEAD + 14 > end:
         return None
-    _, size, _, magic = HEADER.unpack_from(buf, pos)
+    _, size, magic = ENTRY_PREFIX.unpack_from(buf, pos)
     if magic not in MIN_SIZE or size < MIN_SIZE[magic] or pos + LOG_OVERHEAD + size > end:
         return None
     batch = read_batch(buf, pos)
@@ -99,9 +95,9 @@ def _is_zero(buf: bytes | memoryview, start: int, end: int) -> bool:
 
 def _damage_at(buf: bytes | memoryview, pos: int, end: int) -> tuple[str, int | None]:
     """Why the entry at ``pos`` cannot be taken."""
-    if end - pos <= 17:
+    if end - pos <= HEADER_SIZE_UP_TO_MAGIC:
         return SHORT_TAIL, None
-    _, size, _, magic = HEADER.unpack_from(buf, pos)
+    _, size, magic = ENTRY_PREFIX.unpack_from(buf, pos)
     if magic not in MIN_SIZE:
         return BAD_MAGIC, size
     if size < MIN_SIZE[magic]:
@@ -111,16 +107,34 @@ def _damage_at(buf: bytes | memoryview, pos: int, end: int) -> tuple[str, int | 
     return BAD_CRC, size
 
 
+def _valid_run(buf: bytes | memoryview, start: int, end: int) -> Iterator[Batch]:
+    """The whole, CRC-valid entries from ``start`` on, through the one walker; stops at the first that is not.
+
+    After the run, the caller finds where it stopped from the last batch's end.
+    """
+    walk = BatchWalk(buf, start, end, strict=False)
+    for pos, nxt, magic, _, crc_ok in walk.frames(check_crc=True):
+        if magic == 2 and crc_ok:
+            yield V2Batch(buf, pos)
+            continue
+        if magic in (0, 1) and nxt - pos - LOG_OVERHEAD >= MIN_SIZE[magic]:
+            legacy = LegacyBatch(buf, pos)
+            if legacy.is_valid():
+                yield legacy
+                continue
+        return
+
+
 def scan(buf: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[Batch | Gap]:
     """Yield valid batches and the gaps between them, in file order, covering ``[start, end)``."""
     end = len(buf) if end is None else min(end, len(buf))
     pos = start
     while pos < end:
-        batch = _plausible(buf, pos, end)
-        if batch is not None:
+        for batch in _valid_run(buf, pos, end):
             yield batch
-            pos += batch.size
-            continue
+            pos = batch.position + batch.size
+        if pos >= end:
+            return
         reason, size = _damage_at(buf, pos, end)
         resume = None
         if reason == BAD_CRC and size is not None:

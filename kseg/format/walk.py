@@ -1,0 +1,151 @@
+"""The one batch walker: entries of a buffer framed exactly as Kafka's ``FileLogInputStream`` frames them.
+
+``FileLogInputStream.nextBatch`` (clients, ``org.apache.kafka.common.record``):
+
+* 17 or fewer bytes left (``HEADER_SIZE_UP_TO_MAGIC``) -> no more batches;
+* a size field below 14 (``MIN_RECORD_OVERHEAD``) -> ``CorruptRecordException``;
+* an entry running past the end -> no more batches (a partial tail).
+
+No maximum size, no CRC and no offset order are checked while framing: the
+callers decide what a frame is worth.  Every command walks through this class:
+
+* :meth:`BatchWalk.frames` yields one light tuple per entry -- the decoded V2
+  header and whether its CRC-32C holds -- for the per-batch loops of verify,
+  reindex, recovery and the resynchronising scanner (no object per batch);
+* iterating the walk yields batch objects (:class:`~kseg.format.v2.V2Batch`,
+  :class:`~kseg.format.v0v1.LegacyBatch`) for dump, recover and convert.
+
+After either, :attr:`BatchWalk.end` says where and why the walk stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Union
+
+from kseg.errors import Corrupt
+from kseg.format.crc import crc32c_unsigned
+from kseg.format.layout import (
+    BATCH_HEADER,
+    ENTRY_PREFIX,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LOG_OVERHEAD,
+    MIN_RECORD_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
+    V2_ATTRIBUTES_OFFSET,
+)
+
+if TYPE_CHECKING:
+    from kseg.format.v0v1 import LegacyBatch
+    from kseg.format.v2 import V2Batch
+
+    Batch = Union[V2Batch, LegacyBatch]
+
+#: Why a walk ended.
+END_OF_DATA = "end"  # every byte belongs to a whole entry
+SHORT_TAIL = "short-tail"  # 17 or fewer bytes left: too few to frame an entry
+PARTIAL_BATCH = "partial-batch"  # the last entry declares more bytes than remain
+BAD_SIZE = "bad-size"  # an entry declares fewer than 14 bytes (e.g. a zero-filled tail)
+
+#: The V2 header fields as :data:`~kseg.format.layout.BATCH_HEADER` unpacks them.
+V2Header = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
+#: One framed entry: (position, next position, magic, V2 header or None, CRC holds).
+#: The header is None for magic 0/1 and for a V2 entry too short to hold one;
+#: ``crc_ok`` is only computed for V2 (False when not asked for, or too short).
+Frame = tuple[int, int, int, V2Header | None, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEnd:
+    """Where and why a walk stopped; ``remaining`` bytes were not part of any whole entry."""
+
+    position: int
+    remaining: int
+    reason: str
+    declared_size: int | None = None  # for PARTIAL_BATCH and BAD_SIZE: the size field found there
+
+
+class BatchWalk:
+    """Walk the entries of ``buf[start:end]`` the way Kafka's file reader does.
+
+    A size field below 14 makes Kafka throw ``CorruptRecordException``: with
+    ``strict=True`` the walk raises :class:`~kseg.errors.Corrupt`, otherwise it
+    stops with ``BAD_SIZE`` so the caller can report and resynchronise.
+    """
+
+    def __init__(
+        self, buf: bytes | memoryview, start: int = 0, end: int | None = None, *, strict: bool = True
+    ) -> None:
+        self.buf = buf
+        self.start = start
+        self.limit = len(buf) if end is None else min(end, len(buf))
+        self.strict = strict
+        self.end: WalkEnd | None = None
+
+    def frames(self, *, check_crc: bool = False) -> Iterator[Frame]:
+        """Every entry Kafka frames, as a :data:`Frame`; with ``check_crc`` the V2 CRC-32C is checked.
+
+        This is the per-batch loop of kseg: one ``unpack_from`` of the 61-byte
+        header and, when asked, one CRC over a memoryview slice -- no copy,
+        no object per batch.
+        """
+        buf, limit = self.buf, self.limit
+        view = memoryview(buf)
+        unpack_prefix, unpack_header, checksum = ENTRY_PREFIX.unpack_from, BATCH_HEADER.unpack_from, crc32c_unsigned
+        header_limit = limit - RECORD_BATCH_OVERHEAD  # positions where a whole V2 header fits
+        frame_limit = limit - HEADER_SIZE_UP_TO_MAGIC
+        overhead, min_size, smallest_batch, crc_from = (
+            LOG_OVERHEAD, MIN_RECORD_OVERHEAD, RECORD_BATCH_OVERHEAD, V2_ATTRIBUTES_OFFSET,
+        )
+        pos = self.start
+        try:
+            while pos < frame_limit:
+                if pos <= header_limit:
+                    header = unpack_header(buf, pos)
+                    size, magic = header[1], header[3]
+                else:
+                    header = None
+                    _, size, magic = unpack_prefix(buf, pos)
+                if size < min_size:
+                    self._bad_size(pos, size)
+                    return
+                nxt = pos + overhead + size
+                if nxt > limit:
+                    self.end = WalkEnd(pos, limit - pos, PARTIAL_BATCH, size)
+                    return
+                if magic < 2 or header is None or nxt - pos < smallest_batch:
+                    yield pos, nxt, magic, None, False
+                else:
+                    ok = check_crc and checksum(view[pos + crc_from : nxt]) == header[4]
+                    yield pos, nxt, magic, header, ok
+                pos = nxt
+            self.end = WalkEnd(pos, max(0, limit - pos), END_OF_DATA if pos == limit else SHORT_TAIL)
+        finally:
+            with contextlib.suppress(BufferError):
+                view.release()
+
+    def _bad_size(self, pos: int, size: int) -> None:
+        self.end = WalkEnd(pos, self.limit - pos, BAD_SIZE, size)
+        if self.strict:
+            raise Corrupt(
+                f"Found record size {size} smaller than minimum record overhead ({MIN_RECORD_OVERHEAD})",
+                offset=pos + 8,
+                field="batch.size",
+            )
+
+    def __iter__(self) -> Iterator[Batch]:
+        """The entries as batch objects (headers decoded, records left for later)."""
+        from kseg.format.v0v1 import LegacyBatch
+        from kseg.format.v2 import V2Batch
+
+        buf = self.buf
+        view = memoryview(buf)  # one view shared by the batches: their CRC checks slice it
+        for pos, _, magic, _, _ in self.frames():
+            yield LegacyBatch(buf, pos) if magic < 2 else V2Batch(buf, pos, view)
+
+
+def iter_batches(buf: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[Batch]:
+    """Shorthand for ``iter(BatchWalk(buf, start, end))`` when the end reason is not needed."""
+    return iter(BatchWalk(buf, start, end))

@@ -1,0 +1,156 @@
+"""Kafka's producer-state rules, as far as recovery and the transaction index depend on them.
+
+``ProducerStateManager`` and ``ProducerAppendInfo`` (storage, 4.3.0): each
+magic-2 batch with a producer id updates its producer's entry; a
+transactional batch opens a transaction, a COMMIT/ABORT control batch closes
+it, and an ABORT that closes a non-empty transaction becomes an entry of the
+``.txnindex``.  :func:`replay_producer_state` replays earlier segments the way
+``UnifiedLog.rebuildProducerState`` does.
+"""
+
+from __future__ import annotations
+
+import mmap
+
+from kseg.errors import InvalidRecord, KsegError
+from kseg.format.control import ABORT, COMMIT, decode_control_key, decode_end_txn_marker
+from kseg.format.v2 import V2Batch
+from kseg.format.walk import BatchWalk
+from kseg.index import AbortedTxn
+
+FAILS_TO_LOAD = "the partition fails to load"  # the consequence of an exception LogLoader does not handle
+
+
+class RecoveryAbort(Exception):
+    """Raised where Kafka's recovery would throw: the exception class, its message and what the broker does."""
+
+    def __init__(self, exception: str, message: str, consequence: str) -> None:
+        super().__init__(f"{exception}: {message}")
+        self.exception = exception
+        self.message = message
+        self.consequence = consequence
+
+
+class TxnTracker:
+    """The transaction bookkeeping of Kafka's producer-state tracking, across the segments of one partition.
+
+    Feed every magic-2 batch that has a producer id, in log order, segment
+    after segment.  Only what the .txnindex depends on is kept: each
+    producer's open transaction (``ProducerStateEntry.currentTxnFirstOffset``)
+    and the partition's open transactions by first offset
+    (``ProducerStateManager.ongoingTxns``).  Epochs and coordinator epochs
+    are not needed: recovery appends with origin REPLICATION, where a stale
+    one is only logged.
+    """
+
+    def __init__(self) -> None:
+        self._open_by_producer: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
+
+    @property
+    def open_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of each transaction still open."""
+        return dict(self._open_by_producer)
+
+    def append_data(self, producer_id: int, first_offset: int, is_transactional: bool) -> None:
+        """``ProducerAppendInfo.appendDataBatch`` then ``ProducerStateManager.update``."""
+        open_first = self._open_by_producer.get(producer_id)
+        if open_first is not None and not is_transactional:
+            raise RecoveryAbort(
+                "InvalidTxnStateException",
+                f"Expected transactional write from producer {producer_id} at offset {first_offset}",
+                FAILS_TO_LOAD,
+            )
+        if open_first is None and is_transactional:
+            self._open_by_producer[producer_id] = first_offset
+            self._ongoing[first_offset] = producer_id
+
+    def append_marker(self, producer_id: int, marker_offset: int, is_abort: bool) -> AbortedTxn | None:
+        """``appendEndTxnMarker``, ``lastStableOffset`` and ``completeTxn``: the AbortedTxn to index, if any.
+
+        A marker with no open transaction completes nothing (Kafka emits no
+        ``CompletedTxn`` for an empty transaction).  ``last_offset`` is the
+        marker batch's base offset; ``last_stable_offset`` the first offset of
+        the earliest transaction still open by another producer, else the
+        marker offset + 1.
+        """
+        first = self._open_by_producer.pop(producer_id, None)
+        if first is None:
+            return None
+        others = [offset for offset, pid in self._ongoing.items() if pid != producer_id]
+        last_stable = min(others) if others else marker_offset + 1
+        if self._ongoing.pop(first, None) is None:
+            raise RecoveryAbort(
+                "IllegalArgumentException",
+                f"Attempted to complete transaction of producer {producer_id} starting at {first} "
+                "which was not started",
+                FAILS_TO_LOAD,
+            )
+        if not is_abort:
+            return None
+        return AbortedTxn(0, producer_id, first, marker_offset, last_stable)
+
+
+def _end_txn_marker(batch: V2Batch) -> tuple[int, int] | None:
+    """(control type, coordinator epoch) of a control batch's first record (``ProducerAppendInfo.append``).
+
+    None for a control batch without records (its transaction was cleaned).
+    InvalidRecord propagates (Kafka catches it and stops recovery after this
+    batch); what Kafka would not catch becomes :class:`RecoveryAbort`.
+    """
+    try:
+        records = batch.iter_records()
+        first = next(records, None)
+        if first is not None and (batch.codec_id != 0 or batch.records_count == 1):
+            for _ in records:  # a compressed batch is decoded whole; the last record checks the batch size
+                pass
+    except InvalidRecord:
+        raise
+    except KsegError as err:
+        raise RecoveryAbort("KafkaException", err.message, FAILS_TO_LOAD) from err
+    if first is None:
+        return None
+    if first.key is None:
+        raise RecoveryAbort("NullPointerException", "control record with a null key", FAILS_TO_LOAD)
+    key = decode_control_key(first.key)
+    if key.type_id not in (ABORT, COMMIT):
+        raise RecoveryAbort(
+            "IllegalArgumentException",
+            f"Invalid control record type for end transaction marker{key.name}",
+            FAILS_TO_LOAD,
+        )
+    if first.value is None:
+        raise RecoveryAbort("NullPointerException", "end transaction marker with a null value", FAILS_TO_LOAD)
+    marker = decode_end_txn_marker(first.value)
+    return key.type_id, marker.coordinator_epoch
+
+
+def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | None:
+    """``LogSegment.updateProducerState`` for one magic-2 batch with a producer id."""
+    if batch.is_control:
+        marker = _end_txn_marker(batch)
+        if marker is None:
+            return None
+        return tracker.append_marker(batch.producer_id, batch.base_offset, marker[0] == ABORT)
+    tracker.append_data(batch.producer_id, batch.base_offset, batch.is_transactional)
+    return None
+
+
+def replay_producer_state(
+    buf: bytes | memoryview | mmap.mmap, tracker: TxnTracker, *, end: int | None = None
+) -> int:
+    """Feed an earlier segment's producer batches to ``tracker``, as ``rebuildProducerState`` replays the log.
+
+    Replay reads batches without checking CRCs (Kafka's ``loadProducersFromRecords``
+    does not validate either) and stops where the file can no longer be framed.
+    Returns the number of bytes replayed.
+    """
+    walk = BatchWalk(buf, 0, end, strict=False)
+    pos = walk.start
+    for pos, _, _, header, _ in walk.frames():
+        if header is not None and header[9] >= 0:  # a V2 batch with a producer id
+            try:
+                track_producer_batch(tracker, V2Batch(buf, pos))
+            except InvalidRecord:
+                return pos
+    return walk.end.position if walk.end is not None else pos

@@ -17,6 +17,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
@@ -323,3 +324,22 @@ def atomic_write(
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def backup_path(path: Path, now: datetime | None = None) -> Path:
+    """Where a replaced index is kept: ``<name>.bak``, or ``<name>.<UTC time>.bak`` if that exists.
+
+    Kafka's loader ignores both (it only looks at names ending in .log,
+    .index, .timeindex, .txnindex, .snapshot and the temp suffixes), so
+    backups can stay in the partition directory.
+    """
+    first = path.with_name(path.name + ".bak")
+    if not first.exists():
+        return first
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    candidate = path.with_name(f"{path.name}.{stamp}.bak")
+    n = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.{stamp}-{n}.bak")
+        n += 1
+    return candidate

@@ -33,7 +33,8 @@ from kseg.format.model import Record
 from kseg.format.scan import Gap, scan
 from kseg.ops.convert_batches import Converter, ConvertRefused, Tally, Target, TxnDeliveries, check_target
 from kseg.ops.discover import file_kind, is_partition_dir
-from kseg.ops.reindex import segment_logs, sibling
+from kseg.ops.discover import segment_logs
+from kseg.segment import sibling
 from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
 from kseg.segment import MappedFile, atomic_write, base_offset_from_name, release_pages

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kseg.segment import base_offset_from_name
+
 #: Kinds of file, by name.  Order within one base offset follows this tuple.
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
 CHECKPOINT_SUFFIX = ".checkpoint"
@@ -129,3 +131,9 @@ def expand_paths(paths: list[Path]) -> list[Path]:
         else:
             out.append(path)
     return out
+
+
+def segment_logs(directory: Path) -> list[Path]:
+    """The .log segments of a directory, by base offset (Kafka's load order)."""
+    files = partition_files(directory)
+    return [p for p in files if file_kind(p) == "log" and base_offset_from_name(p) is not None]

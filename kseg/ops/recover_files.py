@@ -46,7 +46,8 @@ from kseg.errors import KsegError, Refused
 from kseg.format.checkpoints import read_offset_checkpoint
 from kseg.ops.discover import file_kind, is_partition_dir, parse_partition_dir, partition_files
 from kseg.ops.recover import RELEASE_EVERY, Plan, plan_segment
-from kseg.ops.reindex import backup_path, segment_logs, sibling
+from kseg.ops.discover import segment_logs
+from kseg.segment import backup_path, sibling
 from kseg.recovery.indexes import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     INDEX_KINDS,

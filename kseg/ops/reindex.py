@@ -24,12 +24,11 @@ import os
 import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 from kseg.errors import KsegError, Refused
 from kseg.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
-from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, partition_files
+from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, segment_logs
 from kseg.recovery.indexes import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     DEFAULT_MAX_INDEX_SIZE,
@@ -41,7 +40,7 @@ from kseg.recovery.indexes import (
     index_bytes,
 )
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
-from kseg.segment import MappedFile, atomic_write, base_offset_from_name
+from kseg.segment import MappedFile, atomic_write, backup_path, base_offset_from_name, sibling
 
 ENTRY_SIZES = {"index": OFFSET_ENTRY.size, "timeindex": TIME_ENTRY.size, "txnindex": TXN_ENTRY.size}
 
@@ -100,30 +99,6 @@ class Report:
 
 class ReindexRefused(Refused):
     """A request kseg will not carry out (an output exists, options conflict): a usage error."""
-
-
-def sibling(log: Path, kind: str) -> Path:
-    """``<base>.<kind>`` beside ``<base>.log``."""
-    return log.with_name(log.name.split(".", 1)[0] + "." + kind)
-
-
-def backup_path(path: Path, now: datetime | None = None) -> Path:
-    """Where a replaced index is kept: ``<name>.bak``, or ``<name>.<UTC time>.bak`` if that exists.
-
-    Kafka's loader ignores both (it only looks at names ending in .log,
-    .index, .timeindex, .txnindex, .snapshot and the temp suffixes), so
-    backups can stay in the partition directory.
-    """
-    first = path.with_name(path.name + ".bak")
-    if not first.exists():
-        return first
-    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    candidate = path.with_name(f"{path.name}.{stamp}.bak")
-    n = 1
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}.{stamp}-{n}.bak")
-        n += 1
-    return candidate
 
 
 def _read_existing(path: Path) -> bytes | None:
@@ -249,12 +224,6 @@ class Selection:
 
     directory: Path
     logs: tuple[Path, ...]
-
-
-def segment_logs(directory: Path) -> list[Path]:
-    """The .log segments of a directory, by base offset (Kafka's load order)."""
-    files = partition_files(directory)
-    return [p for p in files if file_kind(p) == "log" and base_offset_from_name(p) is not None]
 
 
 def select_segments(paths: Sequence[Path]) -> tuple[list[Selection], bool]:

@@ -58,7 +58,7 @@ from kseg.ops.recover_files import (
     RecoverRefused,
     recover_path,
 )
-from kseg.ops.reindex import segment_logs
+from kseg.ops.discover import segment_logs
 from kseg.recovery.indexes import STOP_INVALID_RECORD, build_indexes
 from kseg.render.recover import map_cells
 from kseg.segment import base_offset_from_name

@@ -1,0 +1,200 @@
+"""zstd as Kafka writes it (``ZstdCompression``: zstd-jni ZstdOutputStreamNoFinalizer), magic 2 only.
+
+RFC 8878; one standard zstd frame::
+
+    0   magic     28 B5 2F FD (0xFD2FB528 little-endian)
+    4   FHD       00: no content size, no checksum, no dictionary (streaming writer)
+    5   window    e.g. 58 (2 MiB at level 3)
+    6   blocks    the data in non-last blocks (flush on close), then an empty last block 01 00 00
+
+Empty input is the frame 28 B5 2F FD 20 00 01 00 00 (content size 0).
+Reading accepts concatenated frames, skippable frames and frames with a
+content size or checksum; empty input decodes to nothing, as in zstd-jni.
+Frames are walked header by header before decoding (so truncation is found
+exactly) and decoded block by block under the output cap.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from kseg.errors import CodecError, EncodeError
+from kseg.format.compression.core import BoundedOutput, _need, check_level
+
+ZSTD_MIN_MAGIC = 2  # CompressionType.ZSTD needs RecordBatch.MAGIC_VALUE_V2
+ZSTD_MAGIC = 0xFD2FB528  # on disk 28 B5 2F FD
+ZSTD_SKIPPABLE_MAGIC = 0x184D2A50  # low 4 bits free: 0x184D2A50..0x184D2A5F
+ZSTD_SKIPPABLE_MASK = 0xFFFFFFF0
+ZSTD_FRAME_MAGIC = struct.Struct("<I")  # frame magic; for skippable frames also the frame size
+ZSTD_FHD = struct.Struct(
+    "B"  # Frame_Header_Descriptor: FCS flag (bits 7-6) | single segment (5) | unused (4) |
+    #        reserved (3) | content checksum (2) | dictionary id flag (1-0)
+)
+ZSTD_BLOCK_HEADER_SIZE = 3  # 24 bits LE: last block (bit 0) | block type (bits 1-2) | block size (bits 3-23)
+ZSTD_CHECKSUM_SIZE = 4
+ZSTD_BLOCK_RAW, ZSTD_BLOCK_RLE, ZSTD_BLOCK_COMPRESSED, ZSTD_BLOCK_RESERVED = 0, 1, 2, 3
+_ZSTD_DICT_ID_SIZES = (0, 1, 2, 4)
+_ZSTD_FCS_SIZES = (0, 2, 4, 8)  # FCS flag 0 means 1 byte when single segment is set
+ZSTD_DEFAULT_LEVEL = 3
+ZSTD_MIN_LEVEL = -131072  # ZSTD_minCLevel(), Kafka's lower bound
+ZSTD_MAX_LEVEL = 22
+_ZSTD_TRUNCATED = "zstd: Truncated source"  # zstd-jni 1.5.6's message for a frame cut short
+_ZSTD_UNKNOWN_FRAME = "zstd: Decompression error: Unknown frame descriptor"
+
+
+@dataclass(frozen=True, slots=True)
+class _ZstdFrame:
+    """Where one zstd frame lies, found by walking its headers (RFC 8878 section 3.1)."""
+
+    start: int
+    pieces: tuple[int, ...]  # end of each block (the last one includes the checksum): feed points
+    content_size: int | None  # Frame_Content_Size, when the header carries one
+    skippable: bool
+
+
+def _zstd_need(view: memoryview, pos: int, size: int) -> None:
+    if len(view) - pos < size:
+        raise CodecError(_ZSTD_TRUNCATED)
+
+
+def _zstd_frame_header_end(view: memoryview, pos: int) -> tuple[int, int | None, bool]:
+    """Skip a frame header; return (position of the first block, content size or None, checksum flag)."""
+    _zstd_need(view, pos, ZSTD_FHD.size)
+    (fhd,) = ZSTD_FHD.unpack_from(view, pos)
+    pos += ZSTD_FHD.size
+    fcs_flag = fhd >> 6
+    single_segment = bool(fhd & 0x20)
+    fcs_size = 1 if (fcs_flag == 0 and single_segment) else _ZSTD_FCS_SIZES[fcs_flag]
+    window_size = 0 if single_segment else 1
+    dict_size = _ZSTD_DICT_ID_SIZES[fhd & 0x03]
+    _zstd_need(view, pos, window_size + dict_size + fcs_size)
+    pos += window_size + dict_size
+    content_size = None
+    if fcs_size:
+        content_size = int.from_bytes(view[pos : pos + fcs_size], "little") + (256 if fcs_size == 2 else 0)
+    return pos + fcs_size, content_size, bool(fhd & 0x04)
+
+
+def _zstd_could_start_frame(tail: memoryview) -> bool:
+    """Whether fewer than 4 bytes are the start of a frame magic (truncated) rather than garbage.
+
+    libzstd makes the same distinction: ``00`` at the end of a stream is an
+    unknown frame descriptor, ``28 B5`` a truncated frame.
+    """
+    frame_magic = ZSTD_FRAME_MAGIC.pack(ZSTD_MAGIC)
+    skippable = ZSTD_FRAME_MAGIC.pack(ZSTD_SKIPPABLE_MAGIC)
+    data = bytes(tail)
+    return frame_magic.startswith(data) or (
+        data[:1] != b"" and data[0] & 0xF0 == skippable[0] and skippable[1:].startswith(data[1:])
+    )
+
+
+def _zstd_walk_frame(view: memoryview, start: int) -> _ZstdFrame:
+    """Find the blocks of the frame at ``start`` without decoding them, so truncation is detected exactly."""
+    if len(view) - start < ZSTD_FRAME_MAGIC.size and not _zstd_could_start_frame(view[start:]):
+        raise CodecError(_ZSTD_UNKNOWN_FRAME)
+    _zstd_need(view, start, ZSTD_FRAME_MAGIC.size)
+    (frame_magic,) = ZSTD_FRAME_MAGIC.unpack_from(view, start)
+    pos = start + ZSTD_FRAME_MAGIC.size
+    if frame_magic & ZSTD_SKIPPABLE_MASK == ZSTD_SKIPPABLE_MAGIC:
+        _zstd_need(view, pos, ZSTD_FRAME_MAGIC.size)
+        (size,) = ZSTD_FRAME_MAGIC.unpack_from(view, pos)
+        pos += ZSTD_FRAME_MAGIC.size
+        _zstd_need(view, pos, size)
+        return _ZstdFrame(start, (pos + size,), None, skippable=True)
+    if frame_magic != ZSTD_MAGIC:
+        raise CodecError(_ZSTD_UNKNOWN_FRAME)
+    pos, content_size, has_checksum = _zstd_frame_header_end(view, pos)
+    pieces = []
+    while True:
+        _zstd_need(view, pos, ZSTD_BLOCK_HEADER_SIZE)
+        header = int.from_bytes(view[pos : pos + ZSTD_BLOCK_HEADER_SIZE], "little")
+        pos += ZSTD_BLOCK_HEADER_SIZE
+        last, block_type, block_size = header & 1, (header >> 1) & 0x03, header >> 3
+        if block_type == ZSTD_BLOCK_RESERVED:
+            raise CodecError("zstd: Decompression error: Data corruption detected (reserved block type)")
+        payload = 1 if block_type == ZSTD_BLOCK_RLE else block_size
+        _zstd_need(view, pos, payload)
+        pos += payload
+        if last:
+            if has_checksum:
+                _zstd_need(view, pos, ZSTD_CHECKSUM_SIZE)
+                pos += ZSTD_CHECKSUM_SIZE
+            pieces.append(pos)
+            return _ZstdFrame(start, tuple(pieces), content_size, skippable=False)
+        pieces.append(pos)
+
+
+def _zstd_decode_frame(view: memoryview, frame: _ZstdFrame, out: BoundedOutput) -> None:
+    """Decode one frame block by block: each call yields at most one block (<= 128 KiB) of output."""
+    zstd = _need("zstd", "zstandard")
+    if frame.content_size is not None:
+        out.claim(frame.content_size)
+    decoder = zstd.ZstdDecompressor().decompressobj()
+    fed_to = frame.start
+    for piece_end in frame.pieces:
+        try:
+            chunk = decoder.decompress(view[fed_to:piece_end])
+        except Exception as exc:  # zstandard.ZstdError, or MemoryError for a huge window
+            raise CodecError(f"zstd: Decompression error: {_zstd_error_text(exc)}") from exc
+        out.append(chunk)
+        fed_to = piece_end
+    if not decoder.eof:  # pragma: no cover - the walk found a last block, so libzstd ends the frame
+        raise CodecError(_ZSTD_TRUNCATED)
+
+
+def _zstd_error_text(exc: Exception) -> str:
+    """Return libzstd's error name without python-zstandard's "zstd decompressor error: " prefix."""
+    text = str(exc)
+    return text.split(": ", 1)[1] if ": " in text else text
+
+
+def decompress(view: memoryview, magic: int, max_size: int) -> bytes:
+    """Decode concatenated zstd frames (skippable frames are skipped) with bounded output.
+
+    Empty input decodes to ``b""``: zstd-jni's ZstdInputStream returns end of
+    stream at once when there is nothing to read (checked against Kafka 4.3.0).
+    A frame cut short is an error.  (zstd-jni can miss such a cut when the
+    partial last frame arrives in the same 128 KiB input read that ended the
+    frame before it -- an artifact of its buffering that is not copied here.)
+    Memory: libzstd allocates the frame's window, at most 128 MiB (its default
+    limit, as in zstd-jni); larger windows are a CodecError.
+    """
+    if magic < ZSTD_MIN_MAGIC:
+        raise CodecError(f"ZStandard compression is not supported for magic {magic}")
+    out = BoundedOutput("zstd", max_size)
+    pos = 0
+    while pos < len(view):
+        frame = _zstd_walk_frame(view, pos)
+        if not frame.skippable:
+            _zstd_decode_frame(view, frame, out)
+        pos = frame.pieces[-1]
+    return out.result()
+
+
+def compress(view: memoryview, magic: int, level: int | None) -> bytes:
+    """The frame zstd-jni's ZstdOutputStream writes behind Kafka's BufferedOutputStream.
+
+    On close the buffered stream first flushes (ZSTD_e_flush: the data ends in
+    a non-last block) and then ends the frame (ZSTD_e_end: an empty last
+    block).  Nothing is pledged, so the header has no content size -- except for
+    empty input, where ZSTD_e_end on a fresh stream pledges size 0 and the frame
+    is ``28 B5 2F FD 20 00 01 00 00`` (single segment, content size 0).  Byte
+    for byte equal to Kafka 4.3.0 / zstd-jni 1.5.6 for small inputs; larger
+    inputs may differ by libzstd version, never in format.
+    """
+    if magic < ZSTD_MIN_MAGIC:
+        raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
+    zstd_level = check_level("zstd", level, default=ZSTD_DEFAULT_LEVEL, low=ZSTD_MIN_LEVEL, high=ZSTD_MAX_LEVEL)
+    zstd = _need("zstd", "zstandard")
+    if not view:
+        return zstd.ZstdCompressor(level=zstd_level, write_content_size=True).compressobj(size=0).flush()
+    compressor = zstd.ZstdCompressor(level=zstd_level, write_content_size=False).compressobj()
+    return (
+        compressor.compress(view)
+        + compressor.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)
+        + compressor.flush(zstd.COMPRESSOBJ_FLUSH_FINISH)
+    )
+
+

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kseg.errors import Corrupt
+from kseg.format.jvm_text import java_lines, java_number, java_split
 
 _FIELDS = re.compile(r"\s+")
 
@@ -75,13 +76,13 @@ def read_checkpoint(data: bytes, *, fields: int, expected_version: int = 0, name
         count = int(lines[1])
     except (ValueError, IndexError):
         raise Corrupt("Malformed line in checkpoint file: missing entry count", offset=starts[1] if len(starts) > 1 else len(data), field=f"{name}.count") from None
-    entries = []
+    entries: list[tuple[str, ...]] = []
     for i in range(count):
         index = 2 + i
         if index >= len(lines) or lines[index] == "":
             raise Corrupt(f"Expected [{count}] entries in checkpoint file, but found only [{i}]", offset=starts[min(index, len(starts) - 1)], field=f"{name}.entries")
         parts = tuple(p for p in _FIELDS.split(lines[index].strip()) if p)
-        if len(parts) != fields or not all(_is_int(p) for p in parts[-(2 if fields == 3 else 2):]):
+        if len(parts) != fields or not all(_is_int(p) for p in parts[-2:]):
             raise Corrupt(f"Malformed line in checkpoint file: {lines[index]}", offset=starts[index], field=f"{name}.entries[{i}]")
         entries.append(parts)
     return Checkpoint(version, tuple(entries))
@@ -136,51 +137,10 @@ def read_partition_metadata(data: bytes) -> dict[str, str]:
 # * quorum-state (``FileQuorumStateStore``): the first line is a JSON object.
 # * .kafka_cleanshutdown (``CleanShutdownFileHandler``): empty (brokers before
 #   KIP-966) or ``{"version":0,"brokerEpoch":N}``.
+#
+# The Java line, split and number rules themselves are in kseg.format.jvm_text.
 
-_JAVA_LINE = re.compile(rb"\r\n|\r|\n")
-_JAVA_SPACE = re.compile(r"[ \t\n\x0b\f\r]+")  # Java's \s
-_JAVA_DIGITS = re.compile(r"[+-]?[0-9]+\Z")
 _PROPERTY_BLANK = " \t\f"
-
-
-def java_number(text: str, bits: int) -> int | None:
-    """``Integer.parseInt`` (bits 32) / ``Long.parseLong`` (bits 64), or None where Java throws."""
-    if not _JAVA_DIGITS.match(text):
-        return None
-    value = int(text)
-    return value if -(1 << (bits - 1)) <= value < 1 << (bits - 1) else None
-
-
-def java_split(line: str, pattern: re.Pattern[str] = _JAVA_SPACE) -> list[str]:
-    """``String.split(regex)``: no match gives the whole line; trailing empty parts are dropped."""
-    parts = pattern.split(line)
-    if len(parts) == 1:
-        return parts
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
-
-
-def java_lines(data: bytes, encoding: str = "utf-8") -> tuple[list[tuple[int, str]], Corrupt | None]:
-    """``(byte position, line)`` as ``BufferedReader.readLine`` returns them, up to undecodable bytes.
-
-    Line ends are ``\n``, ``\r`` or ``\r\n`` (bytes that never occur inside a
-    UTF-8 sequence); a line with bytes that do not decode ends the list and
-    becomes the problem (Java: ``MalformedInputException``).
-    """
-    lines: list[tuple[int, str]] = []
-    start = 0
-    ends = [(m.start(), m.end()) for m in _JAVA_LINE.finditer(data)]
-    if start < len(data) and (not ends or ends[-1][1] < len(data)):
-        ends.append((len(data), len(data)))
-    for stop, after in ends:
-        try:
-            lines.append((start, data[start:stop].decode(encoding)))
-        except UnicodeDecodeError as exc:
-            where = start + exc.start
-            return lines, Corrupt(f"not UTF-8 text: {exc.reason} (Java: MalformedInputException)", offset=where)
-        start = after
-    return lines, None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +185,7 @@ def scan_checkpoint(data: bytes, *, fields: int, expected_version: int = 0) -> C
     if declared is None:
         bad = Corrupt(f"Malformed line in checkpoint file: {text}", offset=position, field="count")
         return CheckpointScan(version, None, (), bad)
-    entries = []
+    entries: list[tuple[int | str, ...]] = []
     for index, (position, text) in enumerate(lines[2:]):
         entry = _checkpoint_entry(text, fields)
         if entry is None:

@@ -1,28 +1,54 @@
-"""How Kafka's JVM code turns internal-topic records into text, where it is not JSON.
+"""Java-compatibility helpers: text and hashes exactly as the JVM code behind Kafka's tools makes them.
 
-``kafka-dump-log`` prints some records through Java/Scala objects rather than
-the generated JSON converters:
+kseg reproduces output that Kafka's tools build through Java and Scala
+objects, so a few JVM behaviours are replayed here, each from its source:
 
-* ``--transaction-log-decoder`` lists a transaction's partitions by iterating a
-  Scala 2.13 ``mutable.HashSet[TopicPartition]`` (``TransactionMetadata.
-  topicPartitions``), so their order is the hash table's.  :func:`scala_hash_set_order`
-  replays that table: Java's ``String.hashCode`` and ``TopicPartition.hashCode``,
-  Scala's ``improveHash``, buckets kept sorted by hash, growth on ``sizeHint``
-  and at the 0.75 load factor (``scala/collection/mutable/HashSet.scala``).
-* ``--remote-log-metadata-decoder`` prints ``toString()`` of the objects
-  ``RemoteLogMetadataSerde.deserialize`` builds; :func:`remote_log_metadata_text`
-  rebuilds them from the decoded record (``storage/api/.../RemoteLogSegmentMetadata.java``
-  and siblings), including the checks their constructors make.
+* **String.hashCode and Scala's HashSet order.**  ``--transaction-log-decoder``
+  lists a transaction's partitions by iterating a Scala 2.13
+  ``mutable.HashSet[TopicPartition]`` (``TransactionMetadata.topicPartitions``),
+  so their order is the hash table's.  :func:`scala_hash_set_order` replays
+  that table: Java's ``String.hashCode`` (:func:`java_string_hash`) and
+  ``TopicPartition.hashCode``, Scala's ``improveHash``, buckets kept sorted by
+  hash, growth on ``sizeHint`` and at the 0.75 load factor
+  (``scala/collection/mutable/HashSet.scala``).  This is the one place
+  ``String.hashCode`` is written.
+* **Bytes to text as ``new String(bytes, StandardCharsets.UTF_8)``**
+  (:func:`java_utf8`).  Kafka turns bytes into text this way in two places
+  that ``kafka-dump-log`` shows: record header keys
+  (``DefaultRecord.readHeaders`` -> ``Utils.utf8``) and keys/payloads printed
+  with the default ``StringDecoder``.  Malformed input is replaced by U+FFFD,
+  one replacement per malformed sequence.  Java and Python agree on valid
+  input and mostly agree on where one malformed sequence ends (the Unicode
+  "maximal subpart" practice), but not everywhere.  The rules are read from
+  ``java.lang.String.decodeUTF8_UTF16`` (JDK 17, same in JDK 11-21); the
+  differences from Python's ``errors="replace"`` are:
+
+  - an encoded surrogate (``ED A0..BF xx``) is one malformed 3-byte sequence
+    for Java (one U+FFFD) but three for Python;
+  - ``ED A0..BF`` cut off by the end of the input is one U+FFFD for Java, two
+    for Python.
+
+  Everything else -- stray continuation bytes, ``C0``/``C1``/``F5``-``FF``,
+  overlong ``E0 80``/``F0 80`` forms, code points above U+10FFFF, sequences cut
+  short by a non-continuation byte or by the end of the input -- comes out the
+  same.  tests/interop/test_dump_vs_kafka.py checks this against a real JVM.
+* **Reading text files as Kafka's Java readers do**: ``BufferedReader.readLine``
+  (:func:`java_lines`), ``String.split`` (:func:`java_split`) and
+  ``Integer.parseInt``/``Long.parseLong`` (:func:`java_number`), used by the
+  checkpoint and properties readers in :mod:`kseg.format.checkpoints`.
 """
 
 from __future__ import annotations
 
-import base64
-from typing import Any
+import re
+from collections.abc import Iterator
 
-from kseg.errors import InvalidRecord
+from kseg.errors import Corrupt
 
 _MASK32 = 0xFFFFFFFF
+
+
+# --------------------------------------------------------------------------- hashes
 
 
 def _int32(value: int) -> int:
@@ -91,7 +117,7 @@ class _ScalaHashSet:
                 self._grow(len(self.table) * 2)
             self._add_elem(elem, _improve_hash(topic_partition_hash(*elem)))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[str, int]]:
         for bucket in self.table:
             for _, elem in bucket:
                 yield elem
@@ -112,113 +138,150 @@ def scala_hash_set_order(groups: list[tuple[str, list[int]]]) -> list[tuple[str,
     return list(table)
 
 
-# --------------------------------------------------------------------------- remote log metadata
-
-SEGMENT_STATES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED", 2: "DELETE_SEGMENT_STARTED",
-                  3: "DELETE_SEGMENT_FINISHED"}
-PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED",
-                           2: "DELETE_PARTITION_FINISHED"}
+# --------------------------------------------------------------------------- UTF-8 as Java decodes it
 
 
-class JavaException(InvalidRecord):
-    """What a Java constructor would throw; ``kafka_message`` is its ``getMessage()``."""
-
-    def __init__(self, kafka_message: str, explanation: str) -> None:
-        super().__init__(explanation, field="value")
-        self.kafka_message = kafka_message
+REPLACEMENT = "\ufffd"
 
 
-def _topic_id_partition(entry: dict[str, Any]) -> str:
-    """``TopicIdPartition.toString``: ``<topicId>:<topic>-<partition>``."""
-    return f"{entry['id']}:{entry['name']}-{entry['partition']}"
+def java_utf8(data: bytes) -> str:
+    """Decode ``data`` the way Java's UTF-8 String constructor does (never raises)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _decode_slow(bytes(data))
 
 
-def _custom_metadata(value: str | None) -> str:
-    """``Optional<CustomMetadata>.toString``."""
-    if value is None:
-        return "Optional.empty"
-    return f"Optional[CustomMetadata{{{len(base64.b64decode(value))} bytes}}]"
+def _is_cont(b: int) -> bool:
+    return (b & 0xC0) == 0x80
 
 
-def _leader_epochs(entries: list[dict[str, Any]]) -> str:
-    """A ``HashMap`` of the entries (last one wins) copied into a ``TreeMap``, printed ``{k=v, ...}``."""
-    if not entries:
-        raise JavaException("segmentLeaderEpochs can not be null or empty", "no segment leader epochs")
-    epochs = {entry["leaderEpoch"]: entry["offset"] for entry in entries}
-    return "{" + ", ".join(f"{k}={epochs[k]}" for k in sorted(epochs)) + "}"
+def _decode_slow(src: bytes) -> str:
+    """The replacement path of ``decodeUTF8_UTF16``, one lead byte at a time."""
+    out: list[str] = []
+    sp, sl = 0, len(src)
+    while sp < sl:
+        b1 = src[sp]
+        sp += 1
+        if b1 < 0x80:
+            out.append(chr(b1))
+        elif 0xC2 <= b1 <= 0xDF:
+            if sp >= sl:
+                out.append(REPLACEMENT)
+                break
+            if _is_cont(src[sp]):
+                out.append(chr(((b1 & 0x1F) << 6) | (src[sp] & 0x3F)))
+                sp += 1
+            else:
+                out.append(REPLACEMENT)  # the next byte starts over
+        elif 0xE0 <= b1 <= 0xEF:
+            sp, text, stop = _three(src, sp, sl, b1)
+            out.append(text)
+            if stop:
+                break
+        elif 0xF0 <= b1 <= 0xF7:
+            sp, text, stop = _four(src, sp, sl, b1)
+            out.append(text)
+            if stop:
+                break
+        else:  # 80..BF, C0, C1, F8..FF
+            out.append(REPLACEMENT)
+    return "".join(out)
 
 
-def _state(states: dict[int, str], state_id: int, null_message: str) -> str:
-    """``RemoteLogSegmentState.forId`` (null for an unknown id, which the constructor then rejects)."""
-    if state_id not in states:
-        raise JavaException(null_message, f"unknown state id {state_id}")
-    return states[state_id]
+def _bad_second_3(b1: int, b2: int) -> bool:
+    """``isMalformed3_2``: note that ED A0..BF (surrogates) is *not* caught here."""
+    return (b1 == 0xE0 and (b2 & 0xE0) == 0x80) or not _is_cont(b2)
 
 
-def _segment_metadata(data: dict[str, Any]) -> str:
-    start, end = data["startOffset"], data["endOffset"]
-    if start < 0:
-        raise JavaException(
-            f"Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative",
-            "negative start offset",
-        )
-    if end < start:
-        raise JavaException(
-            f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than "
-            f"startOffset = {start}",
-            "end offset before start offset",
-        )
-    epochs = _leader_epochs(data["segmentLeaderEpochs"])
-    state = _state(SEGMENT_STATES, data["remoteLogSegmentState"], "state can not be null")
-    segment_id = data["remoteLogSegmentId"]
+def _three(src: bytes, sp: int, sl: int, b1: int) -> tuple[int, str, bool]:
+    """A 3-byte lead at ``sp - 1``: (next position, text, stop decoding)."""
+    if sp + 1 < sl:
+        b2, b3 = src[sp], src[sp + 1]
+        if _bad_second_3(b1, b2):
+            return sp, REPLACEMENT, False  # malformed3 -> length 1
+        if not _is_cont(b3):
+            return sp + 1, REPLACEMENT, False  # malformed3 -> length 2
+        c = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+        if 0xD800 <= c <= 0xDFFF:
+            return sp + 2, REPLACEMENT, False  # one replacement for all three bytes
+        return sp + 2, chr(c), False
+    if sp < sl and _bad_second_3(b1, src[sp]):
+        return sp, REPLACEMENT, False
+    return sl, REPLACEMENT, True  # truncated at the end: one replacement, stop
+
+
+def _bad_second_4(b1: int, b2: int) -> bool:
+    """``isMalformed4_2``."""
     return (
-        "RemoteLogSegmentMetadata{remoteLogSegmentId="
-        f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(segment_id['topicIdPartition'])}, "
-        f"id={segment_id['id']}}}, startOffset={start}, endOffset={end}, brokerId={data['brokerId']}, "
-        f"maxTimestampMs={data['maxTimestampMs']}, eventTimestampMs={data['eventTimestampMs']}, "
-        f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={data['segmentSizeInBytes']}, "
-        f"customMetadata={_custom_metadata(data.get('customMetadata'))}, state={state}}}"
+        (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF)
+        or (b1 == 0xF4 and (b2 & 0xF0) != 0x80)
+        or not _is_cont(b2)
     )
 
 
-def _segment_update(data: dict[str, Any]) -> str:
-    state = _state(SEGMENT_STATES, data["remoteLogSegmentState"], "state can not be null")
-    segment_id = data["remoteLogSegmentId"]
-    return (
-        "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId="
-        f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(segment_id['topicIdPartition'])}, "
-        f"id={segment_id['id']}}}, customMetadata={_custom_metadata(data.get('customMetadata'))}, "
-        f"state={state}, eventTimestampMs={data['eventTimestampMs']}, brokerId={data['brokerId']}}}"
-    )
+def _four(src: bytes, sp: int, sl: int, b1: int) -> tuple[int, str, bool]:
+    """A 4-byte lead at ``sp - 1``: (next position, text, stop decoding)."""
+    if sp + 2 < sl:
+        b2, b3, b4 = src[sp], src[sp + 1], src[sp + 2]
+        if b1 > 0xF4 or _bad_second_4(b1, b2):
+            return sp, REPLACEMENT, False  # malformed4 -> length 1
+        if not _is_cont(b3):
+            return sp + 1, REPLACEMENT, False  # length 2
+        if not _is_cont(b4):
+            return sp + 2, REPLACEMENT, False  # length 3
+        cp = ((b1 & 0x07) << 18) | ((b2 & 0x3F) << 12) | ((b3 & 0x3F) << 6) | (b4 & 0x3F)
+        return sp + 3, chr(cp), False
+    if b1 > 0xF4 or (sp < sl and _bad_second_4(b1, src[sp])):
+        return sp, REPLACEMENT, False
+    sp += 1  # the (valid) second byte, if any, goes with the replacement
+    if sp < sl and not _is_cont(src[sp]):
+        return sp, REPLACEMENT, False  # a third byte that cannot continue starts over
+    return sl, REPLACEMENT, True
 
 
-def _partition_delete(data: dict[str, Any]) -> str:
-    state = _state(PARTITION_DELETE_STATES, data["remotePartitionDeleteState"], "null")
-    return (
-        f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(data['topicIdPartition'])}, "
-        f"state={state}, eventTimestampMs={data['eventTimestampMs']}, brokerId={data['brokerId']}}}"
-    )
+# --------------------------------------------------------------------------- text files as Java reads them
+
+_JAVA_LINE = re.compile(rb"\r\n|\r|\n")
+_JAVA_SPACE = re.compile(r"[ \t\n\x0b\f\r]+")  # Java's \s
+_JAVA_DIGITS = re.compile(r"[+-]?[0-9]+\Z")
 
 
-def _segment_snapshot(data: dict[str, Any]) -> str:
-    state = _state(SEGMENT_STATES, data["remoteLogSegmentState"], "state can not be null")
-    epochs = _leader_epochs(data["segmentLeaderEpochs"])
-    return (
-        f"RemoteLogSegmentMetadataSnapshot{{segmentId={data['segmentId']}, "
-        f"startOffset={data['startOffset']}, "
-        f"endOffset={data['endOffset']}, maxTimestampMs={data['maxTimestampMs']}, "
-        f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={data['segmentSizeInBytes']}, "
-        f"customMetadata={_custom_metadata(data.get('customMetadata'))}, state={state}}}"
-    )
+def java_number(text: str, bits: int) -> int | None:
+    """``Integer.parseInt`` (bits 32) / ``Long.parseLong`` (bits 64), or None where Java throws."""
+    if not _JAVA_DIGITS.match(text):
+        return None
+    value = int(text)
+    return value if -(1 << (bits - 1)) <= value < 1 << (bits - 1) else None
 
 
-_REMOTE_TEXT = {0: _segment_metadata, 1: _segment_update, 2: _partition_delete, 3: _segment_snapshot}
+def java_split(line: str, pattern: re.Pattern[str] = _JAVA_SPACE) -> list[str]:
+    """``String.split(regex)``: no match gives the whole line; trailing empty parts are dropped."""
+    parts = pattern.split(line)
+    if len(parts) == 1:
+        return parts
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
 
 
-def remote_log_metadata_text(api_key: int, data: dict[str, Any]) -> str:
-    """``RemoteLogMetadataSerde.deserialize(bytes).toString()`` for a decoded record of ``api_key`` 0-3.
+def java_lines(data: bytes, encoding: str = "utf-8") -> tuple[list[tuple[int, str]], Corrupt | None]:
+    """``(byte position, line)`` as ``BufferedReader.readLine`` returns them, up to undecodable bytes.
 
-    Raises :class:`JavaException` where a constructor would throw (an empty
-    leader-epoch list, a negative start offset, an unknown state id, ...).
+    Line ends are ``\n``, ``\r`` or ``\r\n`` (bytes that never occur inside a
+    UTF-8 sequence); a line with bytes that do not decode ends the list and
+    becomes the problem (Java: ``MalformedInputException``).
     """
-    return _REMOTE_TEXT[api_key](data)
+    lines: list[tuple[int, str]] = []
+    start = 0
+    ends = [(m.start(), m.end()) for m in _JAVA_LINE.finditer(data)]
+    if start < len(data) and (not ends or ends[-1][1] < len(data)):
+        ends.append((len(data), len(data)))
+    for stop, after in ends:
+        try:
+            lines.append((start, data[start:stop].decode(encoding)))
+        except UnicodeDecodeError as exc:
+            where = start + exc.start
+            return lines, Corrupt(f"not UTF-8 text: {exc.reason} (Java: MalformedInputException)", offset=where)
+        start = after
+    return lines, None

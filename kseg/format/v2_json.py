@@ -25,7 +25,7 @@ from json.encoder import c_encode_basestring, py_encode_basestring  # type: igno
 
 from kseg.errors import KsegError
 from kseg.format import compression
-from kseg.format.javautf8 import java_utf8
+from kseg.format.jvm_text import java_utf8
 from kseg.format.model import INT64_MAX, INT64_MIN
 from kseg.format.v2 import MAGIC, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_MASK, V2Batch
 from kseg.format.varint import decode_varint, decode_varlong

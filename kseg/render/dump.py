@@ -28,7 +28,7 @@ from typing import BinaryIO
 
 from kseg.errors import KsegError
 from kseg.format import LegacyBatch
-from kseg.format.javautf8 import java_utf8
+from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Record
 from kseg.format.v2_json import json_string as _json_str
 from kseg.format.v2_json import utf8_json

@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from kseg.errors import Corrupt, KsegError
 from kseg.format import Batch, read_batch
-from kseg.format.javautf8 import java_utf8
+from kseg.format.jvm_text import java_utf8
 from kseg.format.scan import BAD_CRC, Gap, scan
 from kseg.format.v0v1 import LegacyBatch
 from kseg.segment import open_segment

@@ -32,7 +32,7 @@ from click.testing import CliRunner
 from oracle import find_java, make_batch, make_marker_batch, make_record
 
 from kseg.cli import cli
-from kseg.format.javautf8 import java_utf8
+from kseg.format.jvm_text import java_utf8
 from kseg.render.dump import decode_payload
 
 HERE = Path(__file__).resolve().parent

@@ -1,0 +1,157 @@
+"""KRaft-framed records: ``__cluster_metadata`` and ``__remote_log_metadata`` (``AbstractApiMessageSerde``).
+
+A value is ``uvarint frame version (1) | uvarint api key | uvarint version |
+message``, and every byte must belong to the message.  Where a message's
+layout changed without a version bump, the historical variants in
+:mod:`kseg.format.schemas` are tried in turn.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from kseg.format import schemas
+from kseg.format.internal.common import Decoded, Failed, as_problem, b64
+from kseg.format.internal.remote_log import JavaException, remote_log_metadata_text
+from kseg.format.messages import (
+    Message,
+    MessageDecodeError,
+    UnknownVersion,
+    decode_message,
+    kafka_json,
+    read_unsigned_varint,
+)
+
+METADATA_FRAME_VERSION = 1  # AbstractApiMessageSerde.DEFAULT_FRAME_VERSION
+
+
+@cache
+def metadata_type_name(message_name: str) -> str:
+    """``MetadataRecordType`` constant name: Kafka's ``toSnakeCase`` upper-cased (``TOPIC_RECORD``)."""
+    out: list[str] = []
+    previous_upper = True
+    for ch in message_name:
+        if ch.isupper():
+            if not previous_upper:
+                out.append("_")
+            out.append(ch.lower())
+            previous_upper = True
+        else:
+            out.append(ch)
+            previous_upper = False
+    return "".join(out).upper()
+
+
+def _frame_short(value: bytes, pos: int, entity: str) -> tuple[int, int]:
+    """``AbstractApiMessageSerde.unsignedIntToShort``."""
+    try:
+        number, pos = read_unsigned_varint(value, pos)
+    except MessageDecodeError as err:
+        text = f"Error while reading {entity}"
+        raise Failed("error", "value", text, f"{entity}: {err.message}", pos) from err
+    if number > 0x7FFF:
+        text = f"Value for {entity} was too large."
+        raise Failed("error", "value", text, f"{entity} {number} > 32767", pos)
+    return (number + 0x8000) % 0x10000 - 0x8000, pos  # Java's (short) cast
+
+
+def _read_frame(value: bytes | None, family: str) -> tuple[Message, int, dict[str, Any]]:
+    """``AbstractApiMessageSerde.read``: frame version 1, api key, version, message, nothing left over."""
+    if value is None:
+        raise Failed("error", "value", "Error while reading frame version", "the record has no value")
+    frame_version, pos = _frame_short(value, 0, "frame version")
+    if frame_version == 0:
+        text = ("Could not deserialize metadata record with frame version 0. Note that upgrades from the "
+                "preview release of KRaft in 2.8 to newer versions are not supported.")
+        raise Failed("error", "value", text, "frame version 0 (KRaft preview)", 0)
+    if frame_version != METADATA_FRAME_VERSION:
+        text = (f"Could not deserialize metadata record due to unknown frame version {frame_version}"
+                "(only frame version 1 is supported)")
+        raise Failed("error", "value", text, f"frame version {frame_version}", 0)
+    type_pos = pos
+    api_key, pos = _frame_short(value, pos, "type")
+    version, pos = _frame_short(value, pos, "version")
+    schema = schemas.by_api_key(family).get(api_key)
+    if schema is None:
+        text = f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
+        raise Failed("unknown-type", "value", text, f"unknown api key {api_key}", type_pos)
+    try:
+        return schema, version, _decode_framed(schema, api_key, version, value, pos)
+    except Failed as failed:
+        if failed.kind == "unknown-version":
+            raise
+        for variant in schemas.variants(family, schema.name):
+            data = _decode_variant(variant, api_key, version, value, pos)
+            if data is not None:
+                return variant, version, data
+        raise
+
+
+def _decode_variant(schema: Message, api_key: int, version: int, value: bytes, pos: int) -> dict[str, Any] | None:
+    """A historical variant of the message, or None when it does not fit the bytes either."""
+    try:
+        return _decode_framed(schema, api_key, version, value, pos)
+    except Failed:
+        return None
+
+
+def _decode_framed(schema: Message, api_key: int, version: int, value: bytes, pos: int) -> dict[str, Any]:
+    """The message after the frame: every byte must belong to it."""
+    try:
+        data, stop = decode_message(schema, version, value, pos)
+    except UnknownVersion as err:
+        raise Failed("unknown-version", "value", f"{err.message}, raw value {b64(value)}", err.message,
+                      pos) from err
+    except MessageDecodeError as err:
+        raise Failed("error", "value", f"Failed to deserialize record with type {api_key}", err.message,
+                      (err.offset or 0) + pos, err.field) from err
+    if stop != len(value):
+        left = len(value) - stop
+        raise Failed("error", "value", f"Found {left} byte(s) of garbage after {api_key}",
+                      f"{left} byte(s) left after {schema.name}", stop)
+    return data
+
+
+def decode_metadata_record(key: bytes | None, value: bytes | None, offset: int) -> Decoded:
+    """A KRaft ``__cluster_metadata`` data record, as ``--cluster-metadata-decoder`` shows it.
+
+    No key text; payload ``{"type":"<TYPE>","version":<n>,"data":{...}}`` or
+    ``Error at <offset>, skipping. <message>`` (Kafka's wording has no "offset" here).
+    """
+    try:
+        schema, version, data = _read_frame(value, "metadata")
+    except Failed as failed:
+        return Decoded(None, f"Error at {offset}, skipping. {failed.kafka_message}",
+                       problem=as_problem(failed, key, value))
+    type_name = metadata_type_name(schema.name)
+    value_json = {"type": type_name, "apiKey": schema.api_key, "version": version, "data": data}
+    if schema.revision is not None:
+        value_json["schemaVariant"] = {"revision": schema.revision, "note": schema.note}
+    return Decoded(None, kafka_json({"type": type_name, "version": version, "data": data}), None, value_json)
+
+
+def decode_remote_log_record(key: bytes | None, value: bytes | None, offset: int) -> Decoded:
+    """A ``__remote_log_metadata`` record as ``--remote-log-metadata-decoder`` shows it: a ``toString()``."""
+    try:
+        schema, version, data = _read_frame(value, "storage")
+        text = remote_log_metadata_text(schema.api_key or 0, data)
+    except Failed as failed:
+        return Decoded(None, f"Error at offset {offset}, skipping. {_remote_null(failed, value)}",
+                       problem=as_problem(failed, key, value))
+    except JavaException as err:
+        thrown = Failed("error", "value", err.kafka_message, err.message, None, err.field)
+        return Decoded(None, f"Error at offset {offset}, skipping. {err.kafka_message}",
+                       problem=as_problem(thrown, key, value))
+    value_json = {"type": metadata_type_name(schema.name), "apiKey": schema.api_key, "version": version,
+                  "data": data}
+    return Decoded(None, text, None, value_json)
+
+
+def _remote_null(failed: Failed, value: bytes | None) -> str:
+    """A null value fails before framing there: ``record.value.remaining`` (JDK 15+ helpful NPE text)."""
+    if value is None:
+        return ('Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
+                '"org.apache.kafka.common.record.Record.value()" is null')
+    return failed.kafka_message
+

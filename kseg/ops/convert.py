@@ -1,13 +1,17 @@
 """``kseg convert``: rewrite a segment, or a partition's segments, in another magic and/or codec.
 
-The batch rules are Kafka's and live in :mod:`kseg.ops.convert_batches`; this
-module walks the input, writes the output and builds its indexes:
+This module is the file operation; the rest of the command is split by
+responsibility: :mod:`~kseg.ops.convert_target` (the target and Kafka's
+refusals), :mod:`~kseg.ops.convert_source` (reading the input),
+:mod:`~kseg.ops.convert_batches` (the per-batch conversion, built with
+:mod:`~kseg.ops.convert_build`), :mod:`~kseg.ops.convert_txn` (what becomes
+of transactions) and :mod:`~kseg.ops.convert_tally` (the counts).
 
 * Input: one ``.log`` segment or one partition directory (its segments in
-  Kafka's order).  Inputs are only read, through a read-only mapping.
+  Kafka's order).  Inputs are only read, through :class:`~kseg.segment.MappedFile`.
 * Output: ``OUTDIR/<same name>.log`` written atomically, then its
   ``.index``/``.timeindex`` rebuilt from the written bytes by
-  :func:`kseg.ops.reindex.build_indexes` (Kafka's recovery rules) and a
+  :func:`kseg.recovery.indexes.build_indexes` (Kafka's recovery rules) and a
   ``.txnindex`` when an aborted transaction survives (magic 2 only).  An
   existing output, or OUTDIR being the input's own directory, is refused
   before anything is read.  If anything is refused half way, every file this
@@ -21,40 +25,22 @@ module walks the input, writes the output and builds its indexes:
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kseg.errors import Corrupt, KsegError, Truncated
-from kseg.format import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, Batch, BatchWalk, WalkEnd
-from kseg.format.model import Record
-from kseg.format.scan import Gap, scan
-from kseg.ops.convert_batches import Converter, ConvertRefused, Tally, Target, TxnDeliveries, check_target
-from kseg.ops.discover import file_kind, is_partition_dir
-from kseg.ops.discover import segment_logs
-from kseg.segment import sibling
+from kseg.errors import KsegError
+from kseg.ops.convert_batches import Converter
+from kseg.ops.convert_source import Skipped, first_base_offset, iter_source
+from kseg.ops.convert_tally import Tally
+from kseg.ops.convert_target import DEFAULT_MAX_BATCH_BYTES, ConvertRefused, Target, check_target
+from kseg.ops.convert_txn import TxnDeliveries
+from kseg.ops.discover import file_kind, is_partition_dir, segment_logs
 from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
-from kseg.segment import MappedFile, atomic_write, base_offset_from_name, release_pages
+from kseg.segment import MappedFile, atomic_write, base_offset_from_name, sibling
 
 OUTPUT_KINDS = ("log", "index", "timeindex", "txnindex")
-SKIP_HINT = "; --skip-corrupt skips damaged bytes and converts the rest"
-_RELEASE_EVERY = 16 * 1024 * 1024  # drop mapped input pages behind the walk so memory stays flat
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    """Input bytes ``[start, end)`` left out with ``--skip-corrupt``, and why."""
-
-    start: int
-    end: int
-    reason: str
-
-    @property
-    def size(self) -> int:
-        return self.end - self.start
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,77 +112,6 @@ def _refuse_outputs(logs: list[Path], out_dir: Path) -> None:
                 raise ConvertRefused(f"{target} exists; refusing to replace it")
 
 
-# -- reading the input ------------------------------------------------------------
-
-
-def _records(batch: Batch) -> list[Record]:
-    return list(batch.iter_records())
-
-
-def _tail_error(end: WalkEnd) -> KsegError:
-    """What is wrong with the bytes where the walk stopped (a partial write, a zero-filled tail...)."""
-    if end.reason == BAD_SIZE:
-        return Corrupt(
-            f"Found record size {end.declared_size} smaller than minimum record overhead (14)",
-            offset=end.position + 8,
-            field="batch.size",
-        )
-    if end.reason == PARTIAL_BATCH:
-        return Truncated(
-            f"the last batch declares {12 + (end.declared_size or 0)} bytes but only {end.remaining} remain "
-            "(a partial write)",
-            offset=end.position,
-            field="batch",
-        )
-    return Truncated(
-        f"{end.remaining} bytes at the end are too few to hold a batch", offset=end.position, field="batch"
-    )
-
-
-def iter_source(buf: bytes | mmap.mmap, skip_corrupt: bool) -> Iterator[tuple[Batch, list[Record]] | Skipped]:
-    """Batches with their decoded records, in file order.
-
-    Damage raises (a :class:`~kseg.errors.KsegError` at its position); with
-    ``skip_corrupt`` it is yielded as :class:`Skipped` and the walk goes on.
-    """
-    if skip_corrupt:
-        yield from _salvage(buf)
-        return
-    walk = BatchWalk(buf, strict=False)
-    released = 0
-    for batch in walk:
-        try:
-            batch.ensure_valid()
-            records = _records(batch)
-        except KsegError as err:
-            err.message += f" in the batch at byte {batch.position}{SKIP_HINT}"
-            raise
-        yield batch, records
-        if batch.position - released >= _RELEASE_EVERY:
-            released = release_pages(buf, released, batch.position)
-    assert walk.end is not None
-    if walk.end.reason != END_OF_DATA:
-        err = _tail_error(walk.end)
-        err.message += SKIP_HINT
-        raise err
-
-
-def _salvage(buf: bytes | mmap.mmap) -> Iterator[tuple[Batch, list[Record]] | Skipped]:
-    released = 0
-    for item in scan(buf):
-        if isinstance(item, Gap):
-            yield Skipped(item.start, item.end, item.reason)
-            continue
-        try:
-            records = _records(item)
-        except KsegError as err:
-            yield Skipped(item.position, item.position + item.size, f"records: {err.message}")
-            continue
-        yield item, records
-        if item.position - released >= _RELEASE_EVERY:
-            released = release_pages(buf, released, item.position)
-
-
 # -- one segment ---------------------------------------------------------------------
 
 
@@ -230,7 +145,7 @@ def _write_log(
         size = mapped.size
         try:
             with atomic_write(out_log) as out:
-                for item in iter_source(mapped.buf, skip_corrupt):
+                for item in iter_source(mapped, skip_corrupt):
                     if isinstance(item, Skipped):
                         skipped.append(item)
                         continue
@@ -252,7 +167,7 @@ def _write_indexes(
     """Build the output's indexes from its bytes (Kafka's recovery rules) and write them."""
     with MappedFile(out_log) as mapped:
         if base_offset is None:  # a name Kafka would not give: index relative to the first batch
-            base_offset = _first_base_offset(mapped.buf)
+            base_offset = first_base_offset(mapped)
         build = build_indexes(mapped.buf, base_offset, index_interval_bytes=interval, txn=tracker)
     if build.failure is not None:
         return base_offset, build, f"{build.failure.exception}: {build.failure.message}"
@@ -265,12 +180,6 @@ def _write_indexes(
             out.write(data)
         written.paths.append(path)
     return base_offset, build, None
-
-
-def _first_base_offset(buf: bytes | mmap.mmap) -> int:
-    for batch in BatchWalk(buf, strict=False):
-        return batch.base_offset
-    return 0
 
 
 def convert_segment(
@@ -334,22 +243,21 @@ def convert_path(
     tracker = _earlier_producer_state(logs[0]) if source.is_file() else TxnTracker()
     txn = TxnDeliveries()
     written = _Written(out)
-    results = []
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for log in logs:
-            results.append(
-                convert_segment(
-                    log,
-                    out,
-                    target,
-                    txn=txn,
-                    tracker=tracker,
-                    skip_corrupt=skip_corrupt,
-                    index_interval_bytes=index_interval_bytes,
-                    written=written,
-                )
+        results = [
+            convert_segment(
+                log,
+                out,
+                target,
+                txn=txn,
+                tracker=tracker,
+                skip_corrupt=skip_corrupt,
+                index_interval_bytes=index_interval_bytes,
+                written=written,
             )
+            for log in logs
+        ]
     except BaseException:
         written.undo()
         raise
@@ -357,6 +265,7 @@ def convert_path(
 
 
 __all__ = [
+    "DEFAULT_MAX_BATCH_BYTES",
     "ConvertRefused",
     "ConvertReport",
     "SegmentResult",
@@ -364,6 +273,5 @@ __all__ = [
     "Target",
     "convert_path",
     "convert_segment",
-    "iter_source",
     "select_logs",
 ]

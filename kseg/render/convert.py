@@ -21,7 +21,8 @@ from collections.abc import Iterator
 
 from kseg.format.model import CODEC_NAMES
 from kseg.ops.convert import ConvertReport, SegmentResult
-from kseg.ops.convert_batches import Dropped, Tally, Target
+from kseg.ops.convert_tally import Dropped, Tally
+from kseg.ops.convert_target import Target
 
 LABEL_WIDTH = len("oversized:") + 1
 

@@ -20,7 +20,8 @@ from kseg.format.compression import codec_id
 from kseg.format.control import ABORT, COMMIT, encode_control_key, encode_end_txn_marker
 from kseg.format.v2 import V2Batch, assemble_batch
 from kseg.ops.convert import ConvertRefused, Target, convert_path
-from kseg.ops.convert_batches import DEFAULT_MAX_BATCH_BYTES, with_last_offset
+from kseg.ops.convert_build import with_last_offset
+from kseg.ops.convert_target import DEFAULT_MAX_BATCH_BYTES
 from kseg.recovery.indexes import build_indexes
 from kseg.segment import open_segment
 

@@ -17,7 +17,7 @@ JSON: one object with ``target``, ``segments``, ``totals`` and ``transactions``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from kseg.format.model import CODEC_NAMES
 from kseg.ops.convert import ConvertReport, SegmentResult
@@ -39,18 +39,18 @@ def codec_label(target: Target) -> str:
     return "each batch's own codec" if target.codec is None else CODEC_NAMES[target.codec]
 
 
-def _counts(counter: Counter, order: tuple) -> str:
+def _counts(counter: Counter[str], order: Sequence[str]) -> str:
     return ", ".join(f"{name} {counter[name]}" for name in order if counter.get(name)) or "none"
 
 
-def _magics(counter: Counter) -> str:
+def _magics(counter: Counter[int]) -> str:
     return ", ".join(f"magic {m}: {counter[m]}" for m in sorted(counter))
 
 
 def dropped_phrases(dropped: Dropped) -> list[str]:
     """What the target could not hold, in words; empty when nothing was lost."""
     d = dropped
-    phrases = []
+    phrases: list[str] = []
     if d.control_batches:
         batches = plural(d.control_batches, "control batch", "control batches")
         phrases.append(f"{batches} ({plural(d.control_records, 'record')})")
@@ -84,7 +84,7 @@ def _wrote(tally: Tally, target: Target) -> str:
         f"{_counts(tally.codecs_out, CODEC_NAMES)}), {plural(tally.records_out, 'record')}, "
         f"{plural(tally.bytes_out, 'byte')}"
     )
-    notes = []
+    notes: list[str] = []
     if tally.copied:
         notes.append(f"{tally.copied} copied unchanged")
     if tally.packed:
@@ -173,7 +173,7 @@ def render_text(report: ConvertReport) -> Iterator[str]:
 # -- JSON ------------------------------------------------------------------------------
 
 
-def target_json(target: Target) -> dict:
+def target_json(target: Target) -> dict[str, object]:
     return {
         "magic": target.magic,
         "compression": None if target.codec is None else CODEC_NAMES[target.codec],
@@ -184,7 +184,7 @@ def target_json(target: Target) -> dict:
     }
 
 
-def tally_json(tally: Tally) -> dict:
+def tally_json(tally: Tally) -> dict[str, object]:
     return {
         "batches_in": tally.batches_in,
         "records_in": tally.records_in,
@@ -204,7 +204,7 @@ def tally_json(tally: Tally) -> dict:
     }
 
 
-def segment_json(segment: SegmentResult) -> dict:
+def segment_json(segment: SegmentResult) -> dict[str, object]:
     return {
         "input": str(segment.source),
         "output": str(segment.output),
@@ -223,7 +223,7 @@ def segment_json(segment: SegmentResult) -> dict:
     }
 
 
-def report_json(report: ConvertReport) -> dict:
+def report_json(report: ConvertReport) -> dict[str, object]:
     total = report.totals()
     return {
         "target": target_json(report.target),

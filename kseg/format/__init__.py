@@ -19,10 +19,9 @@ package handles batches through the attributes shared by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Union
 
-from kseg.errors import Corrupt, EncodeError, Truncated
-from kseg.format import compression, v0v1, v2
+from kseg.errors import EncodeError, Truncated
+from kseg.format import compression, v0v1_encode, v2
 from kseg.format.layout import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, MIN_RECORD_OVERHEAD
 from kseg.format.model import CREATE_TIME, RecordSpec
 from kseg.format.v0v1 import LegacyBatch
@@ -37,7 +36,7 @@ from kseg.format.walk import (
     iter_batches,
 )
 
-Batch = Union[V2Batch, LegacyBatch]
+Batch = V2Batch | LegacyBatch
 
 
 def read_batch(buf: bytes | memoryview, position: int) -> Batch:
@@ -95,7 +94,7 @@ def encode_batch(
         )
     if magic in (0, 1):
         _refuse_v2_only_fields(magic, is_transactional, is_control, producer_id, delete_horizon_ms)
-        return v0v1.encode_message_set(
+        return v0v1_encode.encode_message_set(
             records,
             magic=magic,
             codec=codec_id,

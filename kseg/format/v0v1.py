@@ -27,11 +27,24 @@ type, and with LogAppendTime the wrapper's timestamp too.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
-from kseg.errors import Corrupt, CrcMismatch, EncodeError, InvalidRecord, KsegError, Truncated
+from kseg.errors import Corrupt, CrcMismatch, InvalidRecord, KsegError, Truncated
 from kseg.format import compression
 from kseg.format.crc import crc32
+from kseg.format.layout import (
+    CODEC_MASK,
+    LEGACY_ATTRIBUTES_OFFSET,
+    LEGACY_CRC_OFFSET,
+    LEGACY_HEADER,
+    LEGACY_TIMESTAMP,
+    LEGACY_TIMESTAMP_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    RECORD_OVERHEAD_V0,
+    SIZE_OFFSET,
+    TIMESTAMP_TYPE_MASK,
+)
 from kseg.format.model import (
     CREATE_TIME,
     LOG_APPEND_TIME,
@@ -42,31 +55,12 @@ from kseg.format.model import (
     NO_TIMESTAMP,
     NO_TIMESTAMP_TYPE,
     Record,
-    RecordSpec,
     codec_name,
 )
 
-LOG_ENTRY_HEADER_V0 = struct.Struct(
-    ">q"  # offset: the message offset; for a compressed wrapper the last inner offset
-    "i"  # message_size: bytes after this field
-    "I"  # crc
-    "b"  # magic
-    "b"  # attributes
-)
-TIMESTAMP = struct.Struct(">q")  # timestamp, magic 1 only, right after attributes
 LENGTH = struct.Struct(">i")  # key and value lengths
-LOG_OVERHEAD = 12
-CRC_OFFSET = 12  # from the start of the entry
-MAGIC_OFFSET = 16
-ATTRIBUTES_OFFSET = 17
-TIMESTAMP_OFFSET = 18
-RECORD_OVERHEAD_V0 = 14  # crc + magic + attributes + key length + value length
-RECORD_OVERHEAD_V1 = 22  # ... + timestamp
 KEY_SIZE_OFFSET_V0 = 6  # from the start of the message (the crc)
 KEY_SIZE_OFFSET_V1 = 14
-
-CODEC_MASK = 0x07
-TIMESTAMP_TYPE_MASK = 0x08
 
 
 def _key_size_offset(magic: int) -> int:
@@ -81,17 +75,17 @@ class _Message:
 
     def __init__(self, buf: bytes | memoryview, position: int, limit: int | None = None) -> None:
         limit = len(buf) if limit is None else limit
-        if position + LOG_ENTRY_HEADER_V0.size > limit:
+        if position + LEGACY_HEADER.size > limit:
             raise Truncated("message header runs past the end of the data", offset=position, field="message")
         self.buf = buf
         self.position = position
-        self.offset, self.message_size, self.crc, self.magic, attributes = LOG_ENTRY_HEADER_V0.unpack_from(
+        self.offset, self.message_size, self.crc, self.magic, attributes = LEGACY_HEADER.unpack_from(
             buf, position
         )
         self.attributes = attributes & 0xFF
         self.timestamp_field = NO_TIMESTAMP
-        if self.magic != 0 and position + TIMESTAMP_OFFSET + 8 <= limit:
-            (self.timestamp_field,) = TIMESTAMP.unpack_from(buf, position + TIMESTAMP_OFFSET)
+        if self.magic != 0 and position + LEGACY_TIMESTAMP_OFFSET + LEGACY_TIMESTAMP.size <= limit:
+            (self.timestamp_field,) = LEGACY_TIMESTAMP.unpack_from(buf, position + LEGACY_TIMESTAMP_OFFSET)
 
     @property
     def size(self) -> int:
@@ -232,7 +226,7 @@ class LegacyBatch:
             raise Corrupt(
                 "Record is corrupt (crc could not be retrieved as the record is too small, "
                 f"size = {msg.message_size})",
-                offset=msg.position + 8,
+                offset=msg.position + SIZE_OFFSET,
                 field="message.size",
             )
         computed = msg.compute_crc()
@@ -241,7 +235,7 @@ class LegacyBatch:
                 f"Record is corrupt (stored crc = {msg.crc}, computed crc = {computed})",
                 stored=msg.crc,
                 computed=computed,
-                offset=msg.position + CRC_OFFSET,
+                offset=msg.position + LEGACY_CRC_OFFSET,
                 field="message.crc",
             )
 
@@ -267,7 +261,7 @@ def _shallow_record(msg: _Message, timestamp: int | None = None, timestamp_type:
     if msg.message_size < RECORD_OVERHEAD_V0:
         raise Corrupt(
             f"Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})",
-            offset=msg.position + 8,
+            offset=msg.position + SIZE_OFFSET,
             field="message.size",
         )
     key_size, key, value_size, value = msg.key_and_value()
@@ -310,7 +304,7 @@ def _deep_messages(wrapper: _Message, max_decompressed: int) -> tuple[list[_Mess
     if codec == compression.CODEC_ZSTD:
         raise InvalidRecord(
             f"Invalid wrapper compressionType found in legacy deep record iterator {magic}",
-            offset=where + ATTRIBUTES_OFFSET,
+            offset=where + LEGACY_ATTRIBUTES_OFFSET,
             field="message.attributes",
         )
     _, _, value_size, value = wrapper.key_and_value()
@@ -324,21 +318,22 @@ def _deep_messages(wrapper: _Message, max_decompressed: int) -> tuple[list[_Mess
     inner = _inner_messages(data, value_start)
     if not inner:
         raise InvalidRecord("Found invalid compressed record set with no inner records", offset=value_start, field="message.value")
-    absolute_base = None
-    if magic == 1:
-        last_inner = inner[-1].offset
-        if wrapper.offset == 0:
-            absolute_base = 0
-        elif wrapper.offset < last_inner:
-            raise InvalidRecord(
-                f"Found invalid wrapper offset in compressed v1 message set, wrapper offset '{wrapper.offset}' "
-                f"is less than the last inner message offset '{last_inner}' and it is not zero.",
-                offset=where,
-                field="message.offset",
-            )
-        else:
-            absolute_base = wrapper.offset - last_inner
+    absolute_base = _absolute_base(wrapper, inner[-1].offset) if magic == 1 else None
     return inner, absolute_base, value_start
+
+
+def _absolute_base(wrapper: _Message, last_inner: int) -> int:
+    """The offset inner offset 0 stands for under a magic-1 wrapper (wrapper offset 0 means base 0)."""
+    if wrapper.offset == 0:
+        return 0
+    if wrapper.offset < last_inner:
+        raise InvalidRecord(
+            f"Found invalid wrapper offset in compressed v1 message set, wrapper offset '{wrapper.offset}' "
+            f"is less than the last inner message offset '{last_inner}' and it is not zero.",
+            offset=wrapper.position,
+            field="message.offset",
+        )
+    return wrapper.offset - last_inner
 
 
 def _check_inner_uncompressed(msg: _Message, index: int, value_start: int) -> None:
@@ -387,11 +382,11 @@ def _inner_messages(data: bytes, value_start: int) -> list[_Message]:
     An entry whose size is below the V0 minimum is corrupt; an entry cut short by
     the end of the stream silently ends the set.
     """
-    messages = []
+    messages: list[_Message] = []
     pos = 0
     end = len(data)
     while end - pos >= LOG_OVERHEAD:
-        (size,) = LENGTH.unpack_from(data, pos + 8)
+        (size,) = LENGTH.unpack_from(data, pos + SIZE_OFFSET)
         if size < RECORD_OVERHEAD_V0:
             raise Corrupt(
                 f"Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
@@ -404,92 +399,3 @@ def _inner_messages(data: bytes, value_start: int) -> list[_Message]:
         messages.append(_Message(data, pos, pos + LOG_OVERHEAD + size))
         pos += LOG_OVERHEAD + size
     return messages
-
-
-# -- writing ---------------------------------------------------------------------
-
-
-def encode_message(magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None) -> bytes:
-    """One message (crc .. value) as ``LegacyRecord.write`` writes it."""
-    if magic not in (0, 1):
-        raise EncodeError(f"Invalid magic value {magic}")
-    if timestamp < 0 and timestamp != NO_TIMESTAMP:
-        raise EncodeError(f"Invalid message timestamp {timestamp}")
-    body = bytearray(struct.pack(">bb", magic, attributes))
-    if magic == 1:
-        body += TIMESTAMP.pack(timestamp)
-    for part in (key, value):
-        if part is None:
-            body += LENGTH.pack(-1)
-        else:
-            body += LENGTH.pack(len(part)) + part
-    return struct.pack(">I", crc32(bytes(body))) + bytes(body)
-
-
-def encode_entry(offset: int, message: bytes) -> bytes:
-    """Prefix a message with its log overhead (offset, size)."""
-    return struct.pack(">qi", offset, len(message)) + message
-
-
-def encode_message_set(
-    records: Sequence[RecordSpec],
-    *,
-    magic: int,
-    codec: int = compression.CODEC_NONE,
-    level: int | None = None,
-    timestamp_type: str = CREATE_TIME,
-    log_append_time: int = -1,
-    base_offset: int | None = None,
-) -> bytes:
-    """Build what ``MemoryRecordsBuilder`` builds for magic 0/1.
-
-    Uncompressed: one entry per record at its own offset.  Compressed: one
-    wrapper whose offset is the last record's offset and whose timestamp
-    (magic 1) is the largest record timestamp, or ``log_append_time``; inner
-    offsets are relative to ``base_offset`` for magic 1 and absolute for magic 0.
-    """
-    if magic not in (0, 1):
-        raise EncodeError(f"magic {magic} is not a message-set magic")
-    if codec == compression.CODEC_ZSTD:
-        raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
-    if not records:
-        raise EncodeError("a message set needs at least one record")
-    previous_offset = None
-    for spec in records:
-        # MemoryRecordsBuilder.appendWithOffset checks every record, whatever the magic:
-        # offsets strictly increase, the timestamp (even at magic 0, which drops it), headers.
-        if previous_offset is not None and spec.offset <= previous_offset:
-            raise EncodeError(
-                f"Illegal offset {spec.offset} following previous offset {previous_offset} "
-                "(Offsets must increase monotonically)."
-            )
-        if spec.timestamp < 0 and spec.timestamp != NO_TIMESTAMP:
-            raise EncodeError(f"Invalid negative timestamp {spec.timestamp}")
-        if spec.headers:
-            raise EncodeError(f"Magic v{magic} does not support record headers")
-        previous_offset = spec.offset
-    if base_offset is None:
-        base_offset = records[0].offset
-    for spec in records:  # MemoryRecordsBuilder.recordWritten, whatever the magic
-        if spec.offset - base_offset > 0x7FFFFFFF:
-            raise EncodeError(
-                f"Maximum offset delta exceeded, base offset: {base_offset}, last offset: {spec.offset}"
-            )
-    log_append = magic > 0 and timestamp_type == LOG_APPEND_TIME
-    inner_attributes = TIMESTAMP_TYPE_MASK if log_append else 0
-    entries = bytearray()
-    max_timestamp = NO_TIMESTAMP
-    for spec in records:
-        timestamp = log_append_time if log_append else spec.timestamp
-        if magic == 0:
-            timestamp = NO_TIMESTAMP
-        max_timestamp = max(max_timestamp, timestamp)
-        inner_offset = spec.offset - base_offset if (magic > 0 and codec != compression.CODEC_NONE) else spec.offset
-        message = encode_message(magic, inner_attributes, timestamp, spec.key, spec.value)
-        entries += encode_entry(inner_offset, message)
-    if codec == compression.CODEC_NONE:
-        return bytes(entries)
-    compressed = compression.compress(codec, bytes(entries), magic=magic, level=level)
-    wrapper_timestamp = log_append_time if log_append else max_timestamp
-    wrapper = encode_message(magic, codec | inner_attributes, wrapper_timestamp, None, compressed)
-    return encode_entry(records[-1].offset, wrapper)

@@ -6,7 +6,8 @@ import pytest
 
 from kseg.errors import CrcMismatch, EncodeError, InvalidRecord
 from kseg.format import RecordSpec, compression, encode_batch, iter_batches, read_batch
-from kseg.format.v0v1 import LegacyBatch, encode_entry, encode_message
+from kseg.format.v0v1 import LegacyBatch
+from kseg.format.v0v1_encode import encode_entry, encode_message
 
 TS = 1700000000000
 

@@ -15,7 +15,7 @@ from kseg.format import RecordSpec, encode_batch
 from kseg.format.compression import compress
 from kseg.format.control import COMMIT, encode_control_key, encode_end_txn_marker
 from kseg.format.crc import crc32c
-from kseg.format.v0v1 import encode_entry, encode_message
+from kseg.format.v0v1_encode import encode_entry, encode_message
 from kseg.ops.verify_log import LogWalk
 
 TS = 1_700_000_000_000

@@ -5,11 +5,15 @@ when invoked, so ``kseg --help`` stays fast.  Each command parses its
 arguments, calls one ``kseg.ops`` function, hands the result to
 ``kseg.render`` and picks the exit code.
 
-Exit codes, for every command: 0 success (verify: clean), 1 problems found,
-2 usage errors or unreadable input.  Errors about input (``KsegError``) are
-caught here, once, and printed as one line on stderr with the file and byte
-position; ``--traceback`` shows the stack instead.  A closed pipe
-(``kseg dump ... | head``) ends quietly.
+Exit codes (``kseg.errors.EXIT_*``), for every command: 0 success (verify:
+clean), 1 problems found, 2 usage errors, refusals or unreadable input.  This
+is the one place that turns an exception into an exit: a ``KsegError`` (a
+refusal included: ``kseg.errors.Refused``) and an ``OSError`` are caught here,
+once for every command, and printed as one line on stderr,
+``kseg: error: <file>: <message>`` (with the byte position and field when the
+error has them); ``--traceback`` shows the stack instead.  A closed pipe
+(``kseg dump ... | head``) ends quietly.  Commands therefore never catch
+their own refusals or ``OSError``, and never import this module.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ import importlib
 import importlib.util
 import os
 import sys
+from typing import Any
 
 import click
 
 from kseg import __version__
+from kseg.errors import EXIT_OK, EXIT_USAGE, KsegError
 
 #: command name -> "module:attribute", imported on first use.
 COMMANDS = {
@@ -32,8 +38,6 @@ COMMANDS = {
     "convert": "kseg.commands.convert:convert",
     "spark": "kseg.commands.spark:spark",
 }
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 class LazyGroup(click.Group):
@@ -49,30 +53,40 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
 
-    def invoke(self, ctx: click.Context):
-        from kseg.errors import KsegError
-
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except KsegError as err:
-            if ctx.obj and ctx.obj.get("traceback"):
-                raise
-            click.echo(f"kseg: error: {err}", err=True)
-            ctx.exit(EXIT_USAGE)
-        except BrokenPipeError:
+        except BrokenPipeError:  # before OSError: a reader that went away is not an error
             _quiet_broken_pipe()
             ctx.exit(EXIT_OK)
+        except (KsegError, OSError) as err:
+            if ctx.obj and ctx.obj.get("traceback"):
+                raise
+            click.echo(f"kseg: error: {error_line(err)}", err=True)
+            ctx.exit(EXIT_USAGE)
+
+
+def error_line(err: KsegError | OSError) -> str:
+    """What follows ``kseg: error: ``: the file first when it is known, then what went wrong.
+
+    A ``KsegError`` already reads ``<file> byte <N> (<field>): <message>``; an
+    ``OSError`` says ``<file>: <strerror>`` (``[Errno 13] ...`` without the noise).
+    """
+    if isinstance(err, KsegError):
+        return str(err)
+    reason = err.strerror or str(err)
+    return f"{err.filename}: {reason}" if err.filename is not None else reason
 
 
 def _importable(target: str) -> bool:
-    module_name = target.split(":")[0]
+    module_name = target.split(":", 1)[0]
     return importlib.util.find_spec(module_name) is not None
 
 
 def _quiet_broken_pipe() -> None:
     """Point stdout at /dev/null so Python's exit-time flush does not complain."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    with open(os.devnull, "wb") as devnull:
+        os.dup2(devnull.fileno(), sys.stdout.fileno())
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

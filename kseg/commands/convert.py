@@ -7,19 +7,17 @@ from pathlib import Path
 
 import click
 
-from kseg.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from kseg.commands import options
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.model import CODEC_NAMES
-from kseg.ops.convert import ConvertRefused, Target, convert_path
-from kseg.ops.convert_batches import DEFAULT_MAX_BATCH_BYTES
-from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES
+from kseg.ops.convert import DEFAULT_MAX_BATCH_BYTES, Target, convert_path
 from kseg.render.convert import render_text, report_json
 
 
 @click.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "-o", "--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-    help="Where the converted segments and indexes go (created if needed; not the input's directory).",
+@options.path_argument
+@options.output_dir(
+    "Where the converted segments and indexes go (created if needed; not the input's directory).", required=True
 )
 @click.option("--to-magic", required=True, type=click.IntRange(0, 2), help="Target record format: 0, 1 or 2.")
 @click.option(
@@ -36,14 +34,8 @@ from kseg.render.convert import render_text, report_json
 )
 @click.option("--drop-headers", is_flag=True, help="Below magic 2: drop record headers.")
 @click.option("--skip-corrupt", is_flag=True, help="Skip damaged batches and bytes, report them, exit 1.")
-@click.option(
-    "--index-interval-bytes",
-    type=click.IntRange(min=0),
-    default=DEFAULT_INDEX_INTERVAL_BYTES,
-    show_default=True,
-    help="The topic's index.interval.bytes, for the output's .index/.timeindex.",
-)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@options.index_interval_bytes
+@options.text_or_json
 def convert(
     path: Path,
     output_dir: Path,
@@ -72,28 +64,15 @@ def convert(
       kseg convert old-0/00000000000000000000.log -o new-0 --to-magic 2 --compression zstd
       kseg convert orders-0 -o orders-0.v1 --to-magic 1 --drop-headers --format json
     """
-    target = Target(
-        to_magic,
-        None if compression is None else CODEC_NAMES.index(compression),
-        level,
-        max_batch_bytes,
-        drop_control,
-        drop_headers,
+    codec = None if compression is None else CODEC_NAMES.index(compression)
+    target = Target(to_magic, codec, level, max_batch_bytes, drop_control, drop_headers)
+    # a refusal (ConvertRefused) or an unreadable input ends at the CLI edge: one line, exit 2
+    report = convert_path(
+        path, output_dir, target, skip_corrupt=skip_corrupt, index_interval_bytes=index_interval_bytes
     )
-    ctx = click.get_current_context()
-    try:
-        report = convert_path(
-            path, output_dir, target, skip_corrupt=skip_corrupt, index_interval_bytes=index_interval_bytes
-        )
-    except ConvertRefused as refusal:
-        click.echo(f"kseg: error: {refusal}", err=True)
-        ctx.exit(EXIT_USAGE)
-    except OSError as err:
-        click.echo(f"kseg: error: {err.filename or ''}: {err.strerror or err}", err=True)
-        ctx.exit(EXIT_USAGE)
     if fmt == "json":
         click.echo(json.dumps(report_json(report), sort_keys=True))
     else:
         for line in render_text(report):
             click.echo(line)
-    ctx.exit(EXIT_PROBLEMS if report.skipped_any else EXIT_OK)
+    click.get_current_context().exit(EXIT_PROBLEMS if report.skipped_any else EXIT_OK)

@@ -6,9 +6,11 @@ import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.dump import (
     DECODER_PRECEDENCE,
     INT_MAX,
@@ -28,7 +30,9 @@ DECODER_HELP = {
     "remote-log-metadata": "__remote_log_metadata",
     "share-group-state": "__share_group_state",
 }
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+if TYPE_CHECKING:
+    from kseg.render.dump import JsonRenderer, TableRenderer, TextRenderer
 
 
 class _Timestamp(click.ParamType):
@@ -36,7 +40,7 @@ class _Timestamp(click.ParamType):
 
     name = "MS|ISO-TIME"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
         text = str(value).strip()
@@ -122,27 +126,7 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
               help=f"Decode records as {DECODER_HELP['remote-log-metadata']}.")
 @click.option("--share-group-state-decoder", "decoder_4", is_flag=True,
               help=f"Decode records as {DECODER_HELP['share-group-state']}.")
-def dump(
-    paths: tuple[str, ...],
-    files: tuple[str, ...],
-    output_format: str,
-    payload: str,
-    deep_iteration: bool,
-    print_data_log: bool,
-    skip_record_metadata: bool,
-    max_bytes: int | None,
-    max_message_size: int,
-    index_sanity_check: bool,
-    verify_index_only: bool,
-    key_decoder_class: str | None,
-    value_decoder_class: str | None,
-    from_offset: int | None,
-    to_offset: int | None,
-    from_time: int | None,
-    to_time: int | None,
-    max_batches: int | None,
-    **decoders: bool,
-) -> None:
+def dump(paths: tuple[str, ...], files: tuple[str, ...], output_format: str, payload: str, **flags: Any) -> None:
     """Dump segments, indexes and snapshots as kafka-dump-log.sh does.
 
     PATH may be a .log, .index, .timeindex, .txnindex, producer .snapshot or
@@ -161,11 +145,37 @@ def dump(
         kseg dump --format json --deep-iteration /var/lib/kafka/orders-0 | jq .
         kseg dump --offsets-decoder /var/lib/kafka/__consumer_offsets-12
     """
+    options = _dump_options(output_format, payload, **flags)
+    problems = _run(_targets(paths, files), options, output_format, payload)
+    click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
+
+
+def _dump_options(
+    output_format: str,
+    payload: str,
+    *,
+    deep_iteration: bool,
+    print_data_log: bool,
+    skip_record_metadata: bool,
+    max_bytes: int | None,
+    max_message_size: int,
+    index_sanity_check: bool,
+    verify_index_only: bool,
+    key_decoder_class: str | None,
+    value_decoder_class: str | None,
+    from_offset: int | None,
+    to_offset: int | None,
+    from_time: int | None,
+    to_time: int | None,
+    max_batches: int | None,
+    **decoders: bool,
+) -> DumpOptions:
+    """The command line as ``DumpOptions``, checked the way Kafka's ``DumpLogSegmentsOptions`` checks it."""
     decoder = _chosen_decoder(decoders)
     # Kafka builds the key/value decoders only when no internal-topic decoder is given
     notices = () if decoder else _decoder_notices(value_decoder_class, key_decoder_class)
     _check_windows(from_offset, to_offset, from_time, to_time)
-    options = DumpOptions(
+    return DumpOptions(
         deep_iteration=deep_iteration,
         print_data_log=(print_data_log or key_decoder_class is not None or value_decoder_class is not None
                         or decoder is not None),
@@ -183,9 +193,6 @@ def dump(
         json_records=output_format == "json" and payload == "utf8" and decoder is None,
         decoder=decoder,
     )
-    targets = _targets(paths, files)
-    problems = _run(targets, options, output_format, payload)
-    click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
 
 
 def _chosen_decoder(flags: dict[str, bool]) -> str | None:
@@ -196,7 +203,9 @@ def _chosen_decoder(flags: dict[str, bool]) -> str | None:
     return None
 
 
-def _check_windows(from_offset, to_offset, from_time, to_time) -> None:
+def _check_windows(
+    from_offset: int | None, to_offset: int | None, from_time: int | None, to_time: int | None
+) -> None:
     if from_offset is not None and to_offset is not None and to_offset < from_offset:
         raise click.UsageError("--to-offset is before --from-offset")
     if from_time is not None and to_time is not None and to_time < from_time:
@@ -216,6 +225,7 @@ def _run(targets: list[DumpTarget], options: DumpOptions, output_format: str, pa
 
     out, err = binary_streams()
     sink = Sink(out, err)
+    renderer: JsonRenderer | TableRenderer | TextRenderer
     if output_format == "json":
         renderer = JsonRenderer(sink, options, payload)
     elif output_format == "table":
@@ -230,7 +240,7 @@ def _run(targets: list[DumpTarget], options: DumpOptions, output_format: str, pa
     return render(iter_dump(targets, options), renderer, progress)
 
 
-def _is_terminal(stream) -> bool:
+def _is_terminal(stream: IO[bytes]) -> bool:
     try:
         return os.isatty(stream.fileno())
     except (AttributeError, OSError, ValueError):

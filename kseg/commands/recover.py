@@ -7,39 +7,24 @@ from pathlib import Path
 
 import click
 
-from kseg.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from kseg.ops.recover_files import RecoverRefused, recover_path
-from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES
+from kseg.commands import options
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+from kseg.ops.recover_files import recover_path
 from kseg.render.recover import print_report, report_json
 
 
 @click.command()
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "-o",
-    "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write the recovered segment(s) here, with rebuilt indexes; the input is not touched.",
-)
-@click.option(
-    "--in-place",
-    is_flag=True,
-    help="Rewrite segments that change, keeping each original as <name>.bak; never deletes a segment.",
-)
+@options.path_argument
+@options.output_dir("Write the recovered segment(s) here, with rebuilt indexes; the input is not touched.")
+@options.in_place("Rewrite segments that change, keeping each original as <name>.bak; never deletes a segment.")
 @click.option("--dry-run", is_flag=True, help="Only report what would be kept and lost; write nothing.")
 @click.option(
     "--salvage",
     is_flag=True,
     help="Also keep every intact batch after the damage (offsets strictly increasing).",
 )
-@click.option(
-    "--index-interval-bytes",
-    type=click.IntRange(min=0),
-    default=DEFAULT_INDEX_INTERVAL_BYTES,
-    show_default=True,
-    help="The topic's index.interval.bytes, for the rebuilt indexes.",
-)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@options.index_interval_bytes
+@options.text_or_json
 def recover(
     path: Path,
     output_dir: Path | None,
@@ -63,21 +48,15 @@ def recover(
       kseg recover --salvage 00000000000000000000.log -o /tmp/salvaged
       kseg recover --dry-run --format json /var/lib/kafka/orders-0
     """
-    try:
-        report = recover_path(
-            path,
-            out_dir=output_dir,
-            in_place=in_place,
-            dry_run=dry_run,
-            salvage=salvage,
-            index_interval_bytes=index_interval_bytes,
-        )
-    except RecoverRefused as refusal:
-        click.echo(f"kseg: error: {refusal}", err=True)
-        click.get_current_context().exit(EXIT_USAGE)
-    except OSError as err:
-        click.echo(f"kseg: error: {err.filename or path}: {err.strerror or err}", err=True)
-        click.get_current_context().exit(EXIT_USAGE)
+    # a refusal (RecoverRefused) or an unreadable input ends at the CLI edge: one line, exit 2
+    report = recover_path(
+        path,
+        out_dir=output_dir,
+        in_place=in_place,
+        dry_run=dry_run,
+        salvage=salvage,
+        index_interval_bytes=index_interval_bytes,
+    )
     if fmt == "json":
         click.echo(json.dumps(report_json(report), sort_keys=True))
     else:

@@ -3,36 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
-from kseg.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
-from kseg.ops.reindex import ReindexRefused, Report, reindex_paths
-from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES
+from kseg.commands import options
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+from kseg.ops.reindex import Report, reindex_paths
 from kseg.render.reindex import render_text, report_json
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "-o",
-    "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write the new indexes here; the input directories are not touched.",
-)
-@click.option(
-    "--in-place", is_flag=True, help="Replace indexes that differ, keeping each old file as <name>.bak."
-)
+@options.paths_argument
+@options.output_dir("Write the new indexes here; the input directories are not touched.")
+@options.in_place("Replace indexes that differ, keeping each old file as <name>.bak.")
 @click.option("--check", is_flag=True, help="Only compare with the existing indexes (exit 1 if any differ).")
-@click.option(
-    "--index-interval-bytes",
-    type=click.IntRange(min=0),
-    default=DEFAULT_INDEX_INTERVAL_BYTES,
-    show_default=True,
-    help="The topic's index.interval.bytes.",
-)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@options.index_interval_bytes
+@options.text_or_json
 def reindex(
     paths: tuple[Path, ...],
     output_dir: Path | None,
@@ -56,7 +44,7 @@ def reindex(
     """
     reports: list[Report] = []
 
-    def collect():
+    def collect() -> Iterator[Report]:
         for report in reindex_paths(
             list(paths),
             out_dir=output_dir,
@@ -67,18 +55,13 @@ def reindex(
             reports.append(report)
             yield report
 
-    try:
-        if fmt == "json":
-            for report in collect():
-                click.echo(json.dumps(report_json(report), sort_keys=True))
-        else:
-            for line in render_text(collect(), check):
-                click.echo(line)
-    except ReindexRefused as refusal:
-        click.echo(f"kseg: error: {refusal}", err=True)
-        click.get_current_context().exit(EXIT_USAGE)
-    except OSError as err:
-        click.echo(f"kseg: error: {err.filename or ''}: {err.strerror or err}", err=True)
-        click.get_current_context().exit(EXIT_USAGE)
+    # a refusal (ReindexRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
+    # after the reports of the segments done before it
+    if fmt == "json":
+        for report in collect():
+            click.echo(json.dumps(report_json(report), sort_keys=True))
+    else:
+        for line in render_text(collect(), check):
+            click.echo(line)
     problems = any(r.problems for r in reports) or (check and any(r.differs for r in reports))
     click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)

@@ -3,34 +3,16 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+from kseg.commands import options
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 
-
-def _spark_options(command):
-    """--master and --conf, shared by the subcommands."""
-    command = click.option(
-        "--conf", "conf", multiple=True, metavar="KEY=VALUE",
-        help="A Spark setting (repeatable), e.g. spark.executor.memory=4g.",
-    )(command)
-    return click.option(
-        "--master", default=None, metavar="URL",
-        help="Spark master: local[*] (default), local[N], spark://host:7077, yarn, k8s://...",
-    )(command)
-
-
-def _conf_pairs(conf: tuple[str, ...]) -> list[tuple[str, str]]:
-    pairs = []
-    for item in conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise click.UsageError(f"--conf {item!r}: expected KEY=VALUE")
-        pairs.append((key.strip(), value))
-    return pairs
+if TYPE_CHECKING:
+    from kseg.spark.export import ExportResult
 
 
 def _need_spark() -> None:
@@ -39,46 +21,6 @@ def _need_spark() -> None:
         import pyspark  # noqa: F401
     except ImportError as err:
         raise click.UsageError(f"kseg spark needs pyspark and pyarrow: pip install 'kseg[spark]' ({err})") from None
-
-
-class _Session:
-    """The Spark session for one command: started quietly, stopped only if this command started it."""
-
-    def __init__(self, master: str | None, conf: tuple[str, ...]) -> None:
-        self.master = master
-        self.conf = _conf_pairs(conf)
-
-    def __enter__(self):
-        from kseg.spark import get_session
-
-        _need_spark()
-        try:
-            self.spark, self.created = get_session(self.master, self.conf)
-        except Exception as err:  # noqa: BLE001 - JVM launch failures come in many types
-            _spark_failed(err)
-        return self.spark
-
-    def __exit__(self, kind, err, tb) -> None:
-        if self.created:
-            self.spark.stop()
-        if err is not None and _is_spark_error(err):
-            _spark_failed(err)
-
-
-def _is_spark_error(err: BaseException) -> bool:
-    module = type(err).__module__ or ""
-    return module.startswith(("pyspark", "py4j"))
-
-
-def _spark_failed(err: BaseException) -> None:
-    """One line on stderr and exit 2: Spark's own messages are long and say where in Spark, not in the data."""
-    from kseg.spark.session import log_path
-
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    # a Python worker's error comes with its traceback: the last line says what went wrong
-    pick = lines[-1] if any(line.startswith("Traceback") for line in lines) else lines[0] if lines else ""
-    click.echo(f"kseg: error: spark: {pick or type(err).__name__} (Spark's log: {log_path()})", err=True)
-    sys.exit(EXIT_USAGE)
 
 
 @click.group()
@@ -98,17 +40,16 @@ def spark() -> None:
 
 
 @spark.command("verify", short_help="Verify on Spark: the findings and exit codes of kseg verify.")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--deep", is_flag=True, help="Decode every record too (default: batch level: framing, CRC, headers).")
-@click.option("--strict", is_flag=True, help="Exit 1 on warnings as well as errors.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--max-findings", type=click.IntRange(min=0), default=20, show_default=True, help="Rows in the text findings table."
-)
-@_spark_options
+@options.paths_argument
+@options.deep
+@options.strict
+@options.text_or_json
+@options.max_findings
+@options.spark_master
+@options.spark_conf
 def verify_command(
     paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, max_findings: int, master: str | None,
-    conf: tuple[str, ...],
+    conf: list[tuple[str, str]],
 ) -> None:
     """Check segments, partition directories or log directories on Spark; same findings as kseg verify.
 
@@ -126,25 +67,18 @@ def verify_command(
 
     if not plan_paths(list(paths)).units:
         raise click.UsageError(f"nothing to verify: no Kafka files in {', '.join(map(str, paths))}")
+    from kseg.commands.verify import show_result
     from kseg.spark import verify as spark_verify
+    from kseg.spark.session import command_session
 
-    with _Session(master, conf) as session:
+    _need_spark()
+    with command_session(master, conf) as session:
         result = spark_verify(session, list(paths), deep=deep)
-    if fmt == "json":
-        from kseg.render.verify import render_json
-
-        for line in render_json(result, strict):
-            click.echo(line)
-    else:
-        from kseg.render.verify import render_text
-
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        render_text(result, max_findings=max_findings, strict=strict, color=color)
-    click.get_current_context().exit(result.exit_code(strict))
+    show_result(result, fmt, strict=strict, max_findings=max_findings)
 
 
 @spark.command("export", short_help="Write records (or batches) as Parquet, ORC or JSON.")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@options.paths_argument
 @click.option("--to", "out", required=True, metavar="OUT", help="Output directory (a local path or any URI Spark writes).")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "orc", "json"]), default="parquet", show_default=True)
 @click.option("--level", type=click.Choice(["record", "batch"]), default="record", show_default=True,
@@ -152,10 +86,11 @@ def verify_command(
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists (default: refuse).")
 @click.option("--split-bytes", type=click.IntRange(min=1), default=None,
               help="Cut segments larger than this into several tasks [default: total / cores, 4-128 MiB].")
-@_spark_options
+@options.spark_master
+@options.spark_conf
 def export_command(
     paths: tuple[Path, ...], out: str, fmt: str, level: str, overwrite: bool, split_bytes: int | None,
-    master: str | None, conf: tuple[str, ...],
+    master: str | None, conf: list[tuple[str, str]],
 ) -> None:
     """Write the records (or batches) of segments out as Parquet, ORC or JSON with Spark.
 
@@ -184,17 +119,24 @@ def export_command(
     if "://" not in out and os.path.exists(out) and not overwrite:
         raise click.UsageError(f"--to {out}: exists (give --overwrite to replace it)")
     from kseg.spark.export import export
+    from kseg.spark.session import command_session
 
-    with _Session(master, conf) as session:
+    _need_spark()
+    with command_session(master, conf) as session:
         result = export(session, list(paths), out, fmt=fmt, level=level, overwrite=overwrite, split_bytes=split_bytes)
     for damaged in result.damaged:
         click.echo(f"kseg: {damaged.path}: {damaged.problem}", err=True)
+    click.echo(_export_line(result, out, fmt, level))
+    code = EXIT_USAGE if result.unreadable else EXIT_PROBLEMS if result.damaged else EXIT_OK
+    click.get_current_context().exit(code)
+
+
+def _export_line(result: ExportResult, out: str, fmt: str, level: str) -> str:
+    """``exported 204 records from 1 file to OUT (parquet)``, and how many damaged regions were left out."""
     noun = "record" if level == "record" else "batch"
     plural = "" if result.rows == 1 else ("es" if noun == "batch" else "s")
     files = "file" if result.files == 1 else "files"
     line = f"exported {result.rows:,} {noun}{plural} from {result.files:,} {files} to {out} ({fmt})"
     if result.damaged:
         line += f"; {len(result.damaged):,} damaged regions not exported (listed on stderr)"
-    click.echo(line)
-    code = EXIT_USAGE if result.unreadable else EXIT_PROBLEMS if result.damaged else EXIT_OK
-    click.get_current_context().exit(code)
+    return line

@@ -6,8 +6,14 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from kseg.commands import options
+
+if TYPE_CHECKING:
+    from kseg.ops.verify import VerifyResult
 
 
 class _Progress:
@@ -36,14 +42,12 @@ class _Progress:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--deep", is_flag=True, help="Decode every record too (default: batch level: framing, CRC, headers).")
-@click.option("--strict", is_flag=True, help="Exit 1 on warnings as well as errors.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@options.paths_argument
+@options.deep
+@options.strict
+@options.text_or_json
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
-@click.option(
-    "--max-findings", type=click.IntRange(min=0), default=20, show_default=True, help="Rows in the text findings table."
-)
+@options.max_findings
 def verify(paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, jobs: int | None, max_findings: int) -> None:
     """Check segment files, partition directories or log directories; report every problem.
 
@@ -69,6 +73,11 @@ def verify(paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, jobs: in
             progress.clear()
     if not result.files:
         raise click.UsageError(f"nothing to verify: no Kafka files in {', '.join(map(str, paths))}")
+    show_result(result, fmt, strict=strict, max_findings=max_findings)
+
+
+def show_result(result: VerifyResult, fmt: str, *, strict: bool, max_findings: int) -> None:
+    """Print a verify result and exit with its code: shared by ``kseg verify`` and ``kseg spark verify``."""
     if fmt == "json":
         from kseg.render.verify import render_json
 

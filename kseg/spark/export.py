@@ -60,7 +60,8 @@ def export(
 
     shown = [str(p) for p in rows.segment_files(paths)]
     files = [str(p) for p in rows.segment_files([os.path.abspath(p) for p in paths])]
-    display = dict(zip(files, shown))  # the rows carry absolute paths; messages show them as given
+    # the rows carry absolute paths; messages show them as given (both lists: one expansion, same length)
+    display = dict(zip(files, shown, strict=False))
     frame = read(spark, paths, level=level, mode=rows.PERMISSIVE, split_bytes=split_bytes)
     problem = F.col("problem")
     observation = Observation("kseg-export")

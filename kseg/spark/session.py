@@ -24,6 +24,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kseg.errors import KsegError
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -41,7 +43,7 @@ appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n
 
 
 def is_local(master: str) -> bool:
-    return master == "local" or master.startswith("local[") or master.startswith("local-cluster")
+    return master == "local" or master.startswith(("local[", "local-cluster"))
 
 
 def log_path() -> Path:
@@ -91,17 +93,17 @@ def _log4j_file(level: str) -> Path:
 @contextlib.contextmanager
 def _stderr_to(path: Path) -> Iterator[None]:
     """Point fd 2 at ``path`` while the JVM starts: the child keeps it, we get ours back."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.dup2(target, 2)
-        yield
-    finally:
+    path.touch(mode=0o600)  # created private (it may name paths and settings); an existing one keeps its mode
+    with path.open("wb") as target:  # an output, not evidence: truncated for this session
         sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(target)
+        saved = os.dup(2)
+        try:
+            os.dup2(target.fileno(), 2)
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def get_session(
@@ -137,3 +139,46 @@ def register(spark: SparkSession) -> None:
         return  # registering again works, but Spark logs a warning each time
     spark.dataSource.register(KsegDataSource)
     spark._kseg_registered = True  # type: ignore[attr-defined]
+
+
+class SparkFailed(KsegError):
+    """Spark could not start, or a job failed: one line naming Spark's log (exit 2 at the CLI edge).
+
+    Spark's own messages are long and say where in Spark, not where in the
+    data; the whole story is in the log file.
+    """
+
+    @classmethod
+    def from_error(cls, err: BaseException) -> SparkFailed:
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        # a Python worker's error comes with its traceback: the last line says what went wrong
+        pick = lines[-1] if any(line.startswith("Traceback") for line in lines) else lines[0] if lines else ""
+        return cls(f"spark: {pick or type(err).__name__} (Spark's log: {log_path()})")
+
+
+def is_spark_error(err: BaseException) -> bool:
+    """Raised by pyspark or py4j (a job, the JVM), not by kseg's own code."""
+    module = type(err).__module__ or ""
+    return module.startswith(("pyspark", "py4j"))
+
+
+@contextlib.contextmanager
+def command_session(master: str | None, conf: Sequence[tuple[str, str]]) -> Iterator[SparkSession]:
+    """The session for one command: started quietly, stopped only if this command started it.
+
+    A failure to start, or an error from Spark while the command runs,
+    becomes :class:`SparkFailed`.
+    """
+    try:
+        spark, created = get_session(master, conf)
+    except Exception as err:  # JVM launch failures come in many types
+        raise SparkFailed.from_error(err) from err
+    try:
+        yield spark
+    except Exception as err:
+        if is_spark_error(err):
+            raise SparkFailed.from_error(err) from err
+        raise
+    finally:
+        if created:
+            spark.stop()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -43,7 +44,19 @@ class KsegOptionError(ValueError):
     """A bad ``.option(...)`` value, said in one line."""
 
 
-def parse_options(options: dict[str, str]) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """The source's options, checked, with their defaults (pickled to every task with the reader)."""
+
+    paths: list[str]
+    level: str
+    mode: str
+    split_bytes: int | None
+    parallelism: int | None
+    chunk_rows: int
+
+
+def parse_options(options: dict[str, str]) -> ReadOptions:
     """Checked options with their defaults (a typo fails at planning, not deep in a task)."""
     opts = {k.lower(): v for k, v in options.items()}
     level = str(opts.get("level", rows.RECORD)).lower()
@@ -52,14 +65,14 @@ def parse_options(options: dict[str, str]) -> dict[str, object]:
     mode = str(opts.get("mode", rows.DROPMALFORMED)).upper()
     if mode not in rows.MODES:
         raise KsegOptionError(f"kseg option mode={mode!r}: expected one of {', '.join(rows.MODES)}")
-    return {
-        "paths": _paths(opts),
-        "level": level,
-        "mode": mode,
-        "split_bytes": _positive(opts, "split_bytes"),
-        "parallelism": _positive(opts, "parallelism"),
-        "chunk_rows": _positive(opts, "chunk_rows") or rows.CHUNK_ROWS,
-    }
+    return ReadOptions(
+        paths=_paths(opts),
+        level=level,
+        mode=mode,
+        split_bytes=_positive(opts, "split_bytes"),
+        parallelism=_positive(opts, "parallelism"),
+        chunk_rows=_positive(opts, "chunk_rows") or rows.CHUNK_ROWS,
+    )
 
 
 def _paths(opts: dict[str, str]) -> list[str]:
@@ -94,7 +107,7 @@ class KsegDataSource(DataSource):
 
     def schema(self) -> str:
         opts = parse_options(dict(self.options))
-        return rows.ddl(str(opts["level"]), str(opts["mode"]))
+        return rows.ddl(opts.level, opts.mode)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return KsegReader(parse_options(dict(self.options)))
@@ -111,21 +124,16 @@ class SplitPartition(InputPartition):
 class KsegReader(DataSourceReader):
     """Plans splits on the driver side; each task maps its split and yields Arrow batches."""
 
-    def __init__(self, options: dict[str, object]) -> None:
+    def __init__(self, options: ReadOptions) -> None:
         self.options = options
 
     def partitions(self) -> list[InputPartition]:
         opts = self.options
-        splits = rows.plan_splits(opts["paths"], opts["split_bytes"], opts["parallelism"])  # type: ignore[arg-type]
+        splits = rows.plan_splits(opts.paths, opts.split_bytes, opts.parallelism)
         return [SplitPartition(split) for split in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SplitPartition):
             return iter(())  # no segment files: Spark still runs one task, with its default partition
         opts = self.options
-        return rows.read_split(
-            partition.split,  # type: ignore[attr-defined]
-            str(opts["level"]),
-            str(opts["mode"]),
-            int(opts["chunk_rows"]),  # type: ignore[arg-type]
-        )
+        return rows.read_split(partition.split, opts.level, opts.mode, opts.chunk_rows)

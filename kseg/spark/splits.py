@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from kseg.errors import KsegError
 from kseg.format import BatchWalk, read_batch
 from kseg.index import offset_slots
 from kseg.ops.discover import expand_paths, file_kind, is_partition_dir, parse_partition_dir
-from kseg.segment import MappedFile, base_offset_from_name
+from kseg.segment import MappedFile, base_offset_from_name, sibling
 
 #: Split-size bounds: at least this much per task (a task costs ~ms), at most Spark's maxPartitionBytes.
 MIN_SPLIT_BYTES = 4 << 20
@@ -75,7 +76,7 @@ def plan_splits(
     if split_bytes is None:
         split_bytes = default_split_bytes(sum(sizes), parallelism or os.cpu_count() or 1)
     splits: list[Split] = []
-    for path, size in zip(files, sizes):
+    for path, size in zip(files, sizes, strict=True):
         splits.extend(split_file(path, size, split_bytes))
     return splits
 
@@ -93,7 +94,7 @@ def split_file(path: Path, size: int, split_bytes: int) -> list[Split]:
     topic, partition, base = file_identity(path)
     cuts = cut_positions(path, size, split_bytes) if size > split_bytes else []
     bounds = [0, *cuts, size]
-    return [Split(str(path), a, b, topic, partition, base) for a, b in zip(bounds, bounds[1:])]
+    return [Split(str(path), a, b, topic, partition, base) for a, b in pairwise(bounds)]
 
 
 def cut_positions(path: Path, size: int, split_bytes: int) -> list[int]:
@@ -111,7 +112,7 @@ def cut_positions(path: Path, size: int, split_bytes: int) -> list[int]:
 
 def _cuts_from_index(path: Path, buf, targets: range) -> list[int] | None:
     """Cuts at .index positions, each checked against the log; None when the index cannot be trusted."""
-    index = path.with_name(path.name.split(".", 1)[0] + ".index")
+    index = sibling(path, ".index")
     if file_kind(path) != "log" or not index.is_file():
         return None
     base = base_offset_from_name(path) or 0

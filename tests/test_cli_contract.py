@@ -1,0 +1,212 @@
+"""The contract of the command line's edge, for every command at once.
+
+* Exit codes live in ``kseg.errors`` only; no command imports ``kseg.cli`` (the lazy
+  loader imports the commands, so the other way round would be a hidden cycle).
+* A refusal (``kseg.errors.Refused``), any other ``KsegError`` and an ``OSError`` are
+  handled once, in ``kseg.cli``: one line ``kseg: error: <file>: <message>`` on stderr,
+  nothing on stdout, exit 2 (``--traceback`` shows the stack instead).
+* Options two commands share are one decorator (``kseg.commands.options``).
+* Every command and subcommand answers ``--help`` with exit 0.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import importlib
+import os
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from support import FIXTURES, REPO
+
+from kseg.cli import COMMANDS, cli
+from kseg.errors import EXIT_USAGE, KsegError, Refused
+
+COMMANDS_DIR = REPO / "kseg" / "commands"
+CLEAN_LOG = FIXTURES / "verify" / "clean" / "v2-codecs.log"
+
+
+def run(*args: str | Path) -> click.testing.Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], env={"NO_COLOR": "1", "COLUMNS": "100"})
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every name ``path`` imports, at any depth (imports inside functions count), relative ones resolved."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            package = ["kseg", "commands"][: 3 - node.level] if node.level else []
+            base = ".".join([*package, node.module] if node.module else package)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+# -- exit codes in one place, no command imports the CLI ----------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(COMMANDS_DIR.glob("*.py")), ids=lambda p: p.name)
+def test_no_command_module_imports_the_cli(path):
+    imported = _imported_modules(path)
+    assert {name for name in imported if name == "kseg.cli" or name.startswith("kseg.cli.")} == set()
+
+
+def test_exit_codes_are_defined_only_in_errors():
+    homes = set()
+    for path in sorted((REPO / "kseg").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                if any(isinstance(n, ast.Name) and n.id.startswith("EXIT_") for n in names):
+                    homes.add(str(path.relative_to(REPO)))
+    assert homes == {"kseg/errors.py"}
+
+
+# -- refusals, input errors and OSError end at the edge: one line, exit 2 --------------------------------
+
+#: command -> (module holding the op it calls, the op's name there, arguments that reach the op)
+OPS = {
+    "dump": ("kseg.commands.dump", "iter_dump", ["{log}"]),
+    "verify": ("kseg.ops.verify", "verify_paths", ["{log}"]),
+    "reindex": ("kseg.commands.reindex", "reindex_paths", ["--check", "{log}"]),
+    "recover": ("kseg.commands.recover", "recover_path", ["--dry-run", "{log}"]),
+    "convert": ("kseg.commands.convert", "convert_path", ["{log}", "-o", "{out}", "--to-magic", "2"]),
+}
+
+
+def _run_with_failing_op(name, error, tmp_path, monkeypatch, *options):
+    module, attr, args = OPS[name]
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(importlib.import_module(module), attr, fail)
+    filled = [a.format(log=CLEAN_LOG, out=tmp_path / "out") for a in args]
+    return run(*options, name, *filled)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_refusal_from_an_op_is_one_line_and_exit_2(name, tmp_path, monkeypatch):
+    refusal = Refused("the output exists; refusing to replace it", path="/evidence/00000000000000000000.index")
+    result = _run_with_failing_op(name, refusal, tmp_path, monkeypatch)
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr == (
+        "kseg: error: /evidence/00000000000000000000.index: the output exists; refusing to replace it\n"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_an_input_error_names_file_byte_and_field(name, tmp_path, monkeypatch):
+    error = KsegError("Record is corrupt", path="/evidence/0.log", offset=267, field="batch.crc")
+    result = _run_with_failing_op(name, error, tmp_path, monkeypatch)
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr == "kseg: error: /evidence/0.log byte 267 (batch.crc): Record is corrupt\n"
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_an_os_error_from_an_op_is_one_line_naming_the_file(name, tmp_path, monkeypatch):
+    error = PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/evidence/0.log")
+    result = _run_with_failing_op(name, error, tmp_path, monkeypatch)
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr == "kseg: error: /evidence/0.log: Permission denied\n"
+
+
+def test_an_os_error_without_a_file_is_its_reason_alone(tmp_path, monkeypatch):
+    error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    result = _run_with_failing_op("recover", error, tmp_path, monkeypatch)
+    assert (result.exit_code, result.stderr) == (EXIT_USAGE, "kseg: error: No space left on device\n")
+
+
+def test_traceback_shows_the_error_itself(tmp_path, monkeypatch):
+    error = PermissionError(errno.EACCES, "Permission denied", "/evidence/0.log")
+    result = _run_with_failing_op("reindex", error, tmp_path, monkeypatch, "--traceback")
+    assert result.exception is error and "kseg: error:" not in result.stderr
+
+
+def _refuse_to_open(path: Path, monkeypatch) -> None:
+    """Simulated EACCES on ``path``: a real chmod 0 is no obstacle to root, which CI runs as."""
+    real_open = os.open
+
+    def refuse(target, flags, *args, **kwargs):
+        if os.fspath(target) == str(path):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(target, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["reindex", "--check", "{log}"],
+        ["recover", "--dry-run", "{log}"],
+        ["convert", "{log}", "-o", "{out}", "--to-magic", "2"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_an_unreadable_input_is_one_line_naming_it_and_exit_2(args, tmp_path, monkeypatch):
+    log = tmp_path / "in" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes(CLEAN_LOG.read_bytes())
+    _refuse_to_open(log, monkeypatch)
+    result = run(*(a.format(log=log, out=tmp_path / "out") for a in args))
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr == f"kseg: error: {log}: Permission denied\n"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+# -- shared options, help ----------------------------------------------------------------------------------
+
+
+def _option(command: click.Command, name: str) -> click.Parameter:
+    return next(p for p in command.params if p.name == name)
+
+
+def test_verify_and_spark_verify_take_the_same_options():
+    from kseg.commands.spark import spark
+    from kseg.commands.verify import verify
+
+    spark_verify = spark.commands["verify"]
+    for name in ("paths", "deep", "strict", "fmt", "max_findings"):
+        mine, theirs = _option(verify, name), _option(spark_verify, name)
+        assert mine.to_info_dict() == theirs.to_info_dict(), name
+
+
+def test_reindex_recover_and_convert_share_their_index_and_output_options():
+    commands = [importlib.import_module(f"kseg.commands.{n}") for n in ("reindex", "recover", "convert")]
+    reindex, recover, convert = (getattr(m, m.__name__.rsplit(".", 1)[1]) for m in commands)
+    for name in ("index_interval_bytes", "fmt"):
+        infos = [_option(c, name).to_info_dict() for c in (reindex, recover, convert)]
+        assert infos[0] == infos[1] == infos[2], name
+    assert _option(reindex, "in_place").opts == _option(recover, "in_place").opts == ["--in-place"]
+
+
+def _all_commands() -> list[list[str]]:
+    found = []
+    for name in sorted(COMMANDS):
+        command = cli.get_command(click.Context(cli), name)
+        found.append([name])
+        if isinstance(command, click.Group):
+            found.extend([name, sub] for sub in sorted(command.commands))
+    return found
+
+
+@pytest.mark.parametrize("words", _all_commands(), ids=" ".join)
+def test_every_command_has_help_that_exits_0(words):
+    for flag in ("--help", "-h") if len(words) == 1 else ("--help",):
+        result = run(*words, flag)
+        assert result.exit_code == 0, result.output
+        usage = result.stdout.splitlines()[0]
+        assert usage.startswith("Usage: ") and f" {' '.join(words)} [OPTIONS]" in usage
+
+
+def test_the_group_help_lists_every_command():
+    result = run("--help")
+    assert result.exit_code == 0
+    assert all(f"  {name} " in result.stdout for name in COMMANDS)

@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Callable
 
 
-def _load_crc32c() -> Callable[[object], int]:
+def _load_crc32c() -> Callable[..., int]:
     """The ``crc32c`` package's C function, loaded without running the package's ``__init__``.
 
     That ``__init__`` imports ``importlib.metadata`` just to read its own
@@ -38,12 +38,12 @@ def _load_crc32c() -> Callable[[object], int]:
                         continue
                     module = importlib.util.module_from_spec(module_spec)
                     loader.exec_module(module)
-                    return module.crc32c  # type: ignore[no-any-return]
+                    return module.crc32c
     except (ImportError, OSError, AttributeError):
         pass
     from crc32c import crc32c as package_crc32c
 
-    return package_crc32c  # type: ignore[no-any-return]
+    return package_crc32c
 
 
 #: The extension's function itself: unsigned already, for the per-batch loops that cannot afford a wrapper.

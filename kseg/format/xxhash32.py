@@ -91,10 +91,7 @@ def xxh32(data: bytes | bytearray | memoryview, seed: int = 0) -> int:
     seed &= _MASK32
     length = len(view)
     stripe_count = length // _STRIPE
-    if stripe_count:
-        h = _stripes(view, seed, stripe_count)
-    else:
-        h = (seed + PRIME32_5) & _MASK32
+    h = _stripes(view, seed, stripe_count) if stripe_count else (seed + PRIME32_5) & _MASK32
     h = (h + length) & _MASK32
 
     pos = stripe_count * _STRIPE

@@ -57,7 +57,8 @@ from support import CORPUS_REAL, require_dir
 from kseg.errors import Corrupt
 from kseg.format import BatchWalk
 from kseg.index import OffsetEntry, TimeEntry, read_offset_index, read_time_index
-from kseg.recovery.indexes import build_indexes, compare_index, index_bytes
+from kseg.recovery.index_compare import compare_index, index_bytes
+from kseg.recovery.indexes import build_indexes
 from kseg.segment import MappedFile, base_offset_from_name
 
 INTERVAL = 4096

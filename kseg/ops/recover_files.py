@@ -48,13 +48,8 @@ from kseg.ops.discover import file_kind, is_partition_dir, parse_partition_dir, 
 from kseg.ops.recover import RELEASE_EVERY, Plan, plan_segment
 from kseg.ops.discover import segment_logs
 from kseg.segment import backup_path, sibling
-from kseg.recovery.indexes import (
-    DEFAULT_INDEX_INTERVAL_BYTES,
-    INDEX_KINDS,
-    IndexBuild,
-    build_indexes,
-    index_bytes,
-)
+from kseg.recovery.index_compare import INDEX_KINDS, index_bytes
+from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
 from kseg.segment import MappedFile, atomic_write, base_offset_from_name, release_pages
 

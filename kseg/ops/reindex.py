@@ -1,7 +1,7 @@
 """The file side of ``kseg reindex``: compare, write, back up -- never touching an input unasked.
 
-Built on the pure core in :mod:`kseg.ops.reindex` (which re-exports the
-names below).  Modes, per segment:
+Built on the recovery core (:func:`kseg.recovery.indexes.build_indexes`,
+:func:`kseg.recovery.index_compare.compare_index`).  Modes, per segment:
 
 * check (``--check``): compare the rebuilt bytes with the files beside the
   .log; nothing is created, locked or modified.
@@ -29,18 +29,22 @@ from pathlib import Path
 from kseg.errors import KsegError, Refused
 from kseg.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, segment_logs
+from kseg.recovery.index_compare import INDEX_KINDS, Difference, compare_index, index_bytes
 from kseg.recovery.indexes import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     DEFAULT_MAX_INDEX_SIZE,
-    INDEX_KINDS,
-    Difference,
     IndexBuild,
     build_indexes,
-    compare_index,
-    index_bytes,
 )
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
-from kseg.segment import MappedFile, atomic_write, backup_path, base_offset_from_name, sibling
+from kseg.segment import (
+    MappedFile,
+    atomic_write,
+    backup_path,
+    base_offset_from_name,
+    read_small_file,
+    sibling,
+)
 
 ENTRY_SIZES = {"index": OFFSET_ENTRY.size, "timeindex": TIME_ENTRY.size, "txnindex": TXN_ENTRY.size}
 
@@ -102,10 +106,7 @@ class ReindexRefused(Refused):
 
 
 def _read_existing(path: Path) -> bytes | None:
-    if not path.is_file():
-        return None
-    with MappedFile(path) as mapped:
-        return bytes(mapped.buf)
+    return read_small_file(path) if path.is_file() else None
 
 
 def _backup(path: Path) -> Path:

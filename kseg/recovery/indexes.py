@@ -36,25 +36,22 @@ it never touches a file.
 from __future__ import annotations
 
 import mmap
-import struct
 from dataclasses import dataclass
 
 from kseg.errors import Corrupt, InvalidRecord
-from kseg.format.crc import crc32c
-from kseg.format.layout import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAX_RELATIVE_OFFSET, MIN_RECORD_OVERHEAD
+from kseg.format.layout import LOG_OVERHEAD, MAX_RELATIVE_OFFSET, MIN_RECORD_OVERHEAD
 from kseg.format.v0v1 import LegacyBatch
-from kseg.format.v2 import RECORD_BATCH_OVERHEAD, V2Batch
+from kseg.format.v2 import V2Batch
+from kseg.format.walk import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk
 from kseg.index import (
     OFFSET_ENTRY,
     TIME_ENTRY,
-    TXN_ENTRY,
     AbortedTxn,
     OffsetEntry,
     TimeEntry,
     encode_txn_index,
     read_offset_index,
     read_time_index,
-    read_txn_index,
 )
 from kseg.recovery.producer_state import FAILS_TO_LOAD, RecoveryAbort, TxnTracker, track_producer_batch
 from kseg.segment import RELEASE_EVERY, release_pages
@@ -62,31 +59,12 @@ from kseg.segment import RELEASE_EVERY, release_pages
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: recovery resizes both indexes to it
 
-ENTRY_PREFIX = struct.Struct(
-    ">q"  # offset (V0/V1) or base_offset (V2)
-    "i"  # size: bytes after this field
-    "4x"  # crc (V0/V1) or partition_leader_epoch (V2)
-    "b"  # magic
-)
-V2_HEADER = struct.Struct(
-    ">q"  # base_offset
-    "i"  # batch_length: bytes after this field
-    "4x"  # partition_leader_epoch
-    "b"  # magic
-    "I"  # crc: CRC-32C of [attributes, end of batch)
-    "2x"  # attributes
-    "i"  # last_offset_delta
-    "8x"  # base_timestamp
-    "q"  # max_timestamp
-    "q"  # producer_id
-)
-V2_CRC_FROM = 21  # attributes: where the V2 CRC starts
-
-#: Why recovery stopped where it did (``IndexBuild.stop``).
-STOP_END = "end"  # every byte belongs to a valid batch
-STOP_SHORT_TAIL = "short-tail"  # 17 or fewer bytes left: the reader stops quietly
-STOP_PARTIAL = "partial-batch"  # the last batch declares more bytes than remain: the reader stops quietly
-STOP_BAD_SIZE = "bad-size"  # a size field below 14: CorruptRecordException from the reader
+#: Why recovery stopped where it did (``IndexBuild.stop``).  The first four are
+#: where Kafka's file reader stops framing (the ends of :class:`~kseg.format.walk.BatchWalk`).
+STOP_END = END_OF_DATA  # every byte belongs to a valid batch
+STOP_SHORT_TAIL = SHORT_TAIL  # 17 or fewer bytes left: the reader stops quietly
+STOP_PARTIAL = PARTIAL_BATCH  # the last batch declares more bytes than remain: the reader stops quietly
+STOP_BAD_SIZE = BAD_SIZE  # a size field below 14: CorruptRecordException from the reader
 STOP_CORRUPT = "corrupt-batch"  # ensureValid(): V2 batch under 61 bytes, or CRC mismatch
 STOP_INVALID_RECORD = "invalid-record"  # a transaction marker that cannot be decoded (InvalidRecordException)
 STOP_FAILED = "recovery-fails"  # Kafka's recover throws an exception it does not catch
@@ -148,6 +126,8 @@ class IndexBuild:
 
 # -- the recovery walk ------------------------------------------------------------
 
+_pack_offset, _pack_time = OFFSET_ENTRY.pack, TIME_ENTRY.pack
+
 
 class _Indexes:
     """The offset and time index as ``recover`` appends to them, with their checks, as file bytes."""
@@ -178,6 +158,31 @@ class _Indexes:
     def room(self) -> bool:
         """Neither index is full (``OffsetIndex.isFull``, ``TimeIndex.isFull`` keeps one slot spare)."""
         return self.offset_count < self.max_offset_entries and self.time_count < self.max_time_entries - 1
+
+    def index_point(self, last_offset: int, position: int, max_timestamp: int, offset_of_max: int) -> None:
+        """``OffsetIndex.append`` then ``TimeIndex.maybeAppend``, at an index point of the recovery loop.
+
+        The common case (offsets grow, room left, a greater timestamp) is
+        inline; every other case goes through the methods that raise what
+        Kafka throws -- they give the same result whenever the inline test fails.
+        """
+        count = self.offset_count
+        if 0 < count < self.max_offset_entries and last_offset > self.last_offset:
+            self.offsets += _pack_offset(last_offset - self.base_offset, position)
+            self.offset_count = count + 1
+            self.last_offset = last_offset
+        else:
+            self.append_offset(last_offset, position)
+        if (
+            max_timestamp > self.last_time_timestamp
+            and offset_of_max >= self.last_time_offset
+            and self.time_count < self.max_time_entries - 1
+        ):
+            self.times += _pack_time(max_timestamp, offset_of_max - self.base_offset)
+            self.time_count += 1
+            self.last_time_timestamp, self.last_time_offset = max_timestamp, offset_of_max
+        else:
+            self.maybe_append_time(max_timestamp, offset_of_max)
 
     def append_offset(self, offset: int, position: int) -> None:
         """``OffsetIndex.append``."""
@@ -235,6 +240,10 @@ def _v2_refusal(buf: bytes | memoryview | mmap.mmap, pos: int) -> str:
     return "Record batch is corrupt"  # pragma: no cover - only called for batches that fail
 
 
+#: What the loop leaves: (valid bytes, batches, stop, stop detail, failure).
+_Walked = tuple[int, int, str, str | None, RecoveryFailure | None]
+
+
 def build_indexes(
     buf: bytes | memoryview | mmap.mmap,
     base_offset: int,
@@ -249,113 +258,128 @@ def build_indexes(
     ``txn`` carries producer state from the earlier segments of the partition
     (a fresh tracker means "nothing open at this segment's base offset"); it
     is updated in place so the next segment can be built with it.
-
-    This loop is the cost of reindexing (see bench/bench_reindex.py): one
-    header unpack and one CRC-32C per batch; the index appends are methods
-    called only at index points.
     """
-    tracker = txn if txn is not None else TxnTracker()
-    limit = len(buf) if end is None else min(end, len(buf))
-    view = buf if isinstance(buf, memoryview) else memoryview(buf)
+    walk = BatchWalk(buf, 0, end, strict=False)
     indexes = _Indexes(base_offset, max_index_size)
     aborted: list[AbortedTxn] = []
-    unpack_prefix, unpack_header = ENTRY_PREFIX.unpack_from, V2_HEADER.unpack_from
-    pack_offset, pack_time = OFFSET_ENTRY.pack, TIME_ENTRY.pack
-    checksum, release_every = crc32c, RELEASE_EVERY
-    header_limit = limit - V2_HEADER.size  # positions where a whole V2 header can be unpacked at once
-    max_timestamp, offset_of_max = -1, -1  # TimestampOffset.UNKNOWN
-    valid_bytes = last_index_entry = batches = released = 0
-    stop, detail, failure = STOP_END, None, None
-    pos = start = 0
-    try:
-        while True:
-            start = pos
-            if pos >= limit - HEADER_SIZE_UP_TO_MAGIC:
-                stop = STOP_END if pos == limit else STOP_SHORT_TAIL
-                break
-            if pos <= header_limit:
-                (batch_base, size, magic, crc, last_delta, batch_max_timestamp, producer_id) = unpack_header(
-                    buf, pos
-                )
-            else:
-                batch_base, size, magic = unpack_prefix(buf, pos)
-            if size < MIN_RECORD_OVERHEAD:
-                stop = STOP_BAD_SIZE
-                detail = (
-                    f"Found record size {size} smaller than minimum record overhead ({MIN_RECORD_OVERHEAD})"
-                )
-                break
-            if pos > limit - LOG_OVERHEAD - size:
-                stop = STOP_PARTIAL
-                detail = f"the last batch declares {LOG_OVERHEAD + size} bytes, {limit - pos} remain"
-                break
-            batch_end = pos + LOG_OVERHEAD + size
-            if magic >= 2:
-                # a whole batch of >= 61 bytes implies pos <= header_limit: the header fields were read
-                too_small = LOG_OVERHEAD + size < RECORD_BATCH_OVERHEAD
-                if too_small or checksum(view[pos + V2_CRC_FROM : batch_end]) != crc:
-                    stop, detail = STOP_CORRUPT, _v2_refusal(buf, pos)
-                    break
-                last_offset = batch_base + last_delta
-            else:
-                producer_id = -1
-                try:
-                    last_offset, batch_max_timestamp = _legacy_fields(buf, pos)
-                except Corrupt as err:
-                    stop, detail = STOP_CORRUPT, err.message
-                    break
-            if not 0 <= last_offset - base_offset <= MAX_RELATIVE_OFFSET:
-                raise RecoveryAbort(
-                    "LogSegmentOffsetOverflowException",
-                    f"offset {last_offset} does not fit a segment with base offset {base_offset}",
-                    "the broker splits the segment",
-                )
-            if batch_max_timestamp > max_timestamp:
-                max_timestamp, offset_of_max = batch_max_timestamp, last_offset
-            if valid_bytes - last_index_entry > index_interval_bytes:
-                # OffsetIndex.append + TimeIndex.maybeAppend; _Indexes raises what Kafka throws
-                if indexes.offset_count and last_offset > indexes.last_offset and indexes.room():
-                    indexes.offsets += pack_offset(last_offset - base_offset, valid_bytes)
-                    indexes.offset_count += 1
-                    indexes.last_offset = last_offset
-                else:
-                    indexes.append_offset(last_offset, valid_bytes)
-                grows = max_timestamp > indexes.last_time_timestamp
-                if grows and offset_of_max >= indexes.last_time_offset and indexes.room():
-                    indexes.times += pack_time(max_timestamp, offset_of_max - base_offset)
-                    indexes.time_count += 1
-                    indexes.last_time_timestamp, indexes.last_time_offset = max_timestamp, offset_of_max
-                else:
-                    indexes.maybe_append_time(max_timestamp, offset_of_max)
-                last_index_entry = valid_bytes
-            valid_bytes = pos = batch_end
-            batches += 1
-            if producer_id >= 0:  # magic 2 only: legacy batches have no producer id
-                try:
-                    entry = track_producer_batch(tracker, V2Batch(buf, start))
-                except InvalidRecord as err:  # caught by recover after the batch was counted as valid
-                    stop, detail = STOP_INVALID_RECORD, err.message
-                    break
-                if entry is not None:
-                    _append_aborted(aborted, entry)
-            if pos - released >= release_every:
-                released = release_pages(buf, released, pos)
-        indexes.maybe_append_time(max_timestamp, offset_of_max, skip_full_check=True)
-    except RecoveryAbort as abort:
-        stop, detail = STOP_FAILED, abort.message
-        failure = RecoveryFailure(abort.exception, abort.message, start, abort.consequence)
+    tracker = txn if txn is not None else TxnTracker()
+    valid_bytes, batches, stop, detail, failure = _recover(
+        walk, buf, indexes, tracker, aborted, index_interval_bytes
+    )
     return IndexBuild(
         base_offset,
         bytes(indexes.offsets),
         bytes(indexes.times),
         tuple(aborted),
         batches,
-        limit,
+        walk.limit,
         valid_bytes,
         stop,
         detail,
         failure,
     )
+
+
+def _recover(
+    walk: BatchWalk,
+    buf: bytes | memoryview | mmap.mmap,
+    indexes: _Indexes,
+    tracker: TxnTracker,
+    aborted: list[AbortedTxn],
+    interval: int,
+) -> _Walked:
+    """The loop of ``LogSegment.recover`` over the walk's frames, as far as Kafka keeps the batches.
+
+    This loop is the cost of reindexing (see bench/bench_reindex.py): the
+    walker's one header unpack and one CRC-32C per batch, a few local
+    comparisons, and a method call at index points only.  A RecoveryAbort is
+    caught here so the counts reached so far stay with the failure.
+    """
+    base_offset, release_every = indexes.base_offset, RELEASE_EVERY
+    highest_offset = base_offset + MAX_RELATIVE_OFFSET  # the last offset a relative int32 can hold
+    max_timestamp = offset_of_max = -1  # TimestampOffset.UNKNOWN
+    valid_bytes = batches = released = start = 0
+    next_index_point, release_at = interval, release_every  # the first batch is never indexed
+    stop, detail = STOP_END, None
+    try:
+        for start, batch_end, magic, header, crc_ok in walk.frames(check_crc=True):
+            if crc_ok and header is not None:  # a V2 batch whose CRC-32C holds
+                last_offset, batch_max_timestamp, producer_id = header[0] + header[6], header[8], header[9]
+            elif magic < 2:  # legacy: the wrapper's offset is the last offset, its timestamp the max
+                producer_id = -1
+                try:
+                    last_offset, batch_max_timestamp = _legacy_fields(buf, start)
+                except Corrupt as err:
+                    stop, detail = STOP_CORRUPT, err.message
+                    break
+            else:  # ensureValid(): too short for a V2 batch, or its CRC-32C does not hold
+                stop, detail = STOP_CORRUPT, _v2_refusal(buf, start)
+                break
+            if not base_offset <= last_offset <= highest_offset:
+                raise _offset_overflow(last_offset, base_offset)
+            if batch_max_timestamp > max_timestamp:
+                max_timestamp, offset_of_max = batch_max_timestamp, last_offset
+            if valid_bytes > next_index_point:  # index.interval.bytes since the last entry
+                indexes.index_point(last_offset, valid_bytes, max_timestamp, offset_of_max)
+                next_index_point = valid_bytes + interval
+            valid_bytes = batch_end
+            batches += 1
+            if producer_id >= 0:  # magic 2 only: legacy batches have no producer id
+                detail = _producer_batch(buf, start, tracker, aborted)
+                if detail is not None:  # caught by recover after the batch was counted as valid
+                    stop = STOP_INVALID_RECORD
+                    break
+            if batch_end >= release_at:
+                released = release_pages(buf, released, batch_end)
+                release_at = released + release_every
+        else:
+            stop, detail, start = _walk_end(walk)
+        indexes.maybe_append_time(max_timestamp, offset_of_max, skip_full_check=True)  # a clean close
+    except RecoveryAbort as abort:
+        failure = RecoveryFailure(abort.exception, abort.message, start, abort.consequence)
+        return valid_bytes, batches, STOP_FAILED, abort.message, failure
+    return valid_bytes, batches, stop, detail, None
+
+
+def _walk_end(walk: BatchWalk) -> tuple[str, str | None, int]:
+    """(stop, detail, position) where Kafka's reader stopped framing batches."""
+    end = walk.end
+    assert end is not None  # set once frames() is exhausted
+    if end.reason == BAD_SIZE:
+        detail = f"Found record size {end.declared_size} smaller than minimum record overhead ({MIN_RECORD_OVERHEAD})"
+    elif end.reason == PARTIAL_BATCH:
+        assert end.declared_size is not None
+        detail = f"the last batch declares {LOG_OVERHEAD + end.declared_size} bytes, {end.remaining} remain"
+    else:
+        detail = None
+    return end.reason, detail, end.position
+
+
+def _offset_overflow(last_offset: int, base_offset: int) -> RecoveryAbort:
+    """``LogSegment.ensureOffsetInRange``: an offset that does not fit the segment's int32 index."""
+    return RecoveryAbort(
+        "LogSegmentOffsetOverflowException",
+        f"offset {last_offset} does not fit a segment with base offset {base_offset}",
+        "the broker splits the segment",
+    )
+
+
+def _producer_batch(
+    buf: bytes | memoryview | mmap.mmap, position: int, tracker: TxnTracker, aborted: list[AbortedTxn]
+) -> str | None:
+    """``LogSegment.updateProducerState`` for the V2 batch at ``position``; the message if recovery stops.
+
+    An undecodable transaction marker (InvalidRecordException) is caught by
+    ``recover``, which stops after this batch; an aborted transaction it
+    completes becomes a .txnindex entry.
+    """
+    try:
+        entry = track_producer_batch(tracker, V2Batch(buf, position))
+    except InvalidRecord as err:
+        return err.message
+    if entry is not None:
+        _append_aborted(aborted, entry)
+    return None
 
 
 def _append_aborted(aborted: list[AbortedTxn], entry: AbortedTxn) -> None:
@@ -368,81 +392,3 @@ def _append_aborted(aborted: list[AbortedTxn], entry: AbortedTxn) -> None:
             FAILS_TO_LOAD,
         )
     aborted.append(entry)
-
-
-# -- comparing with the files on disk ----------------------------------------------
-
-INDEX_KINDS = ("index", "timeindex", "txnindex")
-IndexEntry = OffsetEntry | TimeEntry | AbortedTxn
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """The first slot where an existing index file and the rebuild disagree."""
-
-    slot: int
-    old: IndexEntry | None  # None: the old file has no entry there
-    new: IndexEntry | None  # None: the rebuild has no entry there
-    old_entries: int  # whole slots in the old file
-    new_entries: int
-    old_live: int  # old slots before a preallocated zero tail
-    old_trailing_bytes: int  # bytes after the old file's last whole slot
-    old_missing: bool = False  # there is no old file
-
-    @property
-    def preallocated_tail(self) -> bool:
-        """The old file holds the rebuild followed by zero slots: an index that was never trimmed."""
-        return not self.old_missing and self.old_live == self.new_entries == self.slot < self.old_entries
-
-
-def index_bytes(build: IndexBuild, kind: str) -> bytes:
-    """The bytes Kafka's recovery leaves in the file of ``kind``."""
-    if kind == "index":
-        return build.offset_index_bytes()
-    if kind == "timeindex":
-        return build.time_index_bytes()
-    return build.txn_index_bytes()
-
-
-def _entries(kind: str, data: bytes, base_offset: int) -> tuple[tuple, int, int]:
-    """(whole slots, live slots, trailing bytes) of an index file's bytes."""
-    if kind == "index":
-        slots = read_offset_index(data, base_offset)
-        return slots.entries, slots.live, slots.trailing_bytes
-    if kind == "timeindex":
-        slots = read_time_index(data, base_offset)
-        return slots.entries, slots.live, slots.trailing_bytes
-    entries = tuple(read_txn_index(data))
-    return entries, len(entries), len(data) % TXN_ENTRY.size
-
-
-def compare_index(kind: str, old: bytes | None, new: bytes, base_offset: int) -> Difference | None:
-    """None when ``old`` holds exactly what recovery writes, else the first differing slot.
-
-    ``old`` None means there is no file.  A missing .txnindex equals an empty
-    one (Kafka creates it only for an aborted transaction); a missing .index
-    or .timeindex always differs (Kafka's loader would recover the segment).
-    """
-    new_entries = _entries(kind, new, base_offset)[0]
-    if old is None:
-        if kind == "txnindex" and not new:
-            return None
-        first = new_entries[0] if new_entries else None
-        return Difference(0, None, first, 0, len(new_entries), 0, 0, old_missing=True)
-    if old == new:
-        return None
-    old_entries, old_live, trailing = _entries(kind, old, base_offset)
-    slot = 0
-    while slot < len(old_entries) and slot < len(new_entries) and old_entries[slot] == new_entries[slot]:
-        slot += 1
-    return Difference(
-        slot,
-        old_entries[slot] if slot < len(old_entries) else None,
-        new_entries[slot] if slot < len(new_entries) else None,
-        len(old_entries),
-        len(new_entries),
-        old_live,
-        trailing,
-    )
-
-

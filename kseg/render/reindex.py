@@ -18,7 +18,7 @@ from pathlib import Path
 
 from kseg.index import AbortedTxn, OffsetEntry, TimeEntry
 from kseg.ops.reindex import CHECKED, CREATED, NOT_WRITTEN, REPLACED, SKIPPED, UNCHANGED, FileOutcome, Report
-from kseg.recovery.indexes import Difference
+from kseg.recovery.index_compare import Difference
 
 KIND_WIDTH = len(".timeindex")
 

@@ -38,8 +38,8 @@ from kseg.recovery.indexes import (
     STOP_PARTIAL,
     STOP_SHORT_TAIL,
     build_indexes,
-    compare_index,
 )
+from kseg.recovery.index_compare import compare_index
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
 
 TS = 1_700_000_000_000

@@ -9,8 +9,9 @@ import click
 
 from kseg.commands import options
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
-from kseg.ops.recover_files import recover_path
-from kseg.render.recover import print_report, report_json
+from kseg.ops.recover import recover_path
+from kseg.render.recover import print_report
+from kseg.render.recover_json import report_json
 
 
 @click.command()

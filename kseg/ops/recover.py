@@ -1,645 +1,306 @@
-"""Plan what ``kseg recover`` keeps of one segment: Kafka's valid prefix, or every intact batch.
+"""The file side of ``kseg recover``: read a segment or a partition, write what recovery keeps.
 
-Two modes, both pure (this module reads a buffer and returns data; the files
-are written by :mod:`kseg.ops.recover_files`):
+What is kept is planned by the recovery core
+(:func:`kseg.recovery.segment_plan.plan_segment`), what Kafka's loader would
+do at startup by :mod:`kseg.recovery.log_loader`; this module only reads and
+writes files.  Targets, one per run:
 
-* **kafka** (default): exactly what ``LogSegment.recover`` keeps (reference
-  §4.2) -- the bytes before the first batch it refuses, computed by
-  :func:`kseg.ops.reindex.build_indexes` (the one implementation of that walk).
-  Everything after is *cut*; the cut is described (bytes, offsets, intact
-  batches inside it, records) but never removed from the input.
-* **salvage**: Kafka's prefix, then every intact batch after the damage, found
-  by :func:`kseg.format.scan.scan` (whole entry, known magic, CRC verifies).  A
-  batch is kept only if Kafka's recovery would accept it *in the output*: its
-  last offset fits the segment, its first offset is above every offset kept
-  so far (offsets strictly increase), and the producer-state tracking that
-  recovery runs does not reject it (an undecodable transaction marker, a
-  non-transactional write inside an open transaction).  Each dropped batch
-  and each damaged range is a :class:`Loss` with its reason.
+* ``-o OUTDIR``: every segment of the input is written to OUTDIR under its
+  own name -- recovered ones and, for a partition, the unchanged ones too
+  (copied byte for byte), each with rebuilt ``.index``/``.timeindex`` (and
+  ``.txnindex`` when a transaction was aborted) -- plus the partition's
+  ``leader-epoch-checkpoint`` and ``partition.metadata``, so OUTDIR is a
+  complete partition directory Kafka can load.  Producer snapshots are not
+  copied (Kafka rebuilds producer state from the log; a snapshot could
+  describe batches that are gone).  Any existing target is refused before
+  anything is written (:mod:`kseg.ops.recover_inputs`).
+* ``--in-place``: only segments that change are rewritten; the original
+  ``.log`` (and each replaced index) is kept beside it as ``<name>.bak``
+  (:func:`kseg.segment.backup_path`), every replacement atomic.
+* ``--dry-run``: the report only; nothing is created.
 
-Kept batches are copied byte for byte, in file order, never re-encoded: a
-batch whose payload is damaged is lost whole (for a compressed batch there is
-no other choice -- its records are one compressed stream).
+Later segments are never deleted, in any mode: the report says which ones
+Kafka's ``LogLoader`` would delete, and why (reference §4.3).
 
-When Kafka's own recovery throws on the input (offsets outside the segment,
-offsets going backwards at an index point, impossible transaction state --
-:class:`~kseg.ops.reindex.RecoveryFailure`), kafka mode keeps nothing
-(``Plan.refused``): Kafka would split, empty or fail to load the segment, and
-kseg writes no guess.  Salvage mode keeps what is acceptable.
+Writes go through :func:`kseg.segment.atomic_write`: a hidden temporary
+``.<name>.<random>.kseg-tmp`` in the target directory, fsynced, renamed into
+place.  For each segment the indexes are built from the temporary ``.log``
+and renamed into place *before* the ``.log`` itself, so a ``.log`` in OUTDIR
+always has its indexes beside it; a process killed mid-way leaves complete
+files only, plus at most two stray ``.kseg-tmp`` files (the ``.log`` being
+written and one of its indexes), which neither Kafka nor kseg takes for a
+segment or an index: their names end in ``.kseg-tmp``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import mmap
+import os
+import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import BinaryIO
 
-from kseg.errors import InvalidRecord, KsegError
-from kseg.format import Batch, BatchWalk
-from kseg.format.layout import MAX_RELATIVE_OFFSET
-from kseg.format.scan import BAD_CRC, PARTIAL, Gap, scan
-from kseg.format.v0v1 import LegacyBatch
-from kseg.format.v2 import V2Batch
-from kseg.recovery.indexes import (
-    DEFAULT_INDEX_INTERVAL_BYTES,
-    STOP_INVALID_RECORD,
-    IndexBuild,
-    RecoveryFailure,
-    build_indexes,
+from kseg.errors import KsegError
+from kseg.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kseg.ops.recover_inputs import (
+    COPIED_FILES,
+    choose_target,
+    later_segments,
+    not_copied,
+    partition_name,
+    refuse_outputs,
+    resolve_input,
+    tracker_before,
 )
-from kseg.recovery.producer_state import RecoveryAbort, TxnTracker, track_producer_batch
-from kseg.segment import release_pages
+from kseg.ops.recover_report import (
+    CREATED,
+    DRY_RUN,
+    IN_PLACE,
+    NOT_WRITTEN,
+    OUTPUT,
+    REPLACED,
+    SEG_DRY_RUN,
+    SEG_REFUSED,
+    SEG_REWRITTEN,
+    SEG_UNTOUCHED,
+    SEG_WRITTEN,
+    UNCHANGED,
+    RecoverRefused,
+    Report,
+    SegmentOutcome,
+    Written,
+)
+from kseg.recovery.index_compare import INDEX_KINDS, index_bytes
+from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
+from kseg.recovery.log_loader import kafka_views, read_startup, with_recovery_floor
+from kseg.recovery.plan import Plan
+from kseg.recovery.producer_state import TxnTracker
+from kseg.recovery.segment_plan import plan_segment
+from kseg.segment import (
+    MappedFile,
+    atomic_write,
+    backup_path,
+    base_offset_from_name,
+    read_small_file,
+    sibling,
+)
 
-KAFKA, SALVAGE = "kafka", "salvage"
-RELEASE_EVERY = 16 * 1024 * 1024  # drop mapped pages behind the walk so the resident set stays flat
+COPY_CHUNK = 1 << 20  # bytes per write when copying kept runs: memory stays flat for any segment size
+ENTRY_SIZES = {"index": OFFSET_ENTRY.size, "timeindex": TIME_ENTRY.size, "txnindex": TXN_ENTRY.size}
 
-#: Kinds of region in a segment map (``Plan.regions``).
-KEPT = "kept"  # before any loss: what Kafka keeps too
-SALVAGED = "salvaged"  # intact batches after a loss (--salvage only)
-LOST = "lost"  # not in the output
-HOLE = "hole"  # not in the output, and every byte is zero
-
-#: Why bytes are not in the output (``Loss.reason``); kafka mode uses the ``STOP_*`` of reindex.
-DAMAGED = "damaged"  # no intact batch covers these bytes (salvage)
-NOT_INCREASING = "offsets-not-increasing"  # an intact batch whose offsets do not pass the last kept one
-OUT_OF_RANGE = "offset-out-of-range"  # an intact batch whose last offset does not fit the segment
-INVALID_RECORD = "invalid-record"  # recovery stops after this batch (an undecodable transaction marker)
-RECOVERY_FAILS = "recovery-fails"  # recovery's producer-state tracking would throw on this batch
-
-
-@dataclass(frozen=True, slots=True)
-class Claimed:
-    """What a damaged entry's own header says -- unverified: its CRC fails or it is cut short."""
-
-    magic: int
-    # V2 base offset; None for a legacy wrapper (its header holds the last offset only)
-    first_offset: int | None
-    last_offset: int
-    records: int | None  # V2 records count; None for legacy
-    codec: str
-
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    """Consecutive input bytes copied unchanged into the output."""
-
-    start: int
-    end: int
-    first_offset: int
-    last_offset: int  # the highest last offset in the run
-    batches: int
-    records: int | None  # None when a legacy wrapper could not be counted
-    salvaged: bool  # comes after a loss (only --salvage keeps such runs)
-
-    @property
-    def size(self) -> int:
-        return self.end - self.start
+#: One segment's result before Kafka's startup view is known: (log, plan, action, build, files).
+_Done = tuple[Path, Plan, str, IndexBuild | None, tuple[Written, ...]]
 
 
-@dataclass(frozen=True, slots=True)
-class Loss:
-    """Input bytes ``[start, end)`` that are not in the output, and what they held as far as can be told."""
-
-    start: int
-    end: int
-    reason: str
-    detail: str
-    batches: int = 0  # intact (CRC-valid) batches lost in this range
-    records: int | None = 0  # records in those batches; None when one could not be counted
-    damaged_bytes: int = 0  # bytes no intact batch covers
-    zero_filled: bool = False  # the damaged bytes are all zero (a hole, a preallocated tail)
-    first_offset: int | None = None  # first offset missing from the output because of this range
-    last_offset: int | None = None  # last one; None with open_ended
-    open_ended: bool = False  # offsets from first_offset on: nothing after the range tells where they end
-    claimed: Claimed | None = None  # the header of the damaged entry at ``start``, if it can be read
-    salvageable: int = 0  # kafka mode: intact batches in this range that --salvage keeps
-
-    @property
-    def size(self) -> int:
-        return self.end - self.start
-
-    @property
-    def offsets_missing(self) -> bool:
-        return self.first_offset is not None
+# -- writing one segment ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Region:
-    """A stretch of the input for the segment map."""
-
-    start: int
-    end: int
-    kind: str  # KEPT | SALVAGED | LOST | HOLE
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """What recovery keeps of one segment and what it loses."""
-
-    base_offset: int
-    size: int  # input bytes
-    mode: str  # KAFKA | SALVAGE
-    kafka: IndexBuild  # LogSegment.recover on the input
-    runs: tuple[Run, ...]
-    losses: tuple[Loss, ...]
-    regions: tuple[Region, ...]
-    first_offset: int | None  # first offset of the first intact batch of the input
-    last_offset: int | None  # last offset of the last intact batch of the input
-    intact_batches: int = 0  # CRC-valid batches in the input (kept or not)
-    refused: RecoveryFailure | None = None  # kafka mode: Kafka's recovery throws, nothing is kept
-    kafka_next_offset: int | None = None  # readNextOffset after Kafka's recovery (None: it throws)
-
-    @property
-    def output_size(self) -> int:
-        return sum(run.size for run in self.runs)
-
-    @property
-    def changed(self) -> bool:
-        """Something is cut, dropped or refused: the output is not the input."""
-        return bool(self.losses) or self.refused is not None
-
-    @property
-    def kept_batches(self) -> int:
-        return sum(run.batches for run in self.runs)
-
-    @property
-    def kept_records(self) -> int | None:
-        return _total(run.records for run in self.runs)
-
-    @property
-    def lost_bytes(self) -> int:
-        return sum(loss.size for loss in self.losses)
-
-    @property
-    def lost_batches(self) -> int:
-        return sum(loss.batches for loss in self.losses)
-
-    @property
-    def lost_records(self) -> int | None:
-        return _total(loss.records for loss in self.losses)
-
-    @property
-    def damaged_bytes(self) -> int:
-        return sum(loss.damaged_bytes for loss in self.losses)
-
-
-def _total(counts: Iterator[int | None]) -> int | None:
-    total = 0
-    for count in counts:
-        if count is None:
-            return None
-        total += count
-    return total
-
-
-# -- facts about one batch -----------------------------------------------------------
-
-
-def first_offset_of(batch: Batch) -> int:
-    """The batch's first offset (a legacy wrapper whose records cannot be read: its last offset)."""
-    if batch.magic >= 2:
-        return batch.base_offset
+def keep_backup(path: Path) -> Path:
+    """Keep ``path`` under its backup name: a hard link when the filesystem allows, else a copy."""
+    target = backup_path(path)
     try:
-        return batch.base_offset
-    except KsegError:
-        return batch.last_offset
+        os.link(path, target)
+    except OSError:
+        shutil.copy2(path, target)
+    return target
 
 
-def records_of(batch: Batch) -> int | None:
-    """Records in the batch (V2: the stored count; a legacy wrapper is decompressed); None if unreadable."""
-    if batch.magic >= 2:
-        return batch.count
-    if batch.codec_id == 0:
-        return 1
-    try:
-        return len(batch.records())
-    except KsegError:
-        return None
+def copy_runs(source: MappedFile, plan: Plan, out: BinaryIO) -> None:
+    """Write the kept runs of ``source`` in order, byte for byte, a chunk at a time (pages released behind)."""
+    with memoryview(source.buf) as view:
+        for run in plan.runs:
+            for pos in range(run.start, run.end, COPY_CHUNK):
+                end = min(run.end, pos + COPY_CHUNK)
+                out.write(view[pos:end])
+                source.release(end)
 
 
-def claimed_header(buf: bytes | memoryview, gap: Gap) -> Claimed | None:
-    """The header of the entry a gap starts with, when one is there to read (bad CRC, cut short)."""
-    if gap.reason not in (BAD_CRC, PARTIAL) or gap.start + 17 > len(buf):
-        return None
-    magic = buf[gap.start + 16]
-    try:
-        if magic == 2:
-            batch = V2Batch(buf, gap.start)
-            return Claimed(2, batch.base_offset, batch.last_offset, batch.records_count, batch.codec)
-        if magic in (0, 1) and gap.start + 12 + 6 <= len(buf):
-            legacy = LegacyBatch(buf, gap.start)
-            return Claimed(magic, None, legacy.last_offset, None, legacy.codec)
-    except KsegError:
-        return None
-    return None
+@contextlib.contextmanager
+def _written_bytes(out: BinaryIO, plan: Plan, source: MappedFile) -> Iterator[bytes | mmap.mmap]:
+    """The bytes just written to ``out``, read back for the index build.
 
-
-# -- the selection ------------------------------------------------------------------
-
-
-class _Selection:
-    """Runs, losses and regions, accumulated as batches are kept or dropped in file order.
-
-    The open run and the open region are kept as plain mutable fields and
-    frozen only when they end: this is called once per batch, and a segment
-    can hold millions of batches.
+    The temporary file is mapped through its descriptor's ``/dev/fd`` name by
+    the one reader, :class:`~kseg.segment.MappedFile`; where the platform has
+    no such name, the kept runs are joined in memory.
     """
-
-    def __init__(self, base_offset: int) -> None:
-        self.base_offset = base_offset
-        self.runs: list[Run] = []
-        self.losses: list[Loss] = []
-        self.regions: list[Region] = []
-        self.high: int | None = None  # highest last offset kept
-        self.lost_any = False
-        self.first_seen: int | None = None
-        self.last_seen: int | None = None
-        self.intact = 0  # batches kept or dropped
-        self._run: list | None = None  # [start, end, first, last, batches, records, salvaged]
-        self._region_at: list | None = None  # [start, end, kind]
-        self._pending: list[int] = []  # indexes of losses whose offset range waits for the next kept batch
-
-    def _next_offset(self) -> int:
-        return self.base_offset if self.high is None else self.high + 1
-
-    def _seen(self, first: int, last: int) -> None:
-        """Edges of the map: the first and last offsets of the intact batches (out-of-range ones excepted)."""
-        if self.first_seen is None:
-            self.first_seen = first
-        if self.last_seen is None or last > self.last_seen:
-            self.last_seen = last
-
-    def _resolve(self, first: int) -> None:
-        """The damage before a kept batch held at most the offsets up to the kept batch's first one."""
-        for i in self._pending:
-            loss = self.losses[i]
-            if loss.first_offset is not None and first - 1 >= loss.first_offset:
-                self.losses[i] = replace(loss, last_offset=first - 1, open_ended=False)
-            else:
-                self.losses[i] = replace(loss, first_offset=None, open_ended=False)
-        self._pending.clear()
-
-    def _region(self, start: int, end: int, kind: str) -> None:
-        region = self._region_at
-        if region is not None and region[2] == kind and region[1] == start:
-            region[1] = end
-            return
-        if region is not None:
-            self.regions.append(Region(*region))
-        self._region_at = [start, end, kind]
-
-    def _close(self) -> None:
-        if self._run is not None:
-            self.runs.append(Run(*self._run))
-            self._run = None
-
-    def keep(self, batch: Batch, first: int, last: int, records: int | None) -> None:
-        self.intact += 1
-        position = batch.position
-        end = position + batch.size
-        run = self._run
-        if run is not None and run[1] == position:
-            run[1] = end
-            run[3] = max(run[3], last)
-            run[4] += 1
-            run[5] = None if run[5] is None or records is None else run[5] + records
-        else:
-            self._close()
-            self._run = [position, end, first, last, 1, records, self.lost_any]
-        if self.high is None or last > self.high:
-            self.high = last
-        self._region(position, end, SALVAGED if self.lost_any else KEPT)
-        if self._pending:
-            self._resolve(first)
-        self._seen(first, last)
-
-    def drop(
-        self, batch: Batch, first: int, last: int, records: int | None, reason: str, detail: str
-    ) -> None:
-        self.intact += 1
-        self._close()
-        end = batch.position + batch.size
-        self.losses.append(Loss(batch.position, end, reason, detail, 1, records, 0, False, first, last))
-        self.lost_any = True
-        self._region(batch.position, end, LOST)
-        if reason != OUT_OF_RANGE:
-            self._seen(first, last)
-        # a batch dropped for producer state still sits where its offsets belong: damage before it ends there
-        if reason not in (OUT_OF_RANGE, NOT_INCREASING):
-            self._resolve(first)
-
-    def damage(self, buf: bytes | memoryview, gap: Gap) -> None:
-        self._close()
-        self.losses.append(
-            Loss(
-                gap.start,
-                gap.end,
-                DAMAGED,
-                describe_gap(gap),
-                0,
-                0,
-                gap.size,
-                gap.zero_filled,
-                self._next_offset(),
-                None,
-                True,
-                claimed_header(buf, gap),
-            )
-        )
-        self._pending.append(len(self.losses) - 1)
-        self.lost_any = True
-        self._region(gap.start, gap.end, HOLE if gap.zero_filled else LOST)
-
-    def finish(self) -> None:
-        """Close the last run and region.  Damage with no kept batch after it stays open-ended -- unless
-        it is all zeros, which holds no batch (a preallocated or sparse tail): no offsets are known lost."""
-        self._close()
-        if self._region_at is not None:
-            self.regions.append(Region(*self._region_at))
-            self._region_at = None
-        for i in self._pending:
-            if self.losses[i].zero_filled:
-                self.losses[i] = replace(self.losses[i], first_offset=None, open_ended=False)
-        self._pending.clear()
-
-
-GAP_WORDS = {
-    "bad-size": "a size field below the minimum for its magic",
-    "bad-magic": "a magic byte that is not 0, 1 or 2",
-    "partial-batch": "an entry that runs past the end of the file",
-    "short-tail": "too few bytes for an entry header",
-    "bad-crc": "the checksum does not match",
-}
-
-
-def describe_gap(gap: Gap) -> str:
-    """Why a gap's first entry was refused, in words."""
-    words = GAP_WORDS.get(gap.reason, gap.reason)
-    if gap.declared_size is not None and gap.reason in ("bad-size", "partial-batch", "bad-crc"):
-        words += f" (size field {gap.declared_size})"
-    return words
-
-
-def _check(
-    batch: Batch, first: int, last: int, base_offset: int, high: int | None, tracker: TxnTracker
-) -> tuple[str, str] | None:
-    """Why Kafka's recovery of the output would refuse ``batch`` after what is kept (None: it accepts it).
-
-    Producer state is updated only for a batch that passes the offset checks,
-    as ``LogSegment.recover`` does.
-    """
-    if not 0 <= last - base_offset <= MAX_RELATIVE_OFFSET:
-        return OUT_OF_RANGE, (
-            f"last offset {last} does not fit a segment with base offset {base_offset} "
-            "(Kafka would split the segment)"
-        )
-    if high is not None and first <= high:
-        return NOT_INCREASING, f"offsets {first}-{last} do not pass {high}, the last offset kept"
-    return producer_refusal(batch, tracker)
-
-
-def producer_refusal(batch: Batch, tracker: TxnTracker) -> tuple[str, str] | None:
-    """Run recovery's producer-state step on ``batch``; the reason it would refuse it, if any."""
-    if batch.magic < 2 or batch.producer_id < 0:
-        return None
+    out.flush()
+    if plan.output_size == 0:
+        yield b""
+        return
     try:
-        track_producer_batch(tracker, batch)  # type: ignore[arg-type]
-    except InvalidRecord as err:
-        return INVALID_RECORD, f"{err.message} (Kafka's recovery stops after this batch)"
-    except RecoveryAbort as abort:
-        return RECOVERY_FAILS, f"{abort.exception}: {abort.message}"
-    return None
+        written = MappedFile(f"/dev/fd/{out.fileno()}")
+    except (OSError, ValueError):
+        yield b"".join(bytes(source.buf[run.start : run.end]) for run in plan.runs)
+        return
+    with written:
+        yield written.buf
 
 
-def _select(
-    buf: bytes | memoryview, base_offset: int, prefix_end: int, tracker: TxnTracker
-) -> tuple[_Selection, _PrefixStats]:
-    """Kafka's prefix as Kafka keeps it, then every intact batch after it that recovery would accept."""
-    sel = _Selection(base_offset)
-    stats = _PrefixStats()
-    released = 0
-    for batch in BatchWalk(buf, 0, prefix_end, strict=False):
-        first, last, records = first_offset_of(batch), batch.last_offset, records_of(batch)
-        stats.add(first, last, records)
-        refusal = producer_refusal(batch, tracker)
-        if refusal is None:
-            sel.keep(batch, first, last, records)
-        else:
-            sel.drop(batch, first, last, records, *refusal)
-        released = _release_behind(buf, released, batch.position)
-    for item in scan(buf, prefix_end):
-        if isinstance(item, Gap):
-            sel.damage(buf, item)
-            released = _release_behind(buf, released, item.start)
-            continue
-        first, last, records = first_offset_of(item), item.last_offset, records_of(item)
-        refusal = _check(item, first, last, base_offset, sel.high, tracker)
-        if refusal is None:
-            sel.keep(item, first, last, records)
-        else:
-            sel.drop(item, first, last, records, *refusal)
-        released = _release_behind(buf, released, item.position)
-    sel.finish()
-    return sel, stats
+def _index_written(
+    out: BinaryIO, plan: Plan, source: MappedFile, tracker: TxnTracker, interval: int, log: Path
+) -> IndexBuild:
+    """Recovery's walk over the written bytes: the indexes, and proof that Kafka keeps every byte."""
+    with _written_bytes(out, plan, source) as data:
+        build = build_indexes(
+            data, plan.base_offset, index_interval_bytes=interval, txn=copy.deepcopy(tracker)
+        )
+    if build.failure is not None or build.valid_bytes != plan.output_size:
+        raise RuntimeError(  # a kseg bug: the plan promised an output Kafka's recovery keeps whole
+            f"{log}: recovery of the written segment would stop at byte {build.valid_bytes} "
+            f"of {plan.output_size} ({build.stop}: {build.stop_detail}); nothing was written"
+        )
+    return build
 
 
-def _release_behind(buf: bytes | memoryview, released: int, position: int) -> int:
-    """Release mapped pages before ``position`` once enough have been walked (see ``release_pages``)."""
-    if position - released < RELEASE_EVERY:
-        return released
-    return release_pages(buf, released, position)
+def _write_file(path: Path, data: bytes, *, replace: bool, like: Path | None) -> None:
+    with atomic_write(path, replace=replace, like=like) as out:
+        out.write(data)
 
 
-class _PrefixStats:
-    """Offsets and records of the batches Kafka keeps."""
-
-    __slots__ = ("batches", "first", "high", "records")
-
-    def __init__(self) -> None:
-        self.batches = 0
-        self.records: int | None = 0
-        self.first: int | None = None
-        self.high: int | None = None
-
-    def add(self, first: int, last: int, records: int | None) -> None:
-        self.batches += 1
-        self.records = None if self.records is None or records is None else self.records + records
-        if self.first is None:
-            self.first = first
-        if self.high is None or last > self.high:
-            self.high = last
+def _write_index(kind: str, log_target: Path, build: IndexBuild, in_place: bool, log: Path) -> Written:
+    """One index file of a written segment (in place: only if it differs, old one kept as a backup)."""
+    target = sibling(log_target, kind)
+    data = index_bytes(build, kind)
+    entries = len(data) // ENTRY_SIZES[kind]
+    old = read_small_file(target) if in_place and target.is_file() else None
+    if in_place and old == data:
+        return Written(kind, target, UNCHANGED, len(data), entries)
+    if old is None and kind == "txnindex" and not data:
+        return Written(kind, target, NOT_WRITTEN, 0, 0)
+    backup = keep_backup(target) if old is not None else None
+    like = (target if old is not None else log) if in_place else None
+    _write_file(target, data, replace=old is not None, like=like)
+    return Written(kind, target, REPLACED if backup else CREATED, len(data), entries, backup)
 
 
-# -- the two modes --------------------------------------------------------------------
-
-
-def plan_segment(
-    buf: bytes | memoryview,
-    base_offset: int,
+def write_segment(
+    source: MappedFile,
+    plan: Plan,
+    target_dir: Path,
+    tracker: TxnTracker,
     *,
-    salvage: bool = False,
-    txn: TxnTracker | None = None,
+    in_place: bool,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-) -> tuple[Plan, TxnTracker]:
-    """What recovery keeps of ``buf``, and the producer state after the output (for the next segment).
+) -> tuple[IndexBuild, tuple[Written, ...]]:
+    """Write the plan's runs as ``target_dir/<log name>`` with its indexes (``tracker``: state at base)."""
+    log = source.path
+    dest = target_dir / log.name
+    backup = keep_backup(log) if in_place else None
+    with atomic_write(dest, replace=in_place, like=log if in_place else None) as out:
+        copy_runs(source, plan, out)
+        build = _index_written(out, plan, source, tracker, index_interval_bytes, log)
+        indexes = [_write_index(kind, dest, build, in_place, log) for kind in INDEX_KINDS]
+    action = REPLACED if in_place else CREATED
+    return build, (Written("log", dest, action, plan.output_size, None, backup), *indexes)
 
-    ``txn`` (not modified) is the producer state at this segment's base
-    offset, from the earlier segments of the partition.
+
+def _copy_side_files(directory: Path, out_dir: Path) -> tuple[Written, ...]:
+    """The partition's ``leader-epoch-checkpoint`` and ``partition.metadata``, copied into OUTDIR."""
+    written = []
+    for name in COPIED_FILES:
+        source = directory / name
+        if source.is_file():
+            data = read_small_file(source)
+            _write_file(out_dir / name, data, replace=False, like=None)
+            written.append(Written(name, out_dir / name, CREATED, len(data)))
+    return tuple(written)
+
+
+# -- the operation --------------------------------------------------------------------------------
+
+
+def recover_path(
+    path: Path,
+    *,
+    out_dir: Path | None = None,
+    in_place: bool = False,
+    dry_run: bool = False,
+    salvage: bool = False,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+) -> Report:
+    """Recover one segment, or every segment of a partition directory in order, into OUTDIR or in place.
+
+    The input is opened read-only; with ``out_dir`` or ``dry_run`` it is never
+    modified.  Refusals are raised before anything is read or written.
     """
-    start = txn if txn is not None else TxnTracker()
-    kafka_tracker, salvage_tracker = copy.deepcopy(start), copy.deepcopy(start)
-    kafka = build_indexes(buf, base_offset, index_interval_bytes=index_interval_bytes, txn=kafka_tracker)
-    prefix_end = kafka.valid_bytes if kafka.failure is None else 0
-    sel, prefix = _select(buf, base_offset, prefix_end, salvage_tracker)
-    first_seen, last_seen = sel.first_seen, sel.last_seen
-    next_offset = (
-        None if kafka.failure is not None else (base_offset if prefix.high is None else prefix.high + 1)
+    target = choose_target(out_dir, in_place, dry_run)
+    source = resolve_input(path)
+    if out_dir is not None:
+        refuse_outputs(source, out_dir)
+    startup = read_startup(source.directory, partition_name(source.directory))
+    startup = with_recovery_floor(startup, list(source.all_logs))
+    tracker = tracker_before(source)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    results: list[_Done] = []
+    for log in source.logs:
+        done, tracker = _recover_one(log, tracker, target, out_dir, salvage, index_interval_bytes)
+        results.append(done)
+    views, deletion = kafka_views(startup, list(source.all_logs), {log: plan for log, plan, *_ in results})
+    segments = tuple(
+        SegmentOutcome(log, plan, views[log], action, build, files)
+        for log, plan, action, build, files in results
     )
-    if salvage:
-        plan = Plan(
-            base_offset,
-            len(buf),
-            SALVAGE,
-            kafka,
-            tuple(sel.runs),
-            tuple(sel.losses),
-            tuple(sel.regions),
-            first_seen,
-            last_seen,
-            sel.intact,
-            kafka_next_offset=next_offset,
-        )
-        return plan, salvage_tracker
-    if kafka.failure is not None:
-        plan = Plan(
-            base_offset, len(buf), KAFKA, kafka, (), (), (), first_seen, last_seen, sel.intact, kafka.failure
-        )
-        return plan, start
-    return replace(_kafka_plan(buf, kafka, sel, prefix), kafka_next_offset=next_offset), kafka_tracker
-
-
-def _kafka_plan(buf: bytes | memoryview, kafka: IndexBuild, sel: _Selection, prefix: _PrefixStats) -> Plan:
-    """Kafka's prefix as one run, and everything after it as one cut described by the salvage selection."""
-    size, valid = len(buf), kafka.valid_bytes
-    runs: tuple[Run, ...] = ()
-    regions: list[Region] = []
-    if valid:
-        assert prefix.first is not None and prefix.high is not None
-        runs = (Run(0, valid, prefix.first, prefix.high, prefix.batches, prefix.records, False),)
-        regions.append(Region(0, valid, KEPT))
-    losses: tuple[Loss, ...] = ()
-    if valid < size:
-        losses = (_cut(buf, kafka, sel, prefix),)
-        regions += _cut_regions(sel, valid)
-    return Plan(
-        kafka.base_offset,
-        size,
-        KAFKA,
-        kafka,
-        runs,
-        losses,
-        tuple(regions),
-        sel.first_seen,
-        sel.last_seen,
-        sel.intact,
+    whole_output = target == OUTPUT and source.whole_partition
+    copied = _copy_side_files(source.directory, out_dir) if whole_output and out_dir is not None else ()
+    return Report(
+        path,
+        salvage,
+        target,
+        out_dir,
+        source.whole_partition,
+        startup,
+        segments,
+        deletion,
+        () if source.whole_partition else later_segments(source),
+        copied,
+        not_copied(source.directory) if whole_output else (),
     )
 
 
-def _cut(buf: bytes | memoryview, kafka: IndexBuild, sel: _Selection, prefix: _PrefixStats) -> Loss:
-    """The bytes Kafka cuts: one range from its stop to the end, with the intact batches inside counted.
-
-    The offsets lost run from the one after Kafka's last kept offset to the
-    last offset of the last intact batch in the cut; when damage that is not
-    all zeros comes after the last intact batch, nothing tells where they end
-    (open-ended).  Zero-filled damage holds no batch, so it adds no offsets.
-    """
-    valid = kafka.valid_bytes
-    after = [loss for loss in sel.losses if loss.start >= valid]
-    damage = [loss for loss in after if loss.reason == DAMAGED]
-    intact = [
-        (loss.end, loss.last_offset, loss.batches, loss.records) for loss in after if loss.reason != DAMAGED
-    ]
-    intact += [(run.end, run.last_offset, run.batches, run.records) for run in sel.runs if run.start >= valid]
-    salvageable = sum(run.batches for run in sel.runs if run.start >= valid)
-    last_intact_end = max((end for end, *_ in intact), default=-1)
-    open_ended = any(loss.end > last_intact_end and not loss.zero_filled for loss in damage)
-    first_missing: int | None = kafka.base_offset if prefix.high is None else prefix.high + 1
-    last_missing = (
-        None if open_ended else max((last for _, last, *_ in intact if last is not None), default=None)
-    )
-    if not open_ended and (last_missing is None or first_missing is None or last_missing < first_missing):
-        first_missing, last_missing = None, None
-    claimed = damage[0].claimed if damage and damage[0].start == valid else None
-    return Loss(
-        valid,
-        len(buf),
-        kafka.stop,
-        kafka.stop_detail or kafka.stop,
-        sum(batches for *_, batches, _ in intact),
-        _total(iter([records for *_, records in intact])),
-        sum(loss.damaged_bytes for loss in damage),
-        bool(damage) and all(loss.zero_filled for loss in damage),
-        first_missing,
-        last_missing,
-        open_ended,
-        claimed,
-        salvageable,
-    )
+def _recover_one(
+    log: Path, tracker: TxnTracker, target: str, out_dir: Path | None, salvage: bool, interval: int
+) -> tuple[_Done, TxnTracker]:
+    """Plan one segment and write it where the target says; returns the producer state after it."""
+    base = base_offset_from_name(log) or 0
+    try:
+        with MappedFile(log) as mapped:
+            plan, after = plan_segment(
+                mapped.buf, base, salvage=salvage, txn=tracker, index_interval_bytes=interval
+            )
+            action = _action_before_writing(plan, target)
+            if action is not None:
+                return (log, plan, action, None, ()), after
+            directory = log.parent if target == IN_PLACE else out_dir
+            assert directory is not None
+            build, files = write_segment(
+                mapped, plan, directory, tracker, in_place=target == IN_PLACE, index_interval_bytes=interval
+            )
+    except KsegError as err:
+        raise err.with_path(str(log))
+    return (log, plan, SEG_REWRITTEN if target == IN_PLACE else SEG_WRITTEN, build, files), after
 
 
-def _cut_regions(sel: _Selection, valid: int) -> list[Region]:
-    """Map regions of the cut: lost, except zero-filled damage (holes)."""
-    out: list[Region] = []
-    for region in sel.regions:
-        if region.end <= valid:
-            continue
-        kind = HOLE if region.kind == HOLE else LOST
-        start = max(region.start, valid)
-        if out and out[-1].kind == kind and out[-1].end == start:
-            out[-1] = Region(out[-1].start, region.end, kind)
-        else:
-            out.append(Region(start, region.end, kind))
-    return out
-
-
-def is_torn_tail(plan: Plan) -> bool:
-    """Kafka cuts only a partially written last entry: what a crash during an append leaves.
-
-    Kafka's cut (in either mode) holds no intact batch and no zeros, and is
-    either a few trailing bytes or one entry with a readable header (known
-    magic) that runs past the end of the file.
-    """
-    kafka = plan.kafka
-    if kafka.failure is not None or not 0 < kafka.valid_bytes < plan.size:
-        return False
-    if kafka.stop not in ("short-tail", "partial-batch"):
-        return False
-    after = [loss for loss in plan.losses if loss.end > kafka.valid_bytes]
-    if not after or any(run.end > kafka.valid_bytes for run in plan.runs):
-        return False
-    if any(loss.batches or loss.zero_filled for loss in after):
-        return False
-    return kafka.stop == "short-tail" or after[0].claimed is not None
+def _action_before_writing(plan: Plan, target: str) -> str | None:
+    """The segment's action when nothing is to be written (a dry run, a refusal, nothing to cut)."""
+    if target == DRY_RUN:
+        return SEG_DRY_RUN
+    if plan.refused is not None:
+        return SEG_REFUSED
+    if target == IN_PLACE and not plan.changed:
+        return SEG_UNTOUCHED
+    return None
 
 
 __all__ = [
-    "DAMAGED",
-    "HOLE",
-    "INVALID_RECORD",
-    "KAFKA",
-    "KEPT",
-    "LOST",
-    "NOT_INCREASING",
-    "OUT_OF_RANGE",
-    "RECOVERY_FAILS",
-    "SALVAGE",
-    "SALVAGED",
-    "STOP_INVALID_RECORD",
-    "Claimed",
-    "Loss",
-    "Plan",
-    "Region",
-    "Run",
-    "is_torn_tail",
-    "plan_segment",
+    "COPY_CHUNK",
+    "RecoverRefused",
+    "Report",
+    "copy_runs",
+    "keep_backup",
+    "recover_path",
+    "write_segment",
 ]

@@ -1,7 +1,6 @@
-"""Text (with a one-line map per segment, drawn by rich) and JSON for ``kseg recover`` reports.
+"""Text for ``kseg recover`` reports: a header, Kafka's startup view, one block per segment.
 
-Text: a header line, Kafka's startup view of the partition, then one block
-per segment (here ``--salvage`` on the fixture partition, shortened)::
+Here ``--salvage`` on the fixture partition, shortened::
 
     .../00000000000000000018.log: base offset 18, 5108 bytes, 5 intact batches
       map  18 █████████████████░░░░░░░░░░░░░░░░░▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓ 33
@@ -13,55 +12,28 @@ per segment (here ``--salvage`` on the fixture partition, shortened)::
       Kafka: recovers it at startup (unclean shutdown, ...) and truncates it to 1006 bytes
       wrote out/00000000000000000018.log (4102 bytes); .index 0 entries, .timeindex 1 entry, ...
 
-then the segments Kafka would delete, the files copied, the map legend and a
-summary line.  The map is the segment's bytes to scale, one cell per ``size / width``
-bytes: each cell shows what most of its bytes are, except that every lost
-range gets at least one cell, so a single lost batch in a large segment is
-still visible.  The numbers at its ends are the first and last offsets of the
-intact batches of the input.  JSON: one object for the whole run.
+then the segments Kafka would delete, the files copied, the map legend
+(:mod:`kseg.render.recover_map`) and a summary line.  JSON is
+:mod:`kseg.render.recover_json`.
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from kseg.ops.recover import HOLE, KAFKA, KEPT, LOST, SALVAGED, Loss, Plan, Region, Run, is_torn_tail
-from kseg.ops.recover_files import (
-    DELETED,
-    DRY_RUN,
-    IN_PLACE,
-    NOT_WRITTEN,
-    RECOVERS_UNCLEAN,
-    REPLACED,
-    RP_ABSENT,
-    RP_CHECKPOINT,
-    RP_NO_ENTRY,
-    RP_NOT_PARTITION,
-    SEG_DRY_RUN,
-    SEG_REFUSED,
-    SEG_UNTOUCHED,
-    SKIPPED_CLEAN,
-    UNCHANGED,
-    Report,
-    SegmentOutcome,
-    Startup,
-    Written,
-    kafka_truncates,
-)
+from kseg.ops import recover_report as report_kinds
+from kseg.ops.recover_report import Report, SegmentOutcome, Written
+from kseg.recovery import log_loader as loader
+from kseg.recovery.log_loader import Startup, kafka_truncates
+from kseg.recovery.plan import KAFKA, Loss, Plan, Run
+from kseg.recovery.segment_plan import is_torn_tail
+from kseg.render.recover_map import LEGEND, map_text
 
-GLYPHS = {KEPT: "█", SALVAGED: "▓", LOST: "░", HOLE: "·"}
-STYLES = {KEPT: "green", SALVAGED: "cyan", LOST: "red", HOLE: "red"}
-LEGEND = "map: █ kept  ▓ salvaged  ░ lost  · lost, all zero bytes"
-MAP_PREFIX = "  map  "
-MAX_CELLS = 100
+if TYPE_CHECKING:
+    from rich.text import Text
+
 LABEL_WIDTH = 10  # "salvaged" + padding
-
-
-# -- words --------------------------------------------------------------------------------
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -158,63 +130,64 @@ def body_lines(plan: Plan) -> list[str]:
 def kafka_line(outcome: SegmentOutcome) -> str:
     """What Kafka's loader would do with this segment at startup."""
     view, plan = outcome.kafka, outcome.plan
-    if view.why == DELETED:
-        assert view.deleted_after is not None
-        return f"  Kafka: deletes it at startup (after truncating {view.deleted_after.name})"
-    if view.recovers:
-        why = (
-            "unclean shutdown, at or after the recovery point"
-            if view.why == RECOVERS_UNCLEAN
-            else "no .index file"
-        )
-        text = f"  Kafka: recovers it at startup ({why})"
-        if plan.refused is not None:
-            failure = plan.refused
-            return text + f" and throws {failure.exception} at byte {failure.position}; {failure.consequence}"
-        if kafka_truncates(plan):
-            text += f" and truncates it to {plan.kafka.valid_bytes} bytes"
-        return text
-    why = (
-        "clean shutdown marker present"
-        if view.why == SKIPPED_CLEAN
-        else "below the recovery point: flushed before"
-    )
-    text = f"  Kafka: does not recover it at startup ({why})"
+    match view.why:
+        case loader.DELETED:
+            assert view.deleted_after is not None
+            return f"  Kafka: deletes it at startup (after truncating {view.deleted_after.name})"
+        case loader.RECOVERS_UNCLEAN | loader.RECOVERS_NO_INDEX:
+            return _recovers_line(plan, view.why)
+        case loader.SKIPPED_CLEAN:
+            text = "  Kafka: does not recover it at startup (clean shutdown marker present)"
+        case _:
+            text = "  Kafka: does not recover it at startup (below the recovery point: flushed before)"
     if plan.changed:
         text += "; it would serve the damaged bytes as they are until a read fails on them"
+    return text
+
+
+def _recovers_line(plan: Plan, why: str) -> str:
+    """A segment Kafka recovers at startup: whether its recovery throws, truncates or keeps it all."""
+    if why == loader.RECOVERS_UNCLEAN:
+        text = "  Kafka: recovers it at startup (unclean shutdown, at or after the recovery point)"
+    else:
+        text = "  Kafka: recovers it at startup (no .index file)"
+    if plan.refused is not None:
+        failure = plan.refused
+        return text + f" and throws {failure.exception} at byte {failure.position}; {failure.consequence}"
+    if kafka_truncates(plan):
+        text += f" and truncates it to {plan.kafka.valid_bytes} bytes"
     return text
 
 
 def _index_summary(files: Sequence[Written]) -> str:
     parts = []
     for f in files:
-        if f.kind == "log":
-            continue
-        if f.action == NOT_WRITTEN:
+        if f.kind == "log" or f.action == report_kinds.NOT_WRITTEN:
             continue
         text = f".{f.kind} {plural(f.entries or 0, 'entry', 'entries')}"
-        if f.action == REPLACED:
-            text += f" (old kept as {f.backup})"
-        elif f.action == UNCHANGED:
-            text += " (unchanged)"
+        match f.action:
+            case report_kinds.REPLACED:
+                text += f" (old kept as {f.backup})"
+            case report_kinds.UNCHANGED:
+                text += " (unchanged)"
         parts.append(text)
     return ", ".join(parts)
 
 
 def action_line(outcome: SegmentOutcome) -> str:
+    """What recover did with the segment's files."""
     plan = outcome.plan
-    if outcome.action == SEG_DRY_RUN:
-        return (
-            f"  dry run: would write {plural(plan.output_size, 'byte')}"
-            if plan.refused is None
-            else "  dry run: would write nothing"
-        )
-    if outcome.action == SEG_REFUSED:
-        return "  not written: Kafka's recovery throws on this segment (--salvage keeps what it can)"
-    if outcome.action == SEG_UNTOUCHED:
-        return "  in place: nothing to cut, left untouched"
+    match outcome.action:
+        case report_kinds.SEG_DRY_RUN if plan.refused is None:
+            return f"  dry run: would write {plural(plan.output_size, 'byte')}"
+        case report_kinds.SEG_DRY_RUN:
+            return "  dry run: would write nothing"
+        case report_kinds.SEG_REFUSED:
+            return "  not written: Kafka's recovery throws on this segment (--salvage keeps what it can)"
+        case report_kinds.SEG_UNTOUCHED:
+            return "  in place: nothing to cut, left untouched"
     log = outcome.files[0]
-    if log.action == REPLACED:
+    if log.action == report_kinds.REPLACED:
         head = f"  rewrote {log.path} ({plural(log.size, 'byte')}, old kept as {log.backup})"
     else:
         head = f"  wrote {log.path} ({plural(log.size, 'byte')})"
@@ -233,7 +206,7 @@ def segment_header(outcome: SegmentOutcome) -> str:
 def startup_line(report: Report) -> str:
     """How Kafka would start this partition: the clean-shutdown marker and the recovery point."""
     s = report.startup
-    if s.recovery_point_source == RP_NOT_PARTITION:
+    if s.recovery_point_source == loader.RP_NOT_PARTITION:
         return (
             f"Kafka at startup: {s.directory} is not named <topic>-<partition>; "
             "as if after an unclean shutdown with recovery point 0"
@@ -248,14 +221,15 @@ def startup_line(report: Report) -> str:
 
 
 def _recovery_point(s: Startup) -> str:
-    source = {
-        RP_CHECKPOINT: f"recovery point {s.recovery_point} from recovery-point-offset-checkpoint",
-        RP_ABSENT: "no recovery-point-offset-checkpoint, so recovery point 0",
-        RP_NO_ENTRY: f"recovery-point-offset-checkpoint has no entry for {s.partition}, so recovery point 0",
-    }.get(
-        s.recovery_point_source,
-        f"recovery-point-offset-checkpoint unreadable ({s.recovery_point_error}), so 0",
-    )
+    match s.recovery_point_source:
+        case loader.RP_CHECKPOINT:
+            source = f"recovery point {s.recovery_point} from recovery-point-offset-checkpoint"
+        case loader.RP_ABSENT:
+            source = "no recovery-point-offset-checkpoint, so recovery point 0"
+        case loader.RP_NO_ENTRY:
+            source = f"recovery-point-offset-checkpoint has no entry for {s.partition}, so recovery point 0"
+        case _:
+            source = f"recovery-point-offset-checkpoint unreadable ({s.recovery_point_error}), so 0"
     if s.clean_shutdown or s.recovers_from is None:
         return source
     return f"{source}: it recovers the segments from base offset {s.recovers_from} on"
@@ -267,7 +241,7 @@ def deletion_lines(report: Report) -> list[str]:
     if deletion is None:
         return []
     names = ", ".join(p.name for p in deletion.segments)
-    if report.target == "output" and report.whole_partition:
+    if report.target == report_kinds.OUTPUT and report.whole_partition:
         kept = f"each is in {report.out_dir}, recovered on its own"
     else:
         kept = "they are untouched"
@@ -316,69 +290,13 @@ def summary_line(report: Report) -> str:
     return f"{plural(len(segments), 'segment')}: " + ", ".join(parts)
 
 
-# -- the map --------------------------------------------------------------------------------
-
-
-def map_cells(regions: Sequence[Region], size: int, width: int) -> list[str]:
-    """Region kind per cell, the segment's bytes to scale; every lost region shows in at least one cell."""
-    if size <= 0 or not regions:
-        return []
-    width = max(1, min(width, size))
-    starts = [r.start for r in regions]
-    cells = []
-    for i in range(width):
-        a, b = size * i // width, size * (i + 1) // width
-        cells.append(_majority(regions, starts, a, b))
-    for region in regions:
-        if region.kind in (LOST, HOLE):
-            cell = min(width - 1, region.start * width // size)
-            if cells[cell] not in (LOST, HOLE):
-                cells[cell] = region.kind
-    return cells
-
-
-def _majority(regions: Sequence[Region], starts: list[int], a: int, b: int) -> str:
-    covered: dict[str, int] = {}
-    i = max(0, bisect.bisect_right(starts, a) - 1)
-    while i < len(regions) and regions[i].start < b:
-        r = regions[i]
-        overlap = min(b, r.end) - max(a, r.start)
-        if overlap > 0:
-            covered[r.kind] = covered.get(r.kind, 0) + overlap
-        i += 1
-    if not covered:
-        return LOST
-    return max(covered, key=lambda kind: (covered[kind], kind in (LOST, HOLE)))
-
-
-def map_text(plan: Plan, width: int):
-    """The one-line map of a segment as rich Text (plain text when colour is off)."""
-    from rich.text import Text
-
-    left = str(plan.base_offset if plan.first_offset is None else plan.first_offset)
-    right = "?" if plan.last_offset is None else str(plan.last_offset)
-    text = Text(MAP_PREFIX)
-    if plan.size == 0:
-        text.append("(empty file)")
-        return text
-    if plan.refused is not None:
-        text.append("(Kafka's recovery throws on this segment: kept nothing)")
-        return text
-    cells = max(10, min(MAX_CELLS, width - len(MAP_PREFIX) - len(left) - len(right) - 2))
-    text.append(f"{left} ")
-    for kind, group in itertools.groupby(map_cells(plan.regions, plan.size, cells)):
-        text.append(GLYPHS[kind] * len(list(group)), style=STYLES[kind])
-    text.append(f" {right}")
-    return text
-
-
 # -- the whole report --------------------------------------------------------------------------
 
 
-def report_lines(report: Report, width: int) -> Iterator[object]:
+def report_lines(report: Report, width: int) -> Iterator[str | Text]:
     """Lines (str, or rich Text for the maps) of the text report."""
     mode = "--salvage" if report.salvage else "Kafka's rules"
-    where = {IN_PLACE: "in place", DRY_RUN: "dry run, nothing written"}.get(
+    where = {report_kinds.IN_PLACE: "in place", report_kinds.DRY_RUN: "dry run, nothing written"}.get(
         report.target, f"into {report.out_dir}"
     )
     yield f"recover {report.path} ({mode}, {where})"
@@ -420,143 +338,4 @@ def print_report(report: Report, file: IO[str] | None = None) -> None:
         console.print(line if isinstance(line, Text) else Text(str(line)))
 
 
-# -- JSON ---------------------------------------------------------------------------------------
-
-
-def _path(path: Path | None) -> str | None:
-    return None if path is None else str(path)
-
-
-def run_json(run: Run) -> dict:
-    return {
-        "start": run.start,
-        "end": run.end,
-        "first_offset": run.first_offset,
-        "last_offset": run.last_offset,
-        "batches": run.batches,
-        "records": run.records,
-        "salvaged": run.salvaged,
-    }
-
-
-def loss_json(loss: Loss) -> dict:
-    claim = loss.claimed
-    return {
-        "start": loss.start,
-        "end": loss.end,
-        "bytes": loss.size,
-        "reason": loss.reason,
-        "detail": loss.detail,
-        "batches": loss.batches,
-        "records": loss.records,
-        "damaged_bytes": loss.damaged_bytes,
-        "zero_filled": loss.zero_filled,
-        "first_offset": loss.first_offset,
-        "last_offset": loss.last_offset,
-        "open_ended": loss.open_ended,
-        "salvageable_batches": loss.salvageable,
-        "claimed": None
-        if claim is None
-        else {
-            "magic": claim.magic,
-            "first_offset": claim.first_offset,
-            "last_offset": claim.last_offset,
-            "records": claim.records,
-            "codec": claim.codec,
-        },
-    }
-
-
-def written_json(f: Written) -> dict:
-    return {
-        "kind": f.kind,
-        "path": str(f.path),
-        "action": f.action,
-        "bytes": f.size,
-        "entries": f.entries,
-        "backup": _path(f.backup),
-    }
-
-
-def segment_json(outcome: SegmentOutcome) -> dict:
-    plan = outcome.plan
-    kafka = plan.kafka
-    refused = plan.refused
-    return {
-        "log": str(outcome.log),
-        "base_offset": plan.base_offset,
-        "bytes": plan.size,
-        "mode": plan.mode,
-        "changed": plan.changed,
-        "action": outcome.action,
-        "output_bytes": plan.output_size if refused is None else None,
-        "first_offset": plan.first_offset,
-        "last_offset": plan.last_offset,
-        "kafka_recovery": {
-            "valid_bytes": kafka.valid_bytes if kafka.failure is None else None,
-            "truncated_bytes": kafka.truncated_bytes if kafka.failure is None else None,
-            "stop": kafka.stop,
-            "stop_detail": kafka.stop_detail,
-            "failure": None
-            if kafka.failure is None
-            else {
-                "exception": kafka.failure.exception,
-                "message": kafka.failure.message,
-                "position": kafka.failure.position,
-                "consequence": kafka.failure.consequence,
-            },
-        },
-        "kafka_startup": {
-            "recovers": outcome.kafka.recovers,
-            "why": outcome.kafka.why,
-            "deleted_after": _path(outcome.kafka.deleted_after),
-        },
-        "kept": [run_json(r) for r in plan.runs],
-        "lost": [loss_json(loss) for loss in plan.losses],
-        "regions": [{"start": r.start, "end": r.end, "kind": r.kind} for r in plan.regions],
-        "files": [written_json(f) for f in outcome.files],
-        "kept_batches": plan.kept_batches,
-        "kept_records": plan.kept_records,
-        "lost_bytes": plan.lost_bytes,
-        "lost_batches": plan.lost_batches,
-        "lost_records": plan.lost_records,
-        "damaged_bytes": plan.damaged_bytes,
-    }
-
-
-def report_json(report: Report) -> dict:
-    """The whole run as one JSON-ready dict."""
-    s = report.startup
-    deletion = report.deletion
-    return {
-        "path": str(report.path),
-        "mode": "salvage" if report.salvage else "kafka",
-        "target": report.target,
-        "output_dir": _path(report.out_dir),
-        "partition_directory": report.whole_partition,
-        "changed": report.changed,
-        "startup": {
-            "directory": str(s.directory),
-            "log_dir": str(s.log_dir),
-            "partition": s.partition,
-            "clean_shutdown": s.clean_shutdown,
-            "recovery_point": s.recovery_point,
-            "recovery_point_source": s.recovery_point_source,
-            "recovery_point_error": s.recovery_point_error,
-            "recovers_from": s.recovers_from,
-        },
-        "segments": [segment_json(o) for o in report.segments],
-        "kafka_deletes": None
-        if deletion is None
-        else {
-            "after": str(deletion.after),
-            "message": deletion.message,
-            "segments": [str(p) for p in deletion.segments],
-        },
-        "later_segments": [str(p) for p in report.later_segments],
-        "copied": [written_json(f) for f in report.copied],
-        "not_copied": [{"path": str(p), "why": why} for p, why in report.not_copied],
-    }
-
-
-__all__ = ["map_cells", "map_text", "print_report", "report_json", "report_lines", "summary_line"]
+__all__ = ["print_report", "report_lines", "summary_line"]

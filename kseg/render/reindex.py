@@ -15,26 +15,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from kseg.index import AbortedTxn, OffsetEntry, TimeEntry
-from kseg.ops.reindex import CHECKED, CREATED, NOT_WRITTEN, REPLACED, SKIPPED, UNCHANGED, FileOutcome, Report
-from kseg.recovery.index_compare import Difference
+from kseg.ops import reindex
+from kseg.ops.reindex import FileOutcome, Report
+from kseg.recovery.index_compare import Difference, IndexEntry
 
 KIND_WIDTH = len(".timeindex")
 
 
-def describe_entry(entry: OffsetEntry | TimeEntry | AbortedTxn | None) -> str:
+def describe_entry(entry: IndexEntry | None) -> str:
     """One index entry in words; None is the absence of one."""
-    if entry is None:
-        return "none"
-    if isinstance(entry, OffsetEntry):
-        return f"(offset {entry.offset}, position {entry.position})"
-    if isinstance(entry, TimeEntry):
-        return f"(timestamp {entry.timestamp}, offset {entry.offset})"
-    return (
-        f"(producer {entry.producer_id}, first offset {entry.first_offset}, "
-        f"last offset {entry.last_offset}, last stable offset {entry.last_stable_offset})"
-    )
+    match entry:
+        case None:
+            return "none"
+        case OffsetEntry():
+            return f"(offset {entry.offset}, position {entry.position})"
+        case TimeEntry():
+            return f"(timestamp {entry.timestamp}, offset {entry.offset})"
+        case AbortedTxn():
+            return (
+                f"(producer {entry.producer_id}, first offset {entry.first_offset}, "
+                f"last offset {entry.last_offset}, last stable offset {entry.last_stable_offset})"
+            )
 
 
 def describe_difference(difference: Difference | None, existed: bool) -> str:
@@ -59,17 +63,20 @@ def describe_difference(difference: Difference | None, existed: bool) -> str:
 
 
 def _action(outcome: FileOutcome) -> str:
-    if outcome.action == CREATED:
-        return f"created {outcome.target}"
-    if outcome.action == REPLACED:
-        return f"replaced {outcome.target} (old kept as {outcome.backup})"
-    if outcome.action == UNCHANGED:
-        return "unchanged"
-    if outcome.action == NOT_WRITTEN:
-        return "not written: no aborted transactions"
-    if outcome.action == SKIPPED:
-        return "not written: recovery fails"
-    return outcome.action
+    """What was done with one index file, in words."""
+    match outcome.action:
+        case reindex.CREATED:
+            return f"created {outcome.target}"
+        case reindex.REPLACED:
+            return f"replaced {outcome.target} (old kept as {outcome.backup})"
+        case reindex.UNCHANGED:
+            return "unchanged"
+        case reindex.NOT_WRITTEN:
+            return "not written: no aborted transactions"
+        case reindex.SKIPPED:
+            return "not written: recovery fails"
+        case _:
+            return outcome.action
 
 
 def file_line(outcome: FileOutcome) -> str:
@@ -77,7 +84,7 @@ def file_line(outcome: FileOutcome) -> str:
     noun = "entry" if outcome.entries == 1 else "entries"
     head = f"  {'.' + outcome.kind:<{KIND_WIDTH}} {outcome.entries:>6} {noun:<7}  "
     comparison = describe_difference(outcome.difference, outcome.existed)
-    if outcome.action == CHECKED:
+    if outcome.action == reindex.CHECKED:
         return head + ("same (no file needed)" if comparison == "no file" else comparison)
     return head + f"{_action(outcome)} (old: {comparison})"
 
@@ -88,13 +95,17 @@ def log_lines(report: Report) -> list[str]:
     if build.failure is not None:
         failure = build.failure
         return [
-            f"  .log: Kafka's recovery fails at byte {failure.position}: {failure.exception}: "
-            f"{failure.message}; {failure.consequence}"
+            (
+                f"  .log: Kafka's recovery fails at byte {failure.position}: {failure.exception}: "
+                f"{failure.message}; {failure.consequence}"
+            )
         ]
     if build.truncated_bytes:
         return [
-            f"  .log: recovery would truncate {build.truncated_bytes} bytes at byte {build.valid_bytes} "
-            f"({build.stop}: {build.stop_detail})"
+            (
+                f"  .log: recovery would truncate {build.truncated_bytes} bytes at byte {build.valid_bytes} "
+                f"({build.stop}: {build.stop_detail})"
+            )
         ]
     return []
 
@@ -117,7 +128,7 @@ def summary_line(reports: list[Report], check: bool) -> str:
         differ = sum(r.differs for r in reports)
         parts.append(f"{differ} with differences, {n - differ} same")
     else:
-        written = sum(o.action in (CREATED, REPLACED) for r in reports for o in r.files)
+        written = sum(o.action in (reindex.CREATED, reindex.REPLACED) for r in reports for o in r.files)
         parts.append(f"{written} file{'s' if written != 1 else ''} written")
     truncated = sum(r.build.truncated_bytes > 0 and r.build.failure is None for r in reports)
     failing = sum(r.build.failure is not None for r in reports)
@@ -144,23 +155,25 @@ def _path(path: Path | None) -> str | None:
     return None if path is None else str(path)
 
 
-def entry_json(entry: OffsetEntry | TimeEntry | AbortedTxn | None) -> dict | None:
-    if entry is None:
-        return None
-    if isinstance(entry, OffsetEntry):
-        return {"offset": entry.offset, "position": entry.position}
-    if isinstance(entry, TimeEntry):
-        return {"timestamp": entry.timestamp, "offset": entry.offset}
-    return {
-        "version": entry.version,
-        "producer_id": entry.producer_id,
-        "first_offset": entry.first_offset,
-        "last_offset": entry.last_offset,
-        "last_stable_offset": entry.last_stable_offset,
-    }
+def entry_json(entry: IndexEntry | None) -> dict[str, int] | None:
+    match entry:
+        case None:
+            return None
+        case OffsetEntry():
+            return {"offset": entry.offset, "position": entry.position}
+        case TimeEntry():
+            return {"timestamp": entry.timestamp, "offset": entry.offset}
+        case AbortedTxn():
+            return {
+                "version": entry.version,
+                "producer_id": entry.producer_id,
+                "first_offset": entry.first_offset,
+                "last_offset": entry.last_offset,
+                "last_stable_offset": entry.last_stable_offset,
+            }
 
 
-def difference_json(difference: Difference | None) -> dict | None:
+def difference_json(difference: Difference | None) -> dict[str, Any] | None:
     if difference is None:
         return None
     return {
@@ -176,7 +189,7 @@ def difference_json(difference: Difference | None) -> dict | None:
     }
 
 
-def report_json(report: Report) -> dict:
+def report_json(report: Report) -> dict[str, Any]:
     """One segment's report as a JSON-ready dict."""
     build = report.build
     failure = build.failure

@@ -25,7 +25,28 @@ from support import CORPUS_REAL, FIXTURES, REPO, require_dir
 from kseg.format import BatchWalk, RecordSpec, encode_batch
 from kseg.format.control import ABORT, encode_control_key, encode_end_txn_marker
 from kseg.index import AbortedTxn, read_txn_index
-from kseg.ops.recover import (
+from kseg.ops.recover import recover_path
+from kseg.ops.recover_report import (
+    CREATED,
+    NOT_WRITTEN,
+    REPLACED,
+    SEG_REFUSED,
+    SEG_UNTOUCHED,
+    UNCHANGED,
+    RecoverRefused,
+)
+from kseg.recovery.log_loader import (
+    DELETED,
+    RECOVERS_NO_INDEX,
+    RECOVERS_UNCLEAN,
+    RP_ABSENT,
+    RP_CHECKPOINT,
+    RP_NO_ENTRY,
+    RP_UNREADABLE,
+    SKIPPED_CLEAN,
+    SKIPPED_FLUSHED,
+)
+from kseg.recovery.plan import (
     DAMAGED,
     HOLE,
     INVALID_RECORD,
@@ -36,31 +57,11 @@ from kseg.ops.recover import (
     RECOVERY_FAILS,
     SALVAGED,
     Region,
-    is_torn_tail,
-    plan_segment,
 )
-from kseg.ops.recover_files import (
-    CREATED,
-    DELETED,
-    NOT_WRITTEN,
-    RECOVERS_NO_INDEX,
-    RECOVERS_UNCLEAN,
-    REPLACED,
-    RP_ABSENT,
-    RP_CHECKPOINT,
-    RP_NO_ENTRY,
-    RP_UNREADABLE,
-    SEG_REFUSED,
-    SEG_UNTOUCHED,
-    SKIPPED_CLEAN,
-    SKIPPED_FLUSHED,
-    UNCHANGED,
-    RecoverRefused,
-    recover_path,
-)
+from kseg.recovery.segment_plan import is_torn_tail, plan_segment
 from kseg.ops.discover import segment_logs
 from kseg.recovery.indexes import STOP_INVALID_RECORD, build_indexes
-from kseg.render.recover import map_cells
+from kseg.render.recover_map import map_cells
 from kseg.segment import base_offset_from_name
 
 TS = 1_700_000_000_000
@@ -653,7 +654,7 @@ def test_dry_run_and_output_never_modify_the_input(tmp_path):
 KILLED_WRITER = r"""
 import os, sys, time
 from pathlib import Path
-import kseg.ops.recover_files as files
+import kseg.ops.recover as files
 
 hook, nth = sys.argv[3], int(sys.argv[4])
 calls = {"n": 0}

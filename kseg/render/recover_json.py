@@ -1,0 +1,151 @@
+"""``kseg recover --format json``: one object for the whole run.
+
+Every field of the report is here, in Kafka's and kseg's words for it: the
+startup view (``startup``, ``kafka_startup`` per segment), Kafka's own
+recovery of each segment (``kafka_recovery``), what was kept and lost, the
+files written and the segments Kafka would delete (``kafka_deletes``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kseg.ops.recover_report import Report, SegmentOutcome, Written
+from kseg.recovery.plan import Loss, Run
+
+
+def _path(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def run_json(run: Run) -> dict[str, Any]:
+    return {
+        "start": run.start,
+        "end": run.end,
+        "first_offset": run.first_offset,
+        "last_offset": run.last_offset,
+        "batches": run.batches,
+        "records": run.records,
+        "salvaged": run.salvaged,
+    }
+
+
+def loss_json(loss: Loss) -> dict[str, Any]:
+    claim = loss.claimed
+    return {
+        "start": loss.start,
+        "end": loss.end,
+        "bytes": loss.size,
+        "reason": loss.reason,
+        "detail": loss.detail,
+        "batches": loss.batches,
+        "records": loss.records,
+        "damaged_bytes": loss.damaged_bytes,
+        "zero_filled": loss.zero_filled,
+        "first_offset": loss.first_offset,
+        "last_offset": loss.last_offset,
+        "open_ended": loss.open_ended,
+        "salvageable_batches": loss.salvageable,
+        "claimed": None
+        if claim is None
+        else {
+            "magic": claim.magic,
+            "first_offset": claim.first_offset,
+            "last_offset": claim.last_offset,
+            "records": claim.records,
+            "codec": claim.codec,
+        },
+    }
+
+
+def written_json(f: Written) -> dict[str, Any]:
+    return {
+        "kind": f.kind,
+        "path": str(f.path),
+        "action": f.action,
+        "bytes": f.size,
+        "entries": f.entries,
+        "backup": _path(f.backup),
+    }
+
+
+def segment_json(outcome: SegmentOutcome) -> dict[str, Any]:
+    plan = outcome.plan
+    kafka = plan.kafka
+    refused = plan.refused
+    return {
+        "log": str(outcome.log),
+        "base_offset": plan.base_offset,
+        "bytes": plan.size,
+        "mode": plan.mode,
+        "changed": plan.changed,
+        "action": outcome.action,
+        "output_bytes": plan.output_size if refused is None else None,
+        "first_offset": plan.first_offset,
+        "last_offset": plan.last_offset,
+        "kafka_recovery": {
+            "valid_bytes": kafka.valid_bytes if kafka.failure is None else None,
+            "truncated_bytes": kafka.truncated_bytes if kafka.failure is None else None,
+            "stop": kafka.stop,
+            "stop_detail": kafka.stop_detail,
+            "failure": None
+            if kafka.failure is None
+            else {
+                "exception": kafka.failure.exception,
+                "message": kafka.failure.message,
+                "position": kafka.failure.position,
+                "consequence": kafka.failure.consequence,
+            },
+        },
+        "kafka_startup": {
+            "recovers": outcome.kafka.recovers,
+            "why": outcome.kafka.why,
+            "deleted_after": _path(outcome.kafka.deleted_after),
+        },
+        "kept": [run_json(r) for r in plan.runs],
+        "lost": [loss_json(loss) for loss in plan.losses],
+        "regions": [{"start": r.start, "end": r.end, "kind": r.kind} for r in plan.regions],
+        "files": [written_json(f) for f in outcome.files],
+        "kept_batches": plan.kept_batches,
+        "kept_records": plan.kept_records,
+        "lost_bytes": plan.lost_bytes,
+        "lost_batches": plan.lost_batches,
+        "lost_records": plan.lost_records,
+        "damaged_bytes": plan.damaged_bytes,
+    }
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The whole run as one JSON-ready dict."""
+    s = report.startup
+    deletion = report.deletion
+    return {
+        "path": str(report.path),
+        "mode": "salvage" if report.salvage else "kafka",
+        "target": report.target,
+        "output_dir": _path(report.out_dir),
+        "partition_directory": report.whole_partition,
+        "changed": report.changed,
+        "startup": {
+            "directory": str(s.directory),
+            "log_dir": str(s.log_dir),
+            "partition": s.partition,
+            "clean_shutdown": s.clean_shutdown,
+            "recovery_point": s.recovery_point,
+            "recovery_point_source": s.recovery_point_source,
+            "recovery_point_error": s.recovery_point_error,
+            "recovers_from": s.recovers_from,
+        },
+        "segments": [segment_json(o) for o in report.segments],
+        "kafka_deletes": None
+        if deletion is None
+        else {
+            "after": str(deletion.after),
+            "message": deletion.message,
+            "segments": [str(p) for p in deletion.segments],
+        },
+        "later_segments": [str(p) for p in report.later_segments],
+        "copied": [written_json(f) for f in report.copied],
+        "not_copied": [{"path": str(p), "why": why} for p, why in report.not_copied],
+    }

@@ -22,7 +22,13 @@ from collections.abc import Sequence
 
 from kseg.errors import EncodeError, Truncated
 from kseg.format import compression, v0v1_encode, v2
-from kseg.format.layout import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MAGIC_OFFSET, MIN_RECORD_OVERHEAD
+from kseg.format.layout import (
+    HEADER_SIZE_UP_TO_MAGIC,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_RECORD_OVERHEAD,
+    Buffer,
+)
 from kseg.format.model import CREATE_TIME, RecordSpec
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
@@ -39,7 +45,7 @@ from kseg.format.walk import (
 Batch = V2Batch | LegacyBatch
 
 
-def read_batch(buf: bytes | memoryview, position: int) -> Batch:
+def read_batch(buf: Buffer, position: int) -> Batch:
     """The entry at ``position``: magic < 2 is read as a legacy message, anything else as V2 (as Kafka does)."""
     if position < 0 or position + HEADER_SIZE_UP_TO_MAGIC > len(buf):
         raise Truncated("fewer than 17 bytes left: no entry can start here", offset=position, field="batch")

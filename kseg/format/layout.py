@@ -10,13 +10,18 @@ Kafka's log holds entries of three magics that share their first 17 bytes::
 Sources: ``Records.java`` (LOG_OVERHEAD, HEADER_SIZE_UP_TO_MAGIC),
 ``LegacyRecord.java`` (the V0/V1 message), ``DefaultRecordBatch.java`` (the
 V2 batch header and its attribute bits).  This module imports nothing but
-``struct``: the walker, the scanner and every command read their constants
+``struct`` and ``mmap``: the walker, the scanner and every command read their constants
 from here without paying for the codecs.
 """
 
 from __future__ import annotations
 
+import mmap
 import struct
+from typing import TypeAlias
+
+#: What every reader parses from: file bytes, a slice of them, or a read-only mapping of the file.
+Buffer: TypeAlias = bytes | bytearray | memoryview | mmap.mmap
 
 # -- common to every magic (Records.java) -------------------------------------------------------
 

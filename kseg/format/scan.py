@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kseg.format import Batch, read_batch
-from kseg.format.layout import ENTRY_PREFIX, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE
+from kseg.format.layout import ENTRY_PREFIX, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE, Buffer
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
@@ -50,7 +50,7 @@ class Gap:
         return self.end - self.start
 
 
-def _plausible(buf: bytes | memoryview, pos: int, end: int) -> Batch | None:
+def _plausible(buf: Buffer, pos: int, end: int) -> Batch | None:
     """The entry at ``pos`` if it is whole and its CRC verifies, else None."""
     if pos + LOG_OVERHEAD + 14 > end:
         return None
@@ -61,7 +61,7 @@ def _plausible(buf: bytes | memoryview, pos: int, end: int) -> Batch | None:
     return batch if batch.is_valid() else None
 
 
-def find_next_batch(buf: bytes | memoryview, start: int, end: int) -> Batch | None:
+def find_next_batch(buf: Buffer, start: int, end: int) -> Batch | None:
     """The first position >= ``start`` where a whole, CRC-valid entry begins (or None).
 
     Candidates are found in C: a regular expression finds the next position
@@ -89,11 +89,11 @@ def find_next_batch(buf: bytes | memoryview, start: int, end: int) -> Batch | No
     return None
 
 
-def _is_zero(buf: bytes | memoryview, start: int, end: int) -> bool:
+def _is_zero(buf: Buffer, start: int, end: int) -> bool:
     return _NONZERO.search(buf, start, end) is None
 
 
-def _damage_at(buf: bytes | memoryview, pos: int, end: int) -> tuple[str, int | None]:
+def _damage_at(buf: Buffer, pos: int, end: int) -> tuple[str, int | None]:
     """Why the entry at ``pos`` cannot be taken."""
     if end - pos <= HEADER_SIZE_UP_TO_MAGIC:
         return SHORT_TAIL, None
@@ -107,7 +107,7 @@ def _damage_at(buf: bytes | memoryview, pos: int, end: int) -> tuple[str, int | 
     return BAD_CRC, size
 
 
-def _valid_run(buf: bytes | memoryview, start: int, end: int) -> Iterator[Batch]:
+def _valid_run(buf: Buffer, start: int, end: int) -> Iterator[Batch]:
     """The whole, CRC-valid entries from ``start`` on, through the one walker; stops at the first that is not.
 
     After the run, the caller finds where it stopped from the last batch's end.
@@ -125,7 +125,7 @@ def _valid_run(buf: bytes | memoryview, start: int, end: int) -> Iterator[Batch]
         return
 
 
-def scan(buf: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[Batch | Gap]:
+def scan(buf: Buffer, start: int = 0, end: int | None = None) -> Iterator[Batch | Gap]:
     """Yield valid batches and the gaps between them, in file order, covering ``[start, end)``."""
     end = len(buf) if end is None else min(end, len(buf))
     pos = start

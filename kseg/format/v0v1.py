@@ -44,6 +44,7 @@ from kseg.format.layout import (
     RECORD_OVERHEAD_V0,
     SIZE_OFFSET,
     TIMESTAMP_TYPE_MASK,
+    Buffer,
 )
 from kseg.format.model import (
     CREATE_TIME,
@@ -73,7 +74,7 @@ class _Message:
 
     __slots__ = ("attributes", "buf", "crc", "magic", "message_size", "offset", "position", "timestamp_field")
 
-    def __init__(self, buf: bytes | memoryview, position: int, limit: int | None = None) -> None:
+    def __init__(self, buf: Buffer, position: int, limit: int | None = None) -> None:
         limit = len(buf) if limit is None else limit
         if position + LEGACY_HEADER.size > limit:
             raise Truncated("message header runs past the end of the data", offset=position, field="message")
@@ -112,7 +113,7 @@ class _Message:
         return key_size, key, value_size, value
 
 
-def _read_sized(buf: bytes | memoryview, pos: int, end: int, field: str) -> tuple[int, bytes | None, int]:
+def _read_sized(buf: Buffer, pos: int, end: int, field: str) -> tuple[int, bytes | None, int]:
     if pos + LENGTH.size > end:
         raise InvalidRecord(f"{field} length runs past the end of the message", offset=pos, field=field)
     (size,) = LENGTH.unpack_from(buf, pos)
@@ -138,13 +139,13 @@ class LegacyBatch:
 
     __slots__ = ("_msg", "_records")
 
-    def __init__(self, buf: bytes | memoryview, position: int) -> None:
+    def __init__(self, buf: Buffer, position: int) -> None:
         self._msg = _Message(buf, position)
         self._records: list[Record] | None = None
 
     # -- header values ------------------------------------------------------------
     @property
-    def buf(self) -> bytes | memoryview:
+    def buf(self) -> Buffer:
         return self._msg.buf
 
     @property

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, TypeAlias
 
 from kseg.errors import Corrupt
 from kseg.format.crc import crc32c_unsigned
@@ -35,13 +35,14 @@ from kseg.format.layout import (
     MIN_RECORD_OVERHEAD,
     RECORD_BATCH_OVERHEAD,
     V2_ATTRIBUTES_OFFSET,
+    Buffer,
 )
 
 if TYPE_CHECKING:
     from kseg.format.v0v1 import LegacyBatch
     from kseg.format.v2 import V2Batch
 
-    Batch = Union[V2Batch, LegacyBatch]
+    Batch: TypeAlias = V2Batch | LegacyBatch
 
 #: Why a walk ended.
 END_OF_DATA = "end"  # every byte belongs to a whole entry
@@ -50,7 +51,7 @@ PARTIAL_BATCH = "partial-batch"  # the last entry declares more bytes than remai
 BAD_SIZE = "bad-size"  # an entry declares fewer than 14 bytes (e.g. a zero-filled tail)
 
 #: The V2 header fields as :data:`~kseg.format.layout.BATCH_HEADER` unpacks them.
-V2Header = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
+V2Header: TypeAlias = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
 #: One framed entry: (position, next position, magic, V2 header or None, CRC holds).
 #: The header is None for magic 0/1 and for a V2 entry too short to hold one;
 #: ``crc_ok`` is only computed for V2 (False when not asked for, or too short).
@@ -76,7 +77,7 @@ class BatchWalk:
     """
 
     def __init__(
-        self, buf: bytes | memoryview, start: int = 0, end: int | None = None, *, strict: bool = True
+        self, buf: Buffer, start: int = 0, end: int | None = None, *, strict: bool = True
     ) -> None:
         self.buf = buf
         self.start = start
@@ -146,6 +147,6 @@ class BatchWalk:
             yield LegacyBatch(buf, pos) if magic < 2 else V2Batch(buf, pos, view)
 
 
-def iter_batches(buf: bytes | memoryview, start: int = 0, end: int | None = None) -> Iterator[Batch]:
+def iter_batches(buf: Buffer, start: int = 0, end: int | None = None) -> Iterator[Batch]:
     """Shorthand for ``iter(BatchWalk(buf, start, end))`` when the end reason is not needed."""
     return iter(BatchWalk(buf, start, end))

@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kseg.errors import KsegError
-from kseg.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kseg.ops.recover_inputs import (
     COPIED_FILES,
     choose_target,
@@ -73,7 +72,7 @@ from kseg.ops.recover_report import (
     SegmentOutcome,
     Written,
 )
-from kseg.recovery.index_compare import INDEX_KINDS, index_bytes
+from kseg.recovery.index_compare import ENTRY_SIZES, INDEX_KINDS, index_bytes
 from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
 from kseg.recovery.log_loader import kafka_views, read_startup, with_recovery_floor
 from kseg.recovery.plan import Plan
@@ -89,7 +88,6 @@ from kseg.segment import (
 )
 
 COPY_CHUNK = 1 << 20  # bytes per write when copying kept runs: memory stays flat for any segment size
-ENTRY_SIZES = {"index": OFFSET_ENTRY.size, "timeindex": TIME_ENTRY.size, "txnindex": TXN_ENTRY.size}
 
 #: One segment's result before Kafka's startup view is known: (log, plan, action, build, files).
 _Done = tuple[Path, Plan, str, IndexBuild | None, tuple[Written, ...]]

@@ -27,9 +27,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kseg.errors import KsegError, Refused
-from kseg.index import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, segment_logs
-from kseg.recovery.index_compare import INDEX_KINDS, Difference, compare_index, index_bytes
+from kseg.recovery.index_compare import ENTRY_SIZES, INDEX_KINDS, Difference, compare_index, index_bytes
 from kseg.recovery.indexes import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     DEFAULT_MAX_INDEX_SIZE,
@@ -45,9 +44,6 @@ from kseg.segment import (
     read_small_file,
     sibling,
 )
-
-ENTRY_SIZES = {"index": OFFSET_ENTRY.size, "timeindex": TIME_ENTRY.size, "txnindex": TXN_ENTRY.size}
-
 
 # -- the file operation ------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kseg.index import (
+    OFFSET_ENTRY,
+    TIME_ENTRY,
     TXN_ENTRY,
     AbortedTxn,
     OffsetEntry,
@@ -24,6 +26,7 @@ from kseg.index import (
 from kseg.recovery.indexes import IndexBuild
 
 INDEX_KINDS = ("index", "timeindex", "txnindex")
+ENTRY_SIZES = {"index": OFFSET_ENTRY.size, "timeindex": TIME_ENTRY.size, "txnindex": TXN_ENTRY.size}
 IndexEntry = OffsetEntry | TimeEntry | AbortedTxn
 
 

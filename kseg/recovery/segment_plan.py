@@ -57,31 +57,45 @@ def plan_segment(
     kafka = build_indexes(buf, base_offset, index_interval_bytes=index_interval_bytes, txn=kafka_tracker)
     prefix_end = kafka.valid_bytes if kafka.failure is None else 0
     sel, prefix = select_batches(buf, base_offset, prefix_end, salvage_tracker)
-    first_seen, last_seen = sel.first_seen, sel.last_seen
+    # readNextOffset after Kafka's recovery: one past the last offset it keeps (None: it throws)
     next_offset = (
         None if kafka.failure is not None else (base_offset if prefix.high is None else prefix.high + 1)
     )
     if salvage:
-        plan = Plan(
+        return _salvage_plan(buf, kafka, sel, next_offset), salvage_tracker
+    if kafka.failure is not None:
+        refused = Plan(
             base_offset,
             len(buf),
-            SALVAGE,
+            KAFKA,
             kafka,
-            tuple(sel.runs),
-            tuple(sel.losses),
-            tuple(sel.regions),
-            first_seen,
-            last_seen,
+            (),
+            (),
+            (),
+            sel.first_seen,
+            sel.last_seen,
             sel.intact,
-            kafka_next_offset=next_offset,
+            kafka.failure,
         )
-        return plan, salvage_tracker
-    if kafka.failure is not None:
-        plan = Plan(
-            base_offset, len(buf), KAFKA, kafka, (), (), (), first_seen, last_seen, sel.intact, kafka.failure
-        )
-        return plan, start
+        return refused, start
     return replace(_kafka_plan(buf, kafka, sel, prefix), kafka_next_offset=next_offset), kafka_tracker
+
+
+def _salvage_plan(buf: Buffer, kafka: IndexBuild, sel: Selection, next_offset: int | None) -> Plan:
+    """Every batch the selection kept, every loss it found."""
+    return Plan(
+        kafka.base_offset,
+        len(buf),
+        SALVAGE,
+        kafka,
+        tuple(sel.runs),
+        tuple(sel.losses),
+        tuple(sel.regions),
+        sel.first_seen,
+        sel.last_seen,
+        sel.intact,
+        kafka_next_offset=next_offset,
+    )
 
 
 def _kafka_plan(buf: Buffer, kafka: IndexBuild, sel: Selection, prefix: PrefixStats) -> Plan:

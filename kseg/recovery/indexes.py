@@ -35,11 +35,10 @@ it never touches a file.
 
 from __future__ import annotations
 
-import mmap
 from dataclasses import dataclass
 
 from kseg.errors import Corrupt, InvalidRecord
-from kseg.format.layout import LOG_OVERHEAD, MAX_RELATIVE_OFFSET, MIN_RECORD_OVERHEAD
+from kseg.format.layout import LOG_OVERHEAD, MAX_RELATIVE_OFFSET, MIN_RECORD_OVERHEAD, Buffer
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk
@@ -224,14 +223,14 @@ class _Indexes:
             self.last_time_timestamp, self.last_time_offset = timestamp, offset
 
 
-def _legacy_fields(buf: bytes | memoryview | mmap.mmap, pos: int) -> tuple[int, int]:
+def _legacy_fields(buf: Buffer, pos: int) -> tuple[int, int]:
     """(last offset, max timestamp) of a valid magic 0/1 batch; raises what ``ensureValid`` throws."""
     batch = LegacyBatch(buf, pos)
     batch.ensure_valid()
     return batch.last_offset, batch.max_timestamp
 
 
-def _v2_refusal(buf: bytes | memoryview | mmap.mmap, pos: int) -> str:
+def _v2_refusal(buf: Buffer, pos: int) -> str:
     """The message ``DefaultRecordBatch.ensureValid`` throws for the batch at ``pos``."""
     try:
         V2Batch(buf, pos).ensure_valid()
@@ -245,7 +244,7 @@ _Walked = tuple[int, int, str, str | None, RecoveryFailure | None]
 
 
 def build_indexes(
-    buf: bytes | memoryview | mmap.mmap,
+    buf: Buffer,
     base_offset: int,
     *,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
@@ -282,7 +281,7 @@ def build_indexes(
 
 def _recover(
     walk: BatchWalk,
-    buf: bytes | memoryview | mmap.mmap,
+    buf: Buffer,
     indexes: _Indexes,
     tracker: TxnTracker,
     aborted: list[AbortedTxn],
@@ -364,9 +363,7 @@ def _offset_overflow(last_offset: int, base_offset: int) -> RecoveryAbort:
     )
 
 
-def _producer_batch(
-    buf: bytes | memoryview | mmap.mmap, position: int, tracker: TxnTracker, aborted: list[AbortedTxn]
-) -> str | None:
+def _producer_batch(buf: Buffer, position: int, tracker: TxnTracker, aborted: list[AbortedTxn]) -> str | None:
     """``LogSegment.updateProducerState`` for the V2 batch at ``position``; the message if recovery stops.
 
     An undecodable transaction marker (InvalidRecordException) is caught by

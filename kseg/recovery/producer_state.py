@@ -10,10 +10,9 @@ it, and an ABORT that closes a non-empty transaction becomes an entry of the
 
 from __future__ import annotations
 
-import mmap
-
 from kseg.errors import InvalidRecord, KsegError
 from kseg.format.control import ABORT, COMMIT, decode_control_key, decode_end_txn_marker
+from kseg.format.layout import Buffer
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
 from kseg.index import AbortedTxn
@@ -136,9 +135,7 @@ def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | No
     return None
 
 
-def replay_producer_state(
-    buf: bytes | memoryview | mmap.mmap, tracker: TxnTracker, *, end: int | None = None
-) -> int:
+def replay_producer_state(buf: Buffer, tracker: TxnTracker, *, end: int | None = None) -> int:
     """Feed an earlier segment's producer batches to ``tracker``, as ``rebuildProducerState`` replays the log.
 
     Replay reads batches without checking CRCs (Kafka's ``loadProducersFromRecords``

@@ -20,7 +20,6 @@ kafka mode (how many intact batches, which offsets it held).
 
 from __future__ import annotations
 
-import mmap
 from dataclasses import replace
 
 from kseg.errors import InvalidRecord, KsegError
@@ -30,6 +29,7 @@ from kseg.format.layout import (
     LEGACY_ATTRIBUTES_OFFSET,
     MAGIC_OFFSET,
     MAX_RELATIVE_OFFSET,
+    Buffer,
 )
 from kseg.format.scan import BAD_CRC, BAD_MAGIC, BAD_SIZE, PARTIAL, SHORT_TAIL, Gap, scan
 from kseg.format.v0v1 import LegacyBatch
@@ -51,9 +51,6 @@ from kseg.recovery.plan import (
 )
 from kseg.recovery.producer_state import RecoveryAbort, TxnTracker, track_producer_batch
 from kseg.segment import RELEASE_EVERY, release_pages
-
-Buffer = bytes | memoryview | mmap.mmap  # a whole segment, usually a read-only mapping
-
 
 # -- facts about one batch -----------------------------------------------------------
 

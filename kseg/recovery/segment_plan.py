@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 
+from kseg.format.layout import Buffer
 from kseg.recovery.indexes import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     STOP_PARTIAL,
@@ -36,7 +37,7 @@ from kseg.recovery.indexes import (
 )
 from kseg.recovery.plan import DAMAGED, HOLE, KAFKA, KEPT, LOST, SALVAGE, Loss, Plan, Region, Run, total
 from kseg.recovery.producer_state import TxnTracker
-from kseg.recovery.salvage import Buffer, PrefixStats, Selection, select_batches
+from kseg.recovery.salvage import PrefixStats, Selection, select_batches
 
 
 def plan_segment(

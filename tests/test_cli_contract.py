@@ -210,3 +210,17 @@ def test_the_group_help_lists_every_command():
     result = run("--help")
     assert result.exit_code == 0
     assert all(f"  {name} " in result.stdout for name in COMMANDS)
+
+
+def test_a_spark_that_cannot_start_is_one_line_and_exit_2(monkeypatch):
+    pytest.importorskip("pyspark")
+    pytest.importorskip("pyarrow")
+    from kseg.spark import session
+
+    def cannot_start(master, conf):
+        raise RuntimeError("Java gateway process exited\nbefore sending its port number")
+
+    monkeypatch.setattr(session, "get_session", cannot_start)
+    result = run("spark", "verify", CLEAN_LOG)
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr == f"kseg: error: spark: Java gateway process exited (Spark's log: {session.log_path()})\n"

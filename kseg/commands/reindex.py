@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import click
@@ -43,25 +43,23 @@ def reindex(
       kseg reindex --in-place /var/lib/kafka/orders-0/00000000000000000000.log
     """
     reports: list[Report] = []
-
-    def collect() -> Iterator[Report]:
-        for report in reindex_paths(
-            list(paths),
-            out_dir=output_dir,
-            in_place=in_place,
-            check=check,
-            index_interval_bytes=index_interval_bytes,
-        ):
-            reports.append(report)
-            yield report
-
-    # a refusal (ReindexRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
-    # after the reports of the segments done before it
+    found = reindex_paths(
+        list(paths), out_dir=output_dir, in_place=in_place, check=check, index_interval_bytes=index_interval_bytes
+    )
+    # each report is printed as its segment is done; a refusal (ReindexRefused) or an unreadable
+    # input then ends at the CLI edge: one line, exit 2
     if fmt == "json":
-        for report in collect():
+        for report in _kept(found, reports):
             click.echo(json.dumps(report_json(report), sort_keys=True))
     else:
-        for line in render_text(collect(), check):
+        for line in render_text(_kept(found, reports), check):
             click.echo(line)
     problems = any(r.problems for r in reports) or (check and any(r.differs for r in reports))
     click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
+
+
+def _kept(reports: Iterable[Report], into: list[Report]) -> Iterator[Report]:
+    """Pass ``reports`` through, keeping each in ``into`` for the exit code."""
+    for report in reports:
+        into.append(report)
+        yield report

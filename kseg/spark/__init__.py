@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from kseg.ops.verify import VerifyResult
+
 __all__ = ["findings", "get_session", "read", "register", "verify"]
 
 
@@ -63,7 +65,7 @@ def read(
     return reader.load([os.path.abspath(p) for p in paths])
 
 
-def verify(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False):
+def verify(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False) -> VerifyResult:
     """``kseg verify`` run on Spark: a :class:`kseg.ops.verify.VerifyResult`."""
     from kseg.spark.verify_units import verify as _verify
 

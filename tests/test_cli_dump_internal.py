@@ -386,7 +386,7 @@ def test_a_whole_log_directory_partitions_first_then_its_own_files():
 
 
 def test_oversized_side_file_is_refused_not_read(tmp_path, monkeypatch):
-    import kseg.ops.dump_sidefiles as sidefiles
+    import kseg.ops.dump.sidefiles as sidefiles
 
     monkeypatch.setattr(sidefiles, "MAX_SIDE_FILE_BYTES", 8)
     (tmp_path / "leader-epoch-checkpoint").write_bytes(b"0\n1\n0 0\n\n")

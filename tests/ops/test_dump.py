@@ -15,7 +15,7 @@ from support import FIXTURES
 from kseg.format import RecordSpec, encode_batch, read_batch
 from kseg.format.control import encode_control_key
 from kseg.format.internal import describe_control_record
-from kseg.format.jvm_text import java_utf8
+from kseg.format.jvm_text import java_string_hash, java_utf8
 from kseg.format.v2_json import records_json_utf8
 from kseg.index import OffsetEntry, encode_offset_index
 from kseg.ops.dump import (
@@ -33,7 +33,6 @@ from kseg.ops.dump import (
     decode_records,
     iter_dump,
     java_path,
-    java_string_hash,
     kafka_offset_lookup,
     targets_for,
 )

@@ -27,7 +27,7 @@ from kseg.format.checkpoints import (
 )
 from kseg.ops.discover import PLAIN_FILES, expand_paths
 from kseg.ops.dump import SIDE_FILE_NAMES, DumpOptions, DumpTarget, RecordsEvent, handler_kind, iter_dump
-from kseg.ops.dump_sidefiles import (
+from kseg.ops.dump.sidefiles import (
     CLEAN_SHUTDOWN,
     LEADER_EPOCH_CHECKPOINT,
     META_PROPERTIES,

@@ -12,16 +12,14 @@ with its own text (kseg.render.dump) and JSON.
 
 Each file is read the way the broker reads it (:mod:`kseg.format.checkpoints`):
 what could be read is shown, then the first thing the broker's reader would
-throw on is reported as a :class:`~kseg.ops.dump.Problem` with its byte
+throw on is reported as a :class:`~kseg.ops.dump.events.Problem` with its byte
 position.  The files are small; anything over :data:`MAX_SIDE_FILE_BYTES` is
 refused rather than read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator
 
 from kseg.errors import KsegError
 from kseg.format.checkpoints import (
@@ -31,7 +29,19 @@ from kseg.format.checkpoints import (
     read_quorum_state,
     scan_checkpoint,
 )
-from kseg.ops.dump import CLEAN_SHUTDOWN_FILE, DumpTarget, Problem
+from kseg.ops.dump.events import Problem
+from kseg.ops.dump.side_events import (
+    CheckpointStart,
+    CleanShutdownEvent,
+    LeaderEpochEntry,
+    MetaPropertiesEvent,
+    OffsetCheckpointEntry,
+    PartitionMetadataEvent,
+    QuorumStateEvent,
+    SideEvent,
+)
+from kseg.ops.dump.targets import CLEAN_SHUTDOWN_FILE, DumpTarget
+from kseg.segment import read_small_file
 
 MAX_SIDE_FILE_BYTES = 16 << 20  # a checkpoint line is ~40 bytes: room for 400,000 partitions
 
@@ -48,78 +58,6 @@ QUORUM_STATE = "quorum-state"
 CLEAN_SHUTDOWN = CLEAN_SHUTDOWN_FILE
 
 
-# --------------------------------------------------------------------------- events
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointStart:
-    """A CheckpointFile's header: ``version`` None for an empty file, ``declared`` None without a count line."""
-
-    path: str
-    kind: str  # the file name, e.g. "leader-epoch-checkpoint"
-    version: int | None
-    declared: int | None
-    empty: bool
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderEpochEntry:
-    path: str
-    epoch: int
-    start_offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetCheckpointEntry:
-    path: str
-    topic: str
-    partition: int
-    offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionMetadataEvent:
-    path: str
-    version: int
-    topic_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class MetaPropertiesEvent:
-    """``meta.properties``: comment lines (Kafka writes the time it wrote the file) and the properties."""
-
-    path: str
-    comments: tuple[str, ...]
-    properties: tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class QuorumStateEvent:
-    """KRaft's ``quorum-state``: the JSON object as written (keys in file order)."""
-
-    path: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class CleanShutdownEvent:
-    """``.kafka_cleanshutdown``: empty (older brokers) or the broker epoch it was written with."""
-
-    path: str
-    empty: bool
-    version: int | None
-    broker_epoch: int | None
-
-
-SideEvent = (
-    CheckpointStart | LeaderEpochEntry | OffsetCheckpointEntry | PartitionMetadataEvent | MetaPropertiesEvent
-    | QuorumStateEvent | CleanShutdownEvent
-)
-
-
-# --------------------------------------------------------------------------- readers
-
-
 def dump_side_file(target: DumpTarget, kind: str) -> Iterator[SideEvent | Problem]:
     """The events of one side file (``kind`` is its name, one of ``SIDE_FILE_NAMES``)."""
     if not target.path.is_file():  # a FIFO or device named like a side file would block or mislead
@@ -130,7 +68,7 @@ def dump_side_file(target: DumpTarget, kind: str) -> Iterator[SideEvent | Proble
         yield Problem(target.display, None, f"{size} bytes: far larger than any {kind} Kafka writes "
                                             f"(kseg reads at most {MAX_SIDE_FILE_BYTES}); not read")
         return
-    data = target.path.read_bytes()
+    data = read_small_file(target.path)
     if kind == LEADER_EPOCH_CHECKPOINT or kind in OFFSET_CHECKPOINTS:
         yield from _checkpoint(target, kind, data)
         return
@@ -147,9 +85,11 @@ def _checkpoint(target: DumpTarget, kind: str, data: bytes) -> Iterator[SideEven
         yield CheckpointStart(target.display, kind, scan.version, scan.declared, not data)
     for entry in scan.entries:
         if kind == LEADER_EPOCH_CHECKPOINT:
-            yield LeaderEpochEntry(target.display, *entry)  # type: ignore[arg-type]
+            epoch, start_offset = entry  # ints, as the two-field formatter reads them
+            yield LeaderEpochEntry(target.display, int(epoch), int(start_offset))
         else:
-            yield OffsetCheckpointEntry(target.display, *entry)  # type: ignore[arg-type]
+            topic, partition, offset = entry  # topic, then two ints
+            yield OffsetCheckpointEntry(target.display, str(topic), int(partition), int(offset))
     if scan.problem is not None:
         yield Problem(target.display, scan.problem.offset, scan.problem.message)
 
@@ -173,7 +113,7 @@ def _clean_shutdown(display: str, data: bytes) -> CleanShutdownEvent:
     return CleanShutdownEvent(display, marker.empty, marker.version, marker.broker_epoch)
 
 
-_READERS = {
+_READERS: dict[str, Callable[[str, bytes], SideEvent]] = {
     PARTITION_METADATA: _partition_metadata,
     META_PROPERTIES: _meta_properties,
     QUORUM_STATE: _quorum_state,

@@ -1,0 +1,34 @@
+"""The records of one batch as Kafka's iterator hands them out, and what it throws.
+
+Its own small module because both the events (:class:`~kseg.ops.dump.events.EncodedRecords`
+decodes on demand) and the .log walk need it.
+"""
+
+from __future__ import annotations
+
+from kseg.errors import KsegError
+from kseg.format import Batch
+from kseg.format.model import Record
+
+
+def decode_records(batch: Batch) -> tuple[list[Record], KsegError | None]:
+    """The records Kafka's iterator hands out before it throws, and what it throws.
+
+    Kafka's V2 iterator notices left-over bytes only when asked for the last
+    record, and then throws instead of returning it: so when kseg's decoder
+    reports "records still remaining" after the last record, that record is
+    dropped.  One batch is decoded at a time.
+    """
+    try:
+        return list(batch.iter_records()), None
+    except KsegError:
+        pass
+    records: list[Record] = []
+    try:
+        for record in batch.iter_records():
+            records.append(record)  # noqa: PERF402 - what was read before the error is kept
+    except KsegError as err:
+        if err.field == "batch.records" and records:
+            records.pop()
+        return records, err
+    return records, None

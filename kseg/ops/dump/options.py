@@ -1,0 +1,62 @@
+"""What ``kseg dump`` was asked to do: Kafka's options (snake_cased) plus kseg's windows and decoders.
+
+Its own module so that every part of the dump (the .log walk, the index
+checks, the side files) and its callers share one definition without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INT_MAX = 2**31 - 1  # Kafka's default --max-bytes (Integer.MAX_VALUE)
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+#: kafka-dump-log's internal-topic decoders (option names without ``--`` and ``-decoder``), in the order
+#: ``DumpLogSegmentsOptions.messageParser`` tests them: the first one given wins.
+DECODER_PRECEDENCE = ("offsets", "transaction-log", "cluster-metadata", "remote-log-metadata", "share-group-state")
+
+
+@dataclass(frozen=True, slots=True)
+class DumpOptions:
+    """Kafka's options (snake_cased) plus kseg's windows.
+
+    ``max_bytes`` None means Kafka's default (Integer.MAX_VALUE).  Windows
+    select whole batches: the first batch shown is the first whose last offset
+    reaches ``from_offset`` (found through the .index) and whose max timestamp
+    reaches ``from_time`` (through the .timeindex); the last one shown is the
+    first whose last offset reaches ``to_offset`` or whose max timestamp
+    reaches ``to_time``; ``max_batches`` caps the batches shown per file.
+
+    ``json_records`` tells the walk that whoever renders the events writes
+    records as JSON with UTF-8 payloads: magic-2 data records are then handed
+    over still encoded (:class:`~kseg.ops.dump.events.EncodedRecords`), for a
+    writer that reads them once.  ``decoder`` is one of
+    :data:`DECODER_PRECEDENCE`: records are decoded as that internal topic's.
+    """
+
+    deep_iteration: bool = False
+    print_data_log: bool = False
+    skip_record_metadata: bool = False
+    max_bytes: int | None = None
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    index_sanity_check: bool = False
+    verify_index_only: bool = False
+    decoder_notices: tuple[str, ...] = ()
+    from_offset: int | None = None
+    to_offset: int | None = None
+    from_time: int | None = None
+    to_time: int | None = None
+    max_batches: int | None = None
+    json_records: bool = False
+    decoder: str | None = None
+
+    @property
+    def deep(self) -> bool:
+        """``isDeepIteration``: asked for, or implied by printing data."""
+        return self.deep_iteration or self.print_data_log
+
+    @property
+    def windowed(self) -> bool:
+        return any(
+            v is not None for v in (self.from_offset, self.to_offset, self.from_time, self.to_time, self.max_batches)
+        )

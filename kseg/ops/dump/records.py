@@ -1,0 +1,168 @@
+"""A batch's records for deep iteration: decoded, described (control batches) or handed over encoded.
+
+Here are Kafka's per-record rules that the dump follows: the non-consecutive
+offsets check across a file (:class:`RecordState`), when an internal-topic
+decoder runs and what it means when it throws, how a control record is
+described and when Kafka's tool dies on one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING
+
+from kseg.errors import KsegError
+from kseg.format import Batch
+from kseg.format.model import Record
+from kseg.format.v2 import V2Batch
+from kseg.ops.dump.decode import decode_records
+from kseg.ops.dump.events import (
+    AnyRecord,
+    ControlRecord,
+    DecodedRecord,
+    EncodedRecords,
+    Event,
+    Problem,
+    RecordsEvent,
+)
+from kseg.ops.dump.options import DumpOptions
+from kseg.ops.dump.summaries import Summaries
+
+if TYPE_CHECKING:
+    from kseg.format.internal import Decoded
+
+LEADER_CHANGE = 2  # the control type kafka-dump-log names without reading its value
+
+
+class RecordState:
+    """Per-file deep-iteration state: Kafka's ``lastOffset`` for the non-consecutive check."""
+
+    __slots__ = ("last", "pairs", "path", "summaries")
+
+    def __init__(self, summaries: Summaries, path: str) -> None:
+        self.last = -1  # Kafka's lastOffset: -1 means "none yet" (and a record at -1 resets it)
+        self.summaries = summaries
+        self.path = path
+        self.pairs = summaries.non_consecutive_for(path)
+
+    def track(self, offsets: Sequence[int]) -> None:
+        """Kafka's check, record by record; a run of consecutive offsets takes the short way."""
+        if not offsets:
+            return
+        first = offsets[0]
+        count = len(offsets)
+        if (
+            (self.last == -1 or first == self.last + 1)
+            and offsets[-1] == first + count - 1
+            and (count < 3 or type(offsets) is range or offsets == list(range(first, first + count)))
+        ):
+            self.last = offsets[-1]
+            return
+        for offset in offsets:
+            if self.last == -1:
+                self.last = offset
+            elif offset != self.last + 1:
+                self.pairs.append(self.last)
+                self.pairs.append(offset)
+                self.summaries.note_non_consecutive(self.path)
+            self.last = offset
+
+
+def _problem(display: str, batch: Batch, err: KsegError) -> Problem:
+    return Problem(display, err.offset if err.offset is not None else batch.position, err.message)
+
+
+def records_events(
+    batch: Batch, display: str, options: DumpOptions, state: RecordState
+) -> Generator[Event, None, bool]:
+    """The records of one batch as one event, then the problems; returns True when Kafka's tool would
+    stop the file here (the records were cut short).  Records an internal-topic decoder reports Kafka
+    would have died on are problems too, but the dump goes on after those."""
+    if options.json_records and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch):
+        encoded = EncodedRecords(batch)
+        yield RecordsEvent(display, [], encoded)
+        offsets, err = encoded.outcome()  # the consumer has read them by now (or they are decoded here)
+        state.track(offsets)
+        if err is not None:
+            yield _problem(display, batch, err)
+        return err is not None
+    records, err = decode_records(batch)
+    problem = None if err is None else _problem(display, batch, err)
+    if batch.is_control:
+        return (yield from _control_events(records, display, batch, options, state, problem))
+    state.track([r[0] for r in records])
+    if options.decoder is None:
+        yield RecordsEvent(display, records)
+    else:
+        decoded, aborts = _decode_data_records(records, options.decoder, display, batch.position)
+        yield RecordsEvent(display, decoded)
+        yield from aborts
+    if problem is not None:
+        yield problem
+    return problem is not None
+
+
+def _control_events(
+    records: list[Record], display: str, batch: Batch, options: DumpOptions, state: RecordState,
+    problem: Problem | None,
+) -> Generator[Event, None, bool]:
+    """A control batch's records, described; Kafka's tool dies at the first it cannot read."""
+    described: list[AnyRecord] = []
+    for record in records:
+        state.track([record[0]])
+        event = _control_event(record, options)
+        described.append(event)
+        if event.failed:
+            yield RecordsEvent(display, described)
+            yield Problem(display, batch.position, f"control record at offset {record.offset}: {event.error}")
+            return True
+    yield RecordsEvent(display, described)
+    if problem is not None:
+        yield problem
+    return problem is not None
+
+
+def _decode_data_records(
+    records: list[Record], decoder: str, display: str, position: int
+) -> tuple[list[AnyRecord], list[Problem]]:
+    """Run an internal-topic decoder over a batch's data records (only when asked: it is the slow path)."""
+    from kseg.format.internal import DECODERS
+
+    decode = DECODERS[decoder]
+    out: list[AnyRecord] = []
+    aborts: list[Problem] = []
+    for record in records:
+        decoded = decode(record[2], record[3], record[0])
+        out.append(DecodedRecord(record, decoded))
+        if decoded.kafka_aborts:
+            aborts.append(Problem(display, position, _abort_message(record, decoded)))
+    return out, aborts
+
+
+def _abort_message(record: Record, decoded: Decoded) -> str:
+    """``record at offset O: <key|value> byte N (field): <why>; kafka-dump-log stops here: <its exception>``."""
+    kafka_text = decoded.key_text or ""
+    prefix = f"Error at offset {record.offset}, skipping. "
+    kafka_text = kafka_text.removeprefix(prefix)
+    problem = decoded.problem
+    where = ""
+    if problem is not None and problem.offset is not None:
+        where = f"{problem.part} byte {problem.offset}" + (f" ({problem.field})" if problem.field else "") + ": "
+    why = problem.message if problem is not None else "cannot be decoded"
+    return f"record at offset {record.offset}: {where}{why}; kafka-dump-log stops here: {kafka_text}"
+
+
+def _control_event(record: Record, options: DumpOptions) -> ControlRecord:
+    """Describe a control record the way the dump tool does.
+
+    Kafka reads the key of every control record and the value of COMMIT/ABORT
+    markers and of the KRaft records it prints as JSON -- not LEADER_CHANGE's,
+    which it names only; where that read throws, the tool dies.  With
+    --skip-record-metadata it does not look at control records at all, so
+    nothing can fail then.
+    """
+    from kseg.format.internal import describe_control_record
+
+    described = describe_control_record(record.key, record.value)
+    kafka_dies = described.problem is not None and described.type_id != LEADER_CHANGE
+    return ControlRecord(record, described, failed=kafka_dies and not options.skip_record_metadata)

@@ -1,0 +1,221 @@
+"""Kafka's ``DumpLogSegments`` output, line for line.
+
+The batch and record templates with their quirks (the stray ``}`` after a
+legacy record's crc, ``OptionalLong.empty``, ``Mismatches in :<path>``), keys
+and payloads decoded the way Java's ``StringDecoder`` decodes them (or an
+internal-topic decoder's texts), the summary sections on stderr; and, in the
+same style, kseg's own lines for the side files (:mod:`kseg.render.dump.side_text`).
+"""
+
+from __future__ import annotations
+
+from kseg.format import LegacyBatch
+from kseg.format.jvm_text import java_utf8
+from kseg.format.model import Record
+from kseg.ops.dump import (
+    BatchEvent,
+    BootstrapStart,
+    ControlRecord,
+    DecodedRecord,
+    DumpOptions,
+    Event,
+    FileStart,
+    Ignored,
+    IndexEntry,
+    IndexStatus,
+    LogStart,
+    Notice,
+    Problem,
+    ProducerEntryEvent,
+    RecordsEvent,
+    SnapshotStart,
+    Summary,
+    TimeIndexEntry,
+    TrailingBytes,
+    TxnEntry,
+)
+from kseg.ops.dump.side_events import (
+    CheckpointStart,
+    CleanShutdownEvent,
+    LeaderEpochEntry,
+    MetaPropertiesEvent,
+    OffsetCheckpointEntry,
+    PartitionMetadataEvent,
+    QuorumStateEvent,
+)
+from kseg.render.dump.common import Sink, optional_long, problem_line, summary_lines, tf
+from kseg.render.dump.side_text import side_file_lines
+
+
+class TextRenderer:
+    """Kafka's ``DumpLogSegments`` output, exactly."""
+
+    def __init__(self, sink: Sink, options: DumpOptions) -> None:
+        self.sink = sink
+        self.print_data = options.print_data_log
+        self.skip_metadata = options.skip_record_metadata
+        self.problems = 0
+        self._ts_label = "CreateTime"
+        self._legacy = False
+
+    def handle(self, event: Event) -> None:
+        line = self.sink.line
+        match event:
+            case RecordsEvent():
+                self._records(event)
+            case BatchEvent():
+                self._batch(event)
+            case FileStart(path=path):
+                line(f"Dumping {path}")
+            case LogStart(base_offset=base_offset):
+                line(f"Log starting offset: {base_offset}")
+            case SnapshotStart(end_offset=end_offset, epoch=epoch):
+                line(f"Snapshot end offset: {end_offset}, epoch: {epoch}")
+            case BootstrapStart():
+                line("KRaft bootstrap snapshot")
+            case Notice(text=text):
+                line(text)
+            case TrailingBytes(count=count, name=name):
+                line(f"Found {count} invalid bytes at the end of {name}")
+            case IndexStatus(path=path, status=status):
+                line(f"{path} {'is empty.' if status == 'empty' else 'passed sanity check.'}")
+            case IndexEntry(offset=offset, position=position):
+                line(f"offset: {offset} position: {position}")
+            case TimeIndexEntry(timestamp=timestamp, offset=offset):
+                line(f"timestamp: {timestamp} offset: {offset}")
+            case TxnEntry():
+                line(txn_text(event))
+            case ProducerEntryEvent():
+                line(producer_text(event))
+            case _:
+                self._other(event)
+
+    def _other(self, event: Event) -> None:
+        match event:
+            case Ignored(path=path):
+                self.sink.err_line(f"Ignoring unknown file {path}")
+            case Problem():
+                self.problems += 1
+                self.sink.err_line(problem_line(event))
+            case Summary():
+                for text in summary_lines(event):
+                    self.sink.err_line(text)
+            case (
+                CheckpointStart() | LeaderEpochEntry() | OffsetCheckpointEntry() | PartitionMetadataEvent()
+                | MetaPropertiesEvent() | QuorumStateEvent() | CleanShutdownEvent()
+            ):
+                for text in side_file_lines(event):
+                    self.sink.line(text)
+            case _:
+                raise TypeError(f"no text for {type(event).__name__}")
+
+    def close(self) -> None:
+        self.sink.flush()
+
+    # -- .log ---------------------------------------------------------------------------
+    def _batch(self, event: BatchEvent) -> None:
+        batch = event.batch
+        self._ts_label = batch.timestamp_type
+        self._legacy = isinstance(batch, LegacyBatch)
+        if isinstance(batch, LegacyBatch):
+            head = f"offset: {batch.last_offset}"
+        else:
+            head = (
+                f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.count} "
+                f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} "
+                f"producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch} "
+                f"partitionLeaderEpoch: {batch.partition_leader_epoch} isTransactional: {tf(batch.is_transactional)} "
+                f"isControl: {tf(batch.is_control)} deleteHorizonMs: {optional_long(batch.delete_horizon_ms)}"
+            )
+        if event.codec_error:  # Kafka dies naming the codec, half-way through the line
+            self.sink.line(head)
+            return
+        self.sink.line(
+            f"{head} position: {batch.position} {batch.timestamp_type}: {batch.max_timestamp} size: {batch.size} "
+            f"magic: {batch.magic} compresscodec: {batch.codec} crc: {batch.crc} isvalid: {tf(batch.is_valid())}"
+        )
+
+    def _metadata(self, record: Record) -> str:
+        text = f"| offset: {record[0]} {self._ts_label}: {record[1]} keySize: {record[7]} valueSize: {record[8]}"
+        if self._legacy:
+            return f"{text} isValid: {tf(record[11])} crc: {record[10]}}}"
+        headers = record[4]
+        keys = ",".join(java_utf8(k) for k, _ in headers) if headers else ""
+        return f"{text} sequence: {record[5]} headerKeys: [{keys}]"
+
+    def record_line(self, record: Record) -> str:
+        """One data record: metadata (unless skipped), then key and payload with --print-data-log."""
+        if self.skip_metadata:
+            line, prefix = "", "| "
+        else:
+            line, prefix = self._metadata(record), " "
+        if self.print_data:
+            key, value = record[2], record[3]
+            if key is not None:
+                line = f"{line}{prefix}key: {java_utf8(key)}"
+            if value is not None:
+                line = f"{line} payload: {java_utf8(value)}"
+        return line
+
+    def _records(self, event: RecordsEvent) -> None:
+        line = self.sink.line
+        record_line = self.record_line
+        for record in event.items():
+            if type(record) is Record:
+                line(record_line(record))
+            elif isinstance(record, DecodedRecord):
+                line(self.decoded_line(record))
+            elif isinstance(record, ControlRecord):
+                line(self.control_line(record))
+
+    def decoded_line(self, item: DecodedRecord) -> str:
+        """A record through an internal-topic decoder: Kafka prints the decoder's key and payload texts.
+
+        Where Kafka's decoder throws (``kafka_aborts``) its line stops after the metadata.
+        """
+        if self.skip_metadata:
+            line, prefix = "", "| "
+        else:
+            line, prefix = self._metadata(item.record), " "
+        decoded = item.decoded
+        if decoded.kafka_aborts:
+            return line
+        if decoded.key_text is not None:
+            line = f"{line}{prefix}key: {decoded.key_text}"
+        if decoded.payload_text is not None:
+            line = f"{line} payload: {decoded.payload_text}"
+        return line
+
+    def control_line(self, event: ControlRecord) -> str:
+        """A control record: metadata and the decoded control part; never key or payload."""
+        if self.skip_metadata:
+            return ""  # Kafka prints neither metadata nor data for a control record
+        line = self._metadata(event.record)
+        return line if event.failed else line + control_text(event)
+
+
+def control_text(event: ControlRecord) -> str:
+    """The control-record part of a record line (`` endTxnMarker: COMMIT coordinatorEpoch: 5``...)."""
+    return "" if event.key_unreadable else f" {event.control.text}"
+
+
+def txn_text(event: TxnEntry) -> str:
+    return (
+        f"version: {event.version} producerId: {event.producer_id} firstOffset: {event.first_offset} "
+        f"lastOffset: {event.last_offset} lastStableOffset: {event.last_stable_offset}"
+    )
+
+
+def producer_text(event: ProducerEntryEvent) -> str:
+    e = event.entry
+    txn = optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
+    line = (
+        f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
+        f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} "
+    )
+    if e.last_offset >= 0:
+        line += (
+            f"firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} lastOffset: {e.last_offset} "
+            f"offsetDelta: {e.offset_delta} timestamp: {e.timestamp}"
+        )
+    return line

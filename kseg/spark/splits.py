@@ -22,7 +22,8 @@ from pathlib import Path
 
 from kseg.errors import KsegError
 from kseg.format import BatchWalk, read_batch
-from kseg.index import offset_slots
+from kseg.format.layout import Buffer
+from kseg.index import OffsetEntry, offset_slots
 from kseg.ops.discover import expand_paths, file_kind, is_partition_dir, parse_partition_dir
 from kseg.segment import MappedFile, base_offset_from_name, sibling
 
@@ -110,7 +111,7 @@ def cut_positions(path: Path, size: int, split_bytes: int) -> list[int]:
     return cuts
 
 
-def _cuts_from_index(path: Path, buf, targets: range) -> list[int] | None:
+def _cuts_from_index(path: Path, buf: Buffer, targets: range) -> list[int] | None:
     """Cuts at .index positions, each checked against the log; None when the index cannot be trusted."""
     index = sibling(path, ".index")
     if file_kind(path) != "log" or not index.is_file():
@@ -133,7 +134,7 @@ def _cuts_from_index(path: Path, buf, targets: range) -> list[int] | None:
     return cuts if len(cuts) == len(targets) else None
 
 
-def _last_at_or_below(entries: Sequence, target: int) -> int | None:
+def _last_at_or_below(entries: Sequence[OffsetEntry], target: int) -> int | None:
     """Index of the last entry whose position is <= target (positions increase in a sound index)."""
     lo, hi, found = 0, len(entries) - 1, None
     while lo <= hi:
@@ -145,7 +146,7 @@ def _last_at_or_below(entries: Sequence, target: int) -> int | None:
     return found
 
 
-def _batch_starts_at(buf, position: int, indexed_offset: int) -> bool:
+def _batch_starts_at(buf: Buffer, position: int, indexed_offset: int) -> bool:
     """A whole batch with a valid CRC, holding the indexed offset, starts at ``position``."""
     try:
         batch = read_batch(buf, position)
@@ -156,7 +157,7 @@ def _batch_starts_at(buf, position: int, indexed_offset: int) -> bool:
         return False
 
 
-def _cuts_by_walking(buf, targets: range) -> list[int]:
+def _cuts_by_walking(buf: Buffer, targets: range) -> list[int]:
     """Cuts at the last batch start at or below each target, walking headers only (no CRC)."""
     cuts: list[int] = []
     wanted = iter(targets)

@@ -10,9 +10,18 @@ No header, no checksum, big-endian fixed-size entries::
 ``relativeOffset`` is ``offset - base offset of the segment`` (the number in
 the file name).  Kafka preallocates the active segment's .index/.timeindex
 (10 MiB of zeros) and, for an existing file, takes every whole slot as an
-entry.  Offline we cannot know which slots were written, so -- like
-``kafka-dump-log`` -- the *live* entries are those before the first slot
-``i > 0`` whose relative offset is 0; what follows is the preallocated tail.
+entry.  Offline we cannot know which slots were written; two rules say where
+the preallocated tail begins, each for its readers:
+
+* **live** (:func:`live_count`, ``kafka-dump-log``'s rule, used to read and
+  seek): the entries before the first slot ``i > 0`` whose relative offset is 0;
+* **written** (:func:`written_slots`, verify's forensic rule): the slots before
+  the all-zero tail -- a non-zero slot with relative offset 0 after the first
+  is shown as the damage it is rather than taken as the end.
+
+Kafka's own checks of an index it opens (``sanityCheck`` of ``OffsetIndex``,
+``TimeIndex`` and ``TransactionIndex``) are here too, with its messages:
+:func:`offset_index_sanity`, :func:`time_index_sanity`, :func:`txn_entry_sanity`.
 """
 
 from __future__ import annotations
@@ -72,11 +81,18 @@ class IndexSlots:
         return self.entries[: self.live]
 
 
-def _live_count(relative_offsets: Sequence[int]) -> int:
+def live_count(relative_offsets: Sequence[int]) -> int:
+    """The live entries: those before the first slot ``i > 0`` whose relative offset is 0 (``kafka-dump-log``)."""
     for i, rel in enumerate(relative_offsets):
         if i > 0 and rel == 0:
             return i
     return len(relative_offsets)
+
+
+def written_slots(data: bytes | memoryview, entry_size: int) -> int:
+    """The slots before the all-zero tail: a preallocated index ends in slots of zero bytes only."""
+    stripped = len(bytes(data).rstrip(b"\0"))
+    return min(len(data) // entry_size, -(-stripped // entry_size))
 
 
 def read_offset_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
@@ -84,7 +100,7 @@ def read_offset_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
     n = len(data) // OFFSET_ENTRY.size
     raw = [OFFSET_ENTRY.unpack_from(data, i * OFFSET_ENTRY.size) for i in range(n)]
     entries = tuple(OffsetEntry(base_offset + rel, pos) for rel, pos in raw)
-    return IndexSlots(entries, _live_count([rel for rel, _ in raw]), len(data) - n * OFFSET_ENTRY.size)
+    return IndexSlots(entries, live_count([rel for rel, _ in raw]), len(data) - n * OFFSET_ENTRY.size)
 
 
 def read_time_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
@@ -92,7 +108,7 @@ def read_time_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
     n = len(data) // TIME_ENTRY.size
     raw = [TIME_ENTRY.unpack_from(data, i * TIME_ENTRY.size) for i in range(n)]
     entries = tuple(TimeEntry(ts, base_offset + rel) for ts, rel in raw)
-    return IndexSlots(entries, _live_count([rel for _, rel in raw]), len(data) - n * TIME_ENTRY.size)
+    return IndexSlots(entries, live_count([rel for _, rel in raw]), len(data) - n * TIME_ENTRY.size)
 
 
 def read_txn_index(data: bytes | memoryview) -> list[AbortedTxn]:
@@ -103,6 +119,99 @@ def read_txn_index(data: bytes | memoryview) -> list[AbortedTxn]:
         _, pid, first, last, lso = TXN_ENTRY.unpack_from(data, pos)
         out.append(AbortedTxn(version_hi, pid, first, last, lso))
     return out
+
+
+# -- Kafka's sanity checks (``sanityCheck``: what kafka-dump-log --index-sanity-check and a broker run) ----------
+
+
+@dataclass(frozen=True, slots=True)
+class SanityFailure:
+    """One check an index fails, with the message of the ``CorruptIndexException`` Kafka throws for it."""
+
+    check: str  # "length", "last-offset", "last-timestamp" or (.txnindex) "version"
+    position: int  # byte position in the index file of the slot (or the trailing bytes) at fault
+    offset: int | None  # the absolute offset concerned, when there is one
+    message: str
+    size: int | None = None  # for "length": the bytes after the last whole slot
+
+
+def _length_failure(data: bytes | memoryview, entry_size: int, what: str) -> SanityFailure | None:
+    """``length % entrySize != 0`` (``what`` names the file as Kafka does: "Index file x", "Time index file x")."""
+    extra = len(data) % entry_size
+    if not extra:
+        return None
+    return SanityFailure(
+        "length", len(data) - extra, None,
+        f"{what} is corrupt, found {len(data)} bytes which is neither positive nor a multiple of {entry_size}",
+        extra,
+    )
+
+
+def offset_index_sanity(data: bytes | memoryview, base_offset: int, name: str) -> list[SanityFailure]:
+    """``OffsetIndex.sanityCheck`` of a file as Kafka opens it (every whole slot an entry); ``name``: the file's."""
+    failures = []
+    length = _length_failure(data, OFFSET_ENTRY.size, f"Index file {name}")
+    if length is not None:
+        failures.append(length)
+    slots = len(data) // OFFSET_ENTRY.size
+    if slots:
+        where = (slots - 1) * OFFSET_ENTRY.size
+        rel, _ = OFFSET_ENTRY.unpack_from(data, where)
+        if rel < 0:
+            failures.append(SanityFailure(
+                "last-offset", where, base_offset + rel,
+                f"Corrupt index found, index file ({name}) has non-zero size but the last offset is "
+                f"{base_offset + rel} which is less than the base offset {base_offset}",
+            ))
+    return failures
+
+
+def time_index_sanity(data: bytes | memoryview, base_offset: int, name: str) -> list[SanityFailure]:
+    """``TimeIndex.sanityCheck`` of a file as Kafka opens it (every whole slot an entry); ``name``: the file's."""
+    failures = []
+    length = _length_failure(data, TIME_ENTRY.size, f"Time index file {name}")
+    if length is not None:
+        failures.append(length)
+    slots = len(data) // TIME_ENTRY.size
+    if not slots:
+        return failures
+    where = (slots - 1) * TIME_ENTRY.size
+    first_ts, _ = TIME_ENTRY.unpack_from(data, 0)
+    last_ts, last_rel = TIME_ENTRY.unpack_from(data, where)
+    prefix = f"Corrupt time index found, time index file ({name}) has non-zero size but the last"
+    if last_ts < first_ts:
+        failures.append(SanityFailure(
+            "last-timestamp", where, base_offset + last_rel,
+            f"{prefix} timestamp is {last_ts} which is less than the first timestamp {first_ts}",
+        ))
+    if last_rel < 0:
+        failures.append(SanityFailure(
+            "last-offset", where, base_offset + last_rel,
+            f"{prefix} offset is {base_offset + last_rel} which is less than the first offset {base_offset}",
+        ))
+    return failures
+
+
+def txn_entry_sanity(entry: AbortedTxn, position: int, start_offset: int, name: str) -> list[SanityFailure]:
+    """What Kafka throws for one .txnindex entry: an unknown version (while reading), and
+    ``TransactionIndex.sanityCheck``'s last offset below the segment's start offset."""
+    failures = []
+    if entry.version > 0:
+        failures.append(SanityFailure(
+            "version", position, entry.last_offset,
+            f"Unexpected aborted transaction version {entry.version} in transaction index {name}, "
+            "current version is 0",
+        ))
+    if entry.last_offset < start_offset:
+        text = (
+            f"AbortedTxn(producerId={entry.producer_id}, firstOffset={entry.first_offset}, "
+            f"lastOffset={entry.last_offset}, lastStableOffset={entry.last_stable_offset})"
+        )
+        failures.append(SanityFailure(
+            "last-offset", position, entry.last_offset,
+            f"Last offset of aborted transaction {text} in index {name} is less than start offset {start_offset}",
+        ))
+    return failures
 
 
 def encode_offset_index(entries: Sequence[OffsetEntry], base_offset: int) -> bytes:
@@ -156,7 +265,7 @@ class MappedSlots(Sequence):
     def __len__(self) -> int:
         return self._len
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._len))]
         if i < 0:

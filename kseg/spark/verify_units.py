@@ -18,7 +18,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kseg.ops.verify import Unit, UnitResult, VerifyResult, check_unit, verify_paths
+from kseg.ops.verify import Unit, UnitResult, VerifyResult, check_unit, unit_bytes, verify_paths
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -31,22 +31,12 @@ FINDINGS_DDL = (
 TASKS_PER_CORE = 3
 
 
-def _unit_bytes(unit: Unit) -> int:
-    total = 0
-    for path in {*unit.paths, *([unit.log] if unit.log else [])}:
-        try:
-            total += os.stat(path).st_size
-        except OSError:
-            pass
-    return total
-
-
 def deal(units: Sequence[Unit], tasks: int) -> list[list[tuple[int, Unit]]]:
     """Units into at most ``tasks`` groups of similar total size (largest first, to the lightest group)."""
     tasks = max(1, min(tasks, len(units)))
     groups: list[list[tuple[int, Unit]]] = [[] for _ in range(tasks)]
     loads = [0] * tasks
-    for size, i in sorted(((_unit_bytes(u), i) for i, u in enumerate(units)), reverse=True):
+    for size, i in sorted(((unit_bytes(u), i) for i, u in enumerate(units)), reverse=True):
         lightest = loads.index(min(loads))
         groups[lightest].append((i, units[i]))
         loads[lightest] += size
@@ -60,7 +50,7 @@ def _check_group(cwd: str, deep: bool, group: list[tuple[int, Unit]]) -> list[tu
     driver's directory when the executor has it (always in local mode), and
     gives the worker its own back afterwards (Python workers are reused).
     """
-    previous = os.getcwd()
+    previous: str | None = os.getcwd()
     try:
         os.chdir(cwd)
     except OSError:
@@ -78,12 +68,11 @@ def run_units_on_spark(spark: SparkSession, units: list[Unit], deep: bool) -> li
         return []
     context = spark.sparkContext
     groups = deal(units, context.defaultParallelism * TASKS_PER_CORE)
-    done = context.parallelize(groups, len(groups)).flatMap(functools.partial(_check_group, os.getcwd(), deep))
-    done = done.collect()
-    results: list[UnitResult | None] = [None] * len(units)
-    for i, result in done:
+    tasks = context.parallelize(groups, len(groups)).flatMap(functools.partial(_check_group, os.getcwd(), deep))
+    results: list[UnitResult] = [UnitResult([])] * len(units)
+    for i, result in tasks.collect():
         results[i] = result
-    return results  # type: ignore[return-value]
+    return results
 
 
 def verify(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False) -> VerifyResult:

@@ -13,7 +13,7 @@ from kseg.format import RecordSpec, encode_batch
 from kseg.format.control import ABORT, encode_control_key, encode_end_txn_marker
 from kseg.format.crc import crc32c
 from kseg.format.snapshot import ProducerEntry, encode_snapshot
-from kseg.ops import verify
+from kseg.ops.verify import run as verify  # the orchestration: POOL_MIN_BYTES lives there
 from kseg.ops.verify import verify_paths
 
 _spec = importlib.util.spec_from_file_location("make_verify_fixtures", FIXTURES / "verify" / "make_fixtures.py")

@@ -16,7 +16,7 @@ from kseg.format.compression import compress
 from kseg.format.control import COMMIT, encode_control_key, encode_end_txn_marker
 from kseg.format.crc import crc32c
 from kseg.format.v0v1_encode import encode_entry, encode_message
-from kseg.ops.verify_log import LogWalk
+from kseg.ops.verify.log_walk import LogWalk
 
 TS = 1_700_000_000_000
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from kseg.ops import verify
+from kseg.ops.verify import run as verify  # the orchestration: POOL_MIN_BYTES lives there
 from kseg.ops.verify import verify_paths
 
 _spec = importlib.util.spec_from_file_location("make_verify_fixtures", FIXTURES / "verify" / "make_fixtures.py")

@@ -1,34 +1,18 @@
-"""``kseg verify``: check segment files, partition directories and log directories; report every problem.
+"""Verify's result model: severities, finding kinds, findings, per-file reports and the units of work.
 
-Kafka's own tool stops at the first batch it cannot parse and exits 0 anyway,
-and the broker's recovery silently cuts a segment at its first bad batch.
-Verify does the opposite: it goes on past damage (resynchronising on the next
-batch whose CRC checks out), locates every problem at the byte position of the
-batch or entry at fault, and says what Kafka would do about it.
-
-This module holds the result model and the orchestration; the checks live in
-``verify_log`` (.log and KRaft .checkpoint files), ``verify_index`` (.index,
-.timeindex, .txnindex, .snapshot) and ``verify_partition`` (cross-segment and
-directory checks, text checkpoints).  Nothing here prints or exits.
-
-The files of one segment (``.log`` and its indexes) are checked together so
-the log is walked once; independent segments run in a process pool
-(``jobs``), and results are merged back in Kafka's file order so output is
-deterministic.  Every file is opened read-only and nothing is ever created,
-locked or changed.
+Everything here is plain data shared by the checkers (``log_*``,
+``index_checks``, ``segment_unit``, ``other_files``, ``partition``) and the
+orchestration above them (``plan``, ``run``); it imports nothing of verify's
+own, so the checkers can import it without a cycle.  Nothing here prints or
+exits.
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
-
-if TYPE_CHECKING:
-    from kseg.ops.verify_log import SegmentFacts
+from typing import NamedTuple
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -234,14 +218,25 @@ class VerifyResult:
         return 0
 
 
+class SegmentFacts(NamedTuple):
+    """What the partition-level checks need to know about one segment."""
+
+    path: str
+    name_base: int | None
+    size: int
+    batches: int
+    first_offset: int | None
+    last_offset: int | None
+    epochs: list[tuple[int, int]]  # (leader epoch, first offset) wherever the epoch rises
+    damaged: bool
+    aborts: int  # ABORT markers seen (a .txnindex must then exist)
+
+
 class UnitResult(NamedTuple):
     """What one unit of work produced: reports for its files, and facts for the partition checks."""
 
     reports: list[FileReport]
     facts: SegmentFacts | None = None  # for a segment whose .log was walked
-
-
-# -- planning: which files, grouped how ------------------------------------------------------
 
 
 class Unit(NamedTuple):
@@ -272,208 +267,21 @@ class Plan(NamedTuple):
     missing: list[str]  # arguments that do not exist (click normally catches these)
 
 
-SEGMENT_KINDS = ("log", "index", "timeindex", "txnindex")
+# -- reports of files that could not be checked -------------------------------------------------
 
 
-def _stem(path: str) -> str:
-    """The name without its segment-file suffix: ``00000000000000000042`` of ``00000000000000000042.index``."""
-    name = os.path.basename(path)
-    return name.rsplit(".", 1)[0]
+def unreadable_report(path: str, kind: str, err: OSError) -> FileReport:
+    """A file that could not be opened or read: one ``unreadable`` finding (the run exits 2)."""
+    findings = Collector(path)
+    findings.add("unreadable", ERROR, None, None, f"cannot read: {err.strerror or err}")
+    return FileReport(path, kind, None, findings.close())
 
 
-def plan_paths(paths: Sequence[str | os.PathLike[str]]) -> Plan:
-    """Expand the arguments into units, keeping partition directories together.
-
-    Files given one by one are verified as given; a partition directory means
-    all its files plus the cross-segment checks; a log directory means each
-    partition directory in it (by topic, then partition) and its own files.
-    """
-    from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, partition_files
-
-    units: list[Unit] = []
-    partitions: list[PartitionPlan] = []
-    missing: list[str] = []
-
-    def add_files(files: list[Path], directory: str | None, explicit: bool = False) -> list[int]:
-        """Group the files of each segment into one unit; other files get a unit each."""
-        added: list[int] = []
-        segments: dict[tuple[str, str], int] = {}
-        for path in files:
-            kind = file_kind(path)
-            text = str(path)
-            if kind in SEGMENT_KINDS:
-                key = (str(path.parent), _stem(text))
-                if key in segments:
-                    i = segments[key]
-                    old = units[i]
-                    units[i] = Unit("segment", old.paths + (text,), old.log, directory, old.order, old.explicit)
-                    continue
-                log = path if kind == "log" else path.with_name(_stem(text) + ".log")
-                log_text = str(log) if log.is_file() else None
-                segments[key] = len(units)
-                unit = Unit("segment", (text,), log_text, directory, len(units), explicit)
-            else:
-                unit = Unit(kind, (text,), None, directory, len(units), explicit)
-            added.append(len(units))
-            units.append(unit)
-        return added
-
-    def add_partition(directory: Path) -> None:
-        files = partition_files(directory)
-        partitions.append(PartitionPlan(str(directory), [str(f) for f in files], add_files(files, str(directory))))
-
-    given: list[Path] = []  # consecutive file arguments: grouped, so a .log and its .index share one walk
-    for raw in [*paths, None]:
-        path = Path(raw) if raw is not None else None
-        if path is not None and path.is_file():
-            given.append(path)
-            continue
-        if given:
-            add_files(given, None, explicit=True)
-            given = []
-        if path is None:
-            break
-        if path.is_dir():
-            if is_partition_dir(path):
-                add_partition(path)
-            else:
-                for part in partition_dirs(path):
-                    add_partition(part)
-                add_files(sorted(p for p in path.iterdir() if p.is_file()), None)
-        else:
-            missing.append(str(path))
-    return Plan(units, partitions, missing)
-
-
-def _unit_bytes(unit: Unit) -> int:
-    paths = set(unit.paths) | ({unit.log} if unit.log else set())
-    total = 0
-    for path in paths:
-        try:
-            total += os.stat(path).st_size
-        except OSError:
-            pass
-    return total
-
-
-def check_unit(unit: Unit, deep: bool = False, progress: Callable[[int], None] | None = None) -> UnitResult:
-    """Verify one unit; runs in a worker process or inline."""
-    from kseg.ops.verify_index import check_segment_unit
-    from kseg.ops.verify_partition import check_other_file
-
-    if unit.kind == "segment":
-        return check_segment_unit(unit, deep=deep, progress=progress)
-    return check_other_file(unit, deep)
-
-
-#: Below this much data a pool costs more to start than it saves: verify serially.
-POOL_MIN_BYTES = 32 << 20
-
-
-def _run_units(units: list[Unit], deep: bool, jobs: int, progress: ProgressFn | None) -> list[UnitResult]:
-    """Every unit's result, in unit order: inline, or in a process pool for many files of real size."""
-    sizes = [_unit_bytes(u) for u in units] if jobs > 1 or progress else [0] * len(units)
-    total = sum(sizes)
-    if jobs <= 1 or len(units) <= 1 or total < POOL_MIN_BYTES:
-        done = 0
-        results = []
-        for unit in units:
-            inner = None
-            if progress is not None:
-                base = done
-                inner = lambda n, _base=base: progress(_base + n, total)
-            results.append(check_unit(unit, deep, inner))
-            if progress is not None:
-                done += sizes[len(results) - 1]
-                progress(done, total)
-        return results
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    results: list[UnitResult] = [UnitResult([])] * len(units)
-    done = 0
-    with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:
-        futures = {pool.submit(check_unit, unit, deep): i for i, unit in enumerate(units)}
-        for future in as_completed(futures):
-            i = futures[future]
-            results[i] = future.result()
-            if progress is not None:
-                done += sizes[i]
-                progress(done, total)
-    return results
-
-
-def verify_paths(
-    paths: Sequence[str | os.PathLike[str]],
-    *,
-    deep: bool = False,
-    jobs: int | None = None,
-    progress: ProgressFn | None = None,
-    run_units: Callable[[list[Unit], bool], list[UnitResult]] | None = None,
-) -> VerifyResult:
-    """Verify files and directories; returns every finding, in Kafka's file order.
-
-    ``deep`` decodes every record (default: batch level -- framing, CRC and
-    headers, what Kafka's recovery checks and more).  ``jobs`` is the number of
-    worker processes (default: all cores); one file never starts a pool.
-    ``progress(done_bytes, total_bytes)`` is called as work completes.
-    ``run_units(units, deep)`` replaces the local worker pool: it must return
-    ``check_unit(unit, deep)`` for every unit, in order (kseg.spark runs them
-    on a Spark cluster); planning and the merge stay here, so findings match.
-    """
-    from kseg.ops.verify_partition import check_partition, missing_report
-
-    plan = plan_paths(paths)
-    jobs = (os.cpu_count() or 1) if jobs is None else max(1, jobs)
-    if run_units is not None:
-        results = run_units(plan.units, deep)
-    else:
-        results = _run_units(plan.units, deep, jobs, progress)
-
-    reports: list[tuple[tuple, FileReport]] = []
-    for unit, result in zip(plan.units, results):
-        for j, report in enumerate(result.reports):
-            reports.append(((unit.order, _suffix_rank(report.path), j), report))
-    for path in plan.missing:
-        reports.append(((-1, 0, 0), missing_report(path)))
-
-    by_path = {report.path: report for _, report in reports}
-    for partition in plan.partitions:
-        facts = [results[i].facts for i in partition.units if results[i].facts is not None]
-        for finding_path, finding, anchor in check_partition(partition, facts):
-            report = by_path.get(finding_path)
-            if report is None:
-                report = FileReport(finding_path, "missing", None)
-                by_path[finding_path] = report
-                anchor_key = _anchor_key(anchor, reports, finding_path)
-                reports.append((anchor_key, report))
-            report.findings.append(finding)
-
-    reports.sort(key=lambda item: item[0])
-    files = [report for _, report in reports]
-    for report in files:
-        report.findings.sort(key=_finding_order)
-    return VerifyResult(files, deep)
-
-
-def _anchor_key(anchor: str | None, reports: list[tuple[tuple, FileReport]], path: str) -> tuple:
-    """Sort key placing a report for a missing file among the files of the segment it belongs to."""
-    for key, report in reports:
-        if report.path == anchor:
-            return (key[0], _suffix_rank(path), 0)
-    return (float("inf"), 0, 0)
-
-
-def _suffix_rank(path: str) -> int:
-    """Kafka's order of a segment's files: .log, .index, .timeindex, .txnindex."""
-    suffix = "." + path.rsplit(".", 1)[-1]
-    order = (".log", ".index", ".timeindex", ".txnindex")
-    return order.index(suffix) if suffix in order else len(order)
-
-
-def _finding_order(finding: Finding) -> tuple:
-    """By byte position, findings about the whole file last; errors first at one position."""
-    position = finding.position if finding.position is not None else float("inf")
-    return (position, SEVERITY_RANK[finding.severity])
+def missing_report(path: str) -> FileReport:
+    """A path argument that does not exist (or is not a regular file or directory)."""
+    findings = Collector(path)
+    findings.add("unreadable", ERROR, None, None, "no such file or directory (or not a regular file)")
+    return FileReport(path, "missing", None, findings.close())
 
 
 def worst_first(findings: Iterable[Finding], file_order: dict[str, int]) -> list[Finding]:

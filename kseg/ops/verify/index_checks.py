@@ -1,11 +1,11 @@
-"""Verify the side files of a segment: .index, .timeindex, .txnindex -- against the log -- and .snapshot.
+"""Verify the indexes of a segment -- .index, .timeindex, .txnindex -- on their own and against the log.
 
-Each index gets Kafka's own sanity checks first (reference §3.5: what
-``kafka-dump-log --index-sanity-check`` and tiered storage run; the broker
-itself only checks the .txnindex at startup), then a full check against the
-segment's .log: the log is walked once and every valid batch is shown to
-each index check (:meth:`observe`), which keeps only state bounded by the
-size of its index, never by the size of the log.
+Each index gets Kafka's own sanity checks first (:mod:`kseg.index`; reference
+§3.5: what ``kafka-dump-log --index-sanity-check`` and tiered storage run; the
+broker itself only checks the .txnindex at startup), then a full check against
+the segment's .log: the log is walked once and every valid batch is shown to
+each index check (``observe``), which keeps only state bounded by the size of
+its index, never by the size of the log.
 
 What Kafka writes, and so what is checked (reference §3.6, §3.7):
 
@@ -16,45 +16,32 @@ What Kafka writes, and so what is checked (reference §3.6, §3.7):
   last offset of the batch holding it (before Kafka 3.8 possibly an offset
   inside that batch);
 * a preallocated index (an active segment, or an unclean shutdown) ends in
-  zero-filled slots, recognised here as such.
+  zero-filled slots, recognised here as such (:func:`kseg.index.written_slots`).
 """
 
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Callable
 
-from kseg.ops.verify import ERROR, INFO, WARNING, Collector, FileReport, Unit, UnitResult
-from kseg.ops.verify_log import LogWalk, Observer, SegmentFacts, read_file, walk_log
-
-OFFSET_ENTRY = struct.Struct(
-    ">i"  # relative offset
-    "i"  # position in the .log
+from kseg.index import (
+    OFFSET_ENTRY,
+    TIME_ENTRY,
+    TXN_ENTRY,
+    AbortedTxn,
+    SanityFailure,
+    offset_index_sanity,
+    read_txn_index,
+    time_index_sanity,
+    txn_entry_sanity,
+    written_slots,
 )
-TIME_ENTRY = struct.Struct(
-    ">q"  # timestamp
-    "i"  # relative offset
-)
-TXN_ENTRY = struct.Struct(
-    ">h"  # version (Kafka reads only the first byte)
-    "q"  # producer id
-    "q"  # first offset
-    "q"  # last offset: the ABORT marker
-    "q"  # last stable offset
-)
+from kseg.ops.verify.model import ERROR, INFO, WARNING, Collector
 
 
-def base_offset_of(path: str) -> int | None:
-    """The base offset in a segment file's name (``Long.parseLong`` of the part before the first dot)."""
-    stem = os.path.basename(path).split(".", 1)[0]
-    return int(stem) if stem.isdigit() else None
-
-
-def live_slots(data: bytes, entry_size: int) -> int:
-    """Slots before the zero-filled tail: a preallocated index ends in all-zero slots."""
-    stripped = len(data.rstrip(b"\0"))
-    return min(len(data) // entry_size, -(-stripped // entry_size))
+def _report_sanity(findings: Collector, failures: list[SanityFailure]) -> None:
+    for failure in failures:
+        findings.add("index-sanity", ERROR, failure.position, failure.offset, failure.message, size=failure.size)
 
 
 def _preallocated(findings: Collector, live: int, slots: int, entry_size: int, note: str = "") -> None:
@@ -80,9 +67,9 @@ class OffsetIndexCheck:
         self.path, self.base, self.size = path, base, len(data)
         self.findings = Collector(path)
         slots = len(data) // OFFSET_ENTRY.size
-        live = live_slots(data, OFFSET_ENTRY.size)
+        live = written_slots(data, OFFSET_ENTRY.size)
         self.entries = [(base + rel, pos) for rel, pos in OFFSET_ENTRY.iter_unpack(data[: live * OFFSET_ENTRY.size])]
-        self._sanity(data, slots)
+        _report_sanity(self.findings, offset_index_sanity(data, base, os.path.basename(path)))
         _preallocated(self.findings, live, slots, OFFSET_ENTRY.size)
         self._order()
         # against the log
@@ -96,33 +83,20 @@ class OffsetIndexCheck:
         self._previous_last: int | None = None
         self._log_last: int | None = None
 
-    def _sanity(self, data: bytes, slots: int) -> None:
-        add = self.findings.add
-        if len(data) % OFFSET_ENTRY.size:
-            add("index-sanity", ERROR, slots * OFFSET_ENTRY.size, None,
-                f"Index file {os.path.basename(self.path)} is corrupt, found {len(data)} bytes which is neither "
-                f"positive nor a multiple of {OFFSET_ENTRY.size}", size=len(data) % OFFSET_ENTRY.size)
-        if slots:
-            rel, _ = OFFSET_ENTRY.unpack_from(data, (slots - 1) * OFFSET_ENTRY.size)
-            if rel < 0:
-                add("index-sanity", ERROR, (slots - 1) * OFFSET_ENTRY.size, self.base + rel,
-                    f"Corrupt index found, index file ({os.path.basename(self.path)}) has non-zero size but the last "
-                    f"offset is {self.base + rel} which is less than the base offset {self.base}")
-
     def _order(self) -> None:
         add = self.findings.add
         for i, (offset, pos) in enumerate(self.entries):
             if offset < self.base:
-                add("index-entry", ERROR, i * 8, offset,
+                add("index-entry", ERROR, i * OFFSET_ENTRY.size, offset,
                     f"entry {i}: offset {offset} is below the segment's base offset {self.base}", field="relative_offset")
             if i == 0:
                 continue
             prev_offset, prev_pos = self.entries[i - 1]
             if offset <= prev_offset:
-                add("index-order", ERROR, i * 8, offset,
+                add("index-order", ERROR, i * OFFSET_ENTRY.size, offset,
                     f"entry {i}: offset {offset} is not above the previous entry's {prev_offset}", field="relative_offset")
             if pos <= prev_pos:
-                add("index-order", ERROR, i * 8, offset,
+                add("index-order", ERROR, i * OFFSET_ENTRY.size, offset,
                     f"entry {i}: position {pos} is not above the previous entry's {prev_pos}", field="position")
 
     def observe(self, pos: int, base: int, last: int, max_timestamp: int) -> None:
@@ -180,7 +154,7 @@ class TimeIndexCheck:
         self.path, self.base = path, base
         self.findings = Collector(path)
         slots = len(data) // TIME_ENTRY.size
-        live = live_slots(data, TIME_ENTRY.size)
+        live = written_slots(data, TIME_ENTRY.size)
         self.entries = [(ts, base + rel) for ts, rel in TIME_ENTRY.iter_unpack(data[: live * TIME_ENTRY.size])]
         self._sanity(data, slots, live)
         self._order()
@@ -192,32 +166,16 @@ class TimeIndexCheck:
         self._log_last: int | None = None
 
     def _sanity(self, data: bytes, slots: int, live: int) -> None:
-        add = self.findings.add
-        name = os.path.basename(self.path)
-        if len(data) % TIME_ENTRY.size:
-            add("index-sanity", ERROR, slots * TIME_ENTRY.size, None,
-                f"Time index file {name} is corrupt, found {len(data)} bytes which is neither positive nor a "
-                f"multiple of {TIME_ENTRY.size}", size=len(data) % TIME_ENTRY.size)
-        if not slots:
-            return
-        if live < slots:
+        failures = time_index_sanity(data, self.base, os.path.basename(self.path))
+        if live < slots:  # Kafka would see the zero tail's last slot as a timestamp 0 below the first
+            _report_sanity(self.findings, [f for f in failures if f.check == "length"])
             note = (
                 "; kafka-dump-log --index-sanity-check would call it corrupt (its last timestamp, 0, is below the "
                 "first)" if live else ""
             )
             _preallocated(self.findings, live, slots, TIME_ENTRY.size, note)
             return
-        first_ts, _ = TIME_ENTRY.unpack_from(data, 0)
-        last_ts, last_rel = TIME_ENTRY.unpack_from(data, (slots - 1) * TIME_ENTRY.size)
-        where = (slots - 1) * TIME_ENTRY.size
-        if last_ts < first_ts:
-            add("index-sanity", ERROR, where, self.base + last_rel,
-                f"Corrupt time index found, time index file ({name}) has non-zero size but the last timestamp is "
-                f"{last_ts} which is less than the first timestamp {first_ts}")
-        if last_rel < 0:
-            add("index-sanity", ERROR, where, self.base + last_rel,
-                f"Corrupt time index found, time index file ({name}) has non-zero size but the last offset is "
-                f"{self.base + last_rel} which is less than the first offset {self.base}")
+        _report_sanity(self.findings, failures)
 
     def _order(self) -> None:
         add = self.findings.add
@@ -295,25 +253,21 @@ class TxnIndexCheck:
             add("txnindex", WARNING, whole * TXN_ENTRY.size, None,
                 f"{len(data) % TXN_ENTRY.size} trailing bytes do not make a whole {TXN_ENTRY.size}-byte entry "
                 "(Kafka ignores them)", size=len(data) % TXN_ENTRY.size)
-        self.entries = []
-        for i in range(whole):
-            where = i * TXN_ENTRY.size
-            _, pid, first, last, lso = TXN_ENTRY.unpack_from(data, where)
-            self.entries.append((pid, first, last))
-            self._check_entry(i, where, data[where], pid, first, last, lso)
+        self.entries: list[tuple[int, int, int]] = []  # (producer id, first offset, last offset)
+        for i, entry in enumerate(read_txn_index(data)):
+            self._check_entry(i, i * TXN_ENTRY.size, entry)
+            self.entries.append((entry.producer_id, entry.first_offset, entry.last_offset))
 
-    def _check_entry(self, i: int, where: int, version: int, pid: int, first: int, last: int, lso: int) -> None:
+    def _check_entry(self, i: int, where: int, entry: AbortedTxn) -> None:
         add = self.findings.add
-        name = os.path.basename(self.path)
-        text = f"AbortedTxn(producerId={pid}, firstOffset={first}, lastOffset={last}, lastStableOffset={lso})"
-        if version > 0:
-            add("txnindex", ERROR, where, last,
-                f"Unexpected aborted transaction version {version} in transaction index {name}, current version is 0 "
-                "(Kafka throws while reading it)", field="version")
-        if last < self.base:
-            add("index-sanity", ERROR, where, last,
-                f"Last offset of aborted transaction {text} in index {name} is less than start offset {self.base} "
-                "(Kafka would recover the segment at startup)", field="last_offset")
+        for failure in txn_entry_sanity(entry, where, self.base, os.path.basename(self.path)):
+            if failure.check == "version":
+                add("txnindex", ERROR, where, failure.offset, f"{failure.message} (Kafka throws while reading it)",
+                    field="version")
+            else:
+                add("index-sanity", ERROR, where, failure.offset,
+                    f"{failure.message} (Kafka would recover the segment at startup)", field="last_offset")
+        first, last, lso = entry.first_offset, entry.last_offset, entry.last_stable_offset
         if first > last:
             add("txnindex", ERROR, where, last, f"entry {i}: first offset {first} is above last offset {last}",
                 field="first_offset")
@@ -350,142 +304,10 @@ class TxnIndexCheck:
                     "would receive the aborted records")
 
 
-# -- one segment: the log walked once, every requested index checked against it ------------------
-
-CHECKS = {"index": OffsetIndexCheck, "timeindex": TimeIndexCheck, "txnindex": TxnIndexCheck}
-
-
-def _kind_of(path: str) -> str:
-    return path.rsplit(".", 1)[-1]
-
-
-def unreadable_report(path: str, kind: str, err: OSError) -> FileReport:
-    """A file that could not be opened or read: one ``unreadable`` finding (the run exits 2)."""
-    findings = Collector(path)
-    findings.add("unreadable", ERROR, None, None, f"cannot read: {err.strerror or err}")
-    return FileReport(path, kind, None, findings.close())
-
-
-def _combine(observers: list[Observer]) -> Observer | None:
-    """One observer calling each index check's, or None when no index needs the batches."""
-    if not observers:
-        return None
-    if len(observers) == 1:
-        return observers[0]
-
-    def observe(pos: int, base: int, last: int, max_timestamp: int) -> None:
-        for fn in observers:
-            fn(pos, base, last, max_timestamp)
-
-    return observe
-
-
 IndexCheck = OffsetIndexCheck | TimeIndexCheck | TxnIndexCheck
-
-
-def _index_checks(unit: Unit, base: int, reports: dict[str, FileReport]) -> list[IndexCheck]:
-    """Read each requested index and run its own checks; unreadable ones get a report right away."""
-    checks: list[IndexCheck] = []
-    for path in unit.paths:
-        kind = _kind_of(path)
-        if kind == "log":
-            continue
-        try:
-            data = read_file(path)
-        except OSError as err:
-            reports[path] = unreadable_report(path, kind, err)
-            continue
-        check = CHECKS[kind](path, data, base)
-        checks.append(check)
-        reports[path] = FileReport(path, kind, len(data), entries=len(check.entries))
-    return checks
-
-
-def _finish_against(checks: list[IndexCheck], walk: LogWalk | None, log_size: int) -> None:
-    """Each index against the walked log, or the note that there was no log to check it against."""
-    for check in checks:
-        if walk is None:
-            check.findings.add(
-                "missing-log", WARNING, None, None,
-                "no .log beside this index: only Kafka's sanity checks could be run "
-                "(Kafka deletes an index without its .log at startup)",
-            )
-        elif isinstance(check, TxnIndexCheck):
-            check.finish_with(walk.aborts)
-        else:
-            check.finish(log_size)
-
-
-def check_segment_unit(unit: Unit, deep: bool = False, progress: Callable[[int], None] | None = None) -> UnitResult:
-    """The requested files of one segment: the .log walked once, each index checked against it."""
-    name_base = base_offset_of(unit.paths[0])
-    reports: dict[str, FileReport] = {}
-    checks = _index_checks(unit, name_base if name_base is not None else 0, reports)
-    log_requested = unit.log is not None and unit.log in unit.paths
-    walk, size, facts = None, 0, None
-    if unit.log is not None and (log_requested or checks):
-        observers = [c.observe for c in checks if not isinstance(c, TxnIndexCheck)]
-        try:
-            walk, size = walk_log(unit.log, name_base=name_base, deep=deep and log_requested,
-                                  observe=_combine(observers), progress=progress if log_requested else None)
-        except OSError as err:
-            if log_requested:
-                reports[unit.log] = unreadable_report(unit.log, "log", err)
-    if walk is not None and log_requested:
-        reports[unit.log] = FileReport(
-            unit.log, "log", size, walk.findings.close(), batches=walk.batches,
-            records=walk.records if deep else None, skipped_bytes=walk.skipped,
-            first_offset=walk.first_offset, last_offset=walk.last_offset,
-        )
-        facts = SegmentFacts(unit.log, name_base, size, walk.batches, walk.first_offset, walk.last_offset,
-                             walk.epochs, walk.kafka_cut is not None, len(walk.aborts))
-    if unit.log is None or walk is not None:
-        _finish_against(checks, walk, size)
-    for check in checks:
-        reports[check.path].findings = check.findings.close()
-    return UnitResult([reports[p] for p in unit.paths if p in reports], facts)
-
-
-# -- .snapshot -----------------------------------------------------------------------------------
-
-
-def check_snapshot(path: str) -> FileReport:
-    """A producer-state snapshot: version 1, CRC-32C, entries that fit, offsets below the name's."""
-    from kseg.errors import IndexCorrupt, KsegError
-    from kseg.format.snapshot import SNAPSHOT_ENTRY, SNAPSHOT_HEADER, read_snapshot
-
-    data = read_file(path)
-    findings = Collector(path)
-    add = findings.add
-    report = FileReport(path, "snapshot", len(data))
-    try:
-        snapshot = read_snapshot(data)
-    except IndexCorrupt as err:
-        kind = "snapshot-version" if err.field == "snapshot.version" else "snapshot-structure"
-        add(kind, ERROR, err.offset, None,
-            f"{err.message} (Kafka would delete this snapshot and fall back to an older one)", field=err.field)
-        report.findings = findings.close()
-        return report
-    except KsegError as err:
-        add("snapshot-structure", ERROR, err.offset, None, err.message, field=err.field)
-        report.findings = findings.close()
-        return report
-    report.entries = len(snapshot.entries)
-    if not snapshot.crc_ok:
-        add("snapshot-crc", ERROR, 2, None,
-            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {snapshot.crc}. Computed crc: "
-            f"{snapshot.computed_crc} (Kafka would delete this snapshot and fall back to an older one)",
-            field="snapshot.crc")
-    used = SNAPSHOT_HEADER.size + len(snapshot.entries) * SNAPSHOT_ENTRY.size
-    if len(data) > used:
-        add("snapshot-structure", WARNING, used, None,
-            f"{len(data) - used} bytes after the {len(snapshot.entries)} entries", size=len(data) - used)
-    end_offset = base_offset_of(path)
-    if end_offset is not None and snapshot.crc_ok:
-        for i, entry in enumerate(snapshot.entries):
-            if entry.last_offset >= end_offset:
-                add("snapshot-structure", WARNING, SNAPSHOT_HEADER.size + i * SNAPSHOT_ENTRY.size, entry.last_offset,
-                    f"entry {i} (producer {entry.producer_id}): last offset {entry.last_offset} is not below the "
-                    f"snapshot's offset {end_offset} (from the file name)", field=f"entries[{i}].last_offset")
-    report.findings = findings.close()
-    return report
+#: The check of each index kind: ``check(path, data, base_offset)``.
+CHECKS: dict[str, Callable[[str, bytes, int], IndexCheck]] = {
+    "index": OffsetIndexCheck,
+    "timeindex": TimeIndexCheck,
+    "txnindex": TxnIndexCheck,
+}

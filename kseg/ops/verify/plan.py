@@ -1,0 +1,123 @@
+"""Which files verify checks, grouped how: the arguments expanded into units of work.
+
+A unit is what one worker verifies at once: the requested files of one
+segment (so its .log is walked once for all its indexes), or one other file.
+Partition directories are kept together so the cross-segment checks can run
+on the driver after the units come back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, partition_files
+from kseg.ops.verify.model import PartitionPlan, Plan, Unit
+from kseg.segment import base_offset_from_name
+
+SEGMENT_KINDS = ("log", "index", "timeindex", "txnindex")
+
+
+def segment_base(path: str) -> int | None:
+    """The base offset Kafka's ``offsetFromFileName`` reads from a segment file's name, or None.
+
+    :func:`kseg.segment.base_offset_from_name` also reads a KRaft snapshot's
+    ``<offset>-<epoch>`` stem; a segment file (.log, indexes, .snapshot, leftovers)
+    named so is one ``Long.parseLong`` refuses, so it has no base offset here.
+    """
+    if "-" in os.path.basename(path).split(".", 1)[0]:
+        return None
+    return base_offset_from_name(path)
+
+
+def _stem(path: str) -> str:
+    """The name without its segment-file suffix: ``00000000000000000042`` of ``00000000000000000042.index``."""
+    name = os.path.basename(path)
+    return name.rsplit(".", 1)[0]
+
+
+class _Planner:
+    """Collects units and partitions while the arguments are expanded."""
+
+    def __init__(self) -> None:
+        self.units: list[Unit] = []
+        self.partitions: list[PartitionPlan] = []
+        self.missing: list[str] = []
+
+    def add_files(self, files: list[Path], directory: str | None, explicit: bool = False) -> list[int]:
+        """Group the files of each segment into one unit; other files get a unit each."""
+        units = self.units
+        added: list[int] = []
+        segments: dict[tuple[str, str], int] = {}
+        for path in files:
+            kind = file_kind(path)
+            text = str(path)
+            if kind in SEGMENT_KINDS:
+                key = (str(path.parent), _stem(text))
+                if key in segments:
+                    i = segments[key]
+                    old = units[i]
+                    units[i] = Unit("segment", (*old.paths, text), old.log, directory, old.order, old.explicit)
+                    continue
+                log = path if kind == "log" else path.with_name(_stem(text) + ".log")
+                log_text = str(log) if log.is_file() else None
+                segments[key] = len(units)
+                unit = Unit("segment", (text,), log_text, directory, len(units), explicit)
+            else:
+                unit = Unit(kind, (text,), None, directory, len(units), explicit)
+            added.append(len(units))
+            units.append(unit)
+        return added
+
+    def add_partition(self, directory: Path) -> None:
+        files = partition_files(directory)
+        units = self.add_files(files, str(directory))
+        self.partitions.append(PartitionPlan(str(directory), [str(f) for f in files], units))
+
+    def add_directory(self, path: Path) -> None:
+        """A partition directory, or a log directory: each partition in it, then its own files."""
+        if is_partition_dir(path):
+            self.add_partition(path)
+            return
+        for part in partition_dirs(path):
+            self.add_partition(part)
+        self.add_files(sorted(p for p in path.iterdir() if p.is_file()), None)
+
+
+def plan_paths(paths: Sequence[str | os.PathLike[str]]) -> Plan:
+    """Expand the arguments into units, keeping partition directories together.
+
+    Files given one by one are verified as given; a partition directory means
+    all its files plus the cross-segment checks; a log directory means each
+    partition directory in it (by topic, then partition) and its own files.
+    """
+    planner = _Planner()
+    given: list[Path] = []  # consecutive file arguments: grouped, so a .log and its .index share one walk
+    for raw in [*paths, None]:
+        path = Path(raw) if raw is not None else None
+        if path is not None and path.is_file():
+            given.append(path)
+            continue
+        if given:
+            planner.add_files(given, None, explicit=True)
+            given = []
+        if path is None:
+            break
+        if path.is_dir():
+            planner.add_directory(path)
+        else:
+            planner.missing.append(str(path))
+    return Plan(planner.units, planner.partitions, planner.missing)
+
+
+def unit_bytes(unit: Unit) -> int:
+    """The bytes a unit reads (its files and its .log), for progress and for dealing units to workers."""
+    return sum(_file_size(path) for path in {*unit.paths, *([unit.log] if unit.log else [])})
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -1,0 +1,146 @@
+"""Verify's orchestration: run the units of a plan (inline or in a process pool) and merge their reports.
+
+Independent segments run in a process pool (``jobs``); results are merged
+back in Kafka's file order so output is deterministic, and the partition
+checks run on the merged facts.  Nothing here prints or exits.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from kseg.ops.verify.model import (
+    SEVERITY_RANK,
+    FileReport,
+    Finding,
+    Unit,
+    UnitResult,
+    VerifyResult,
+    missing_report,
+)
+from kseg.ops.verify.other_files import check_other_file
+from kseg.ops.verify.partition import check_partition
+from kseg.ops.verify.plan import plan_paths, unit_bytes
+from kseg.ops.verify.segment_unit import check_segment_unit
+
+ProgressFn = Callable[[int, int], None]
+SortKey = tuple[float, int, int]
+
+#: Below this much data a pool costs more to start than it saves: verify serially.
+POOL_MIN_BYTES = 32 << 20
+
+
+def check_unit(unit: Unit, deep: bool = False, progress: Callable[[int], None] | None = None) -> UnitResult:
+    """Verify one unit; runs in a worker process or inline."""
+    if unit.kind == "segment":
+        return check_segment_unit(unit, deep=deep, progress=progress)
+    return check_other_file(unit, deep)
+
+
+def _within(progress: ProgressFn, base: int, total: int) -> Callable[[int], None]:
+    """A unit's progress (bytes done in it) as the run's progress (bytes done in all)."""
+    return lambda done: progress(base + done, total)
+
+
+def _run_inline(units: list[Unit], deep: bool, sizes: list[int], progress: ProgressFn | None) -> list[UnitResult]:
+    total = sum(sizes)
+    done = 0
+    results = []
+    for unit, size in zip(units, sizes, strict=True):
+        inner = _within(progress, done, total) if progress is not None else None
+        results.append(check_unit(unit, deep, inner))
+        if progress is not None:
+            done += size
+            progress(done, total)
+    return results
+
+
+def _run_units(units: list[Unit], deep: bool, jobs: int, progress: ProgressFn | None) -> list[UnitResult]:
+    """Every unit's result, in unit order: inline, or in a process pool for many files of real size."""
+    sizes = [unit_bytes(u) for u in units] if jobs > 1 or progress else [0] * len(units)
+    total = sum(sizes)
+    if jobs <= 1 or len(units) <= 1 or total < POOL_MIN_BYTES:
+        return _run_inline(units, deep, sizes, progress)
+    results: list[UnitResult] = [UnitResult([])] * len(units)
+    done = 0
+    with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:
+        futures = {pool.submit(check_unit, unit, deep): i for i, unit in enumerate(units)}
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = future.result()
+            if progress is not None:
+                done += sizes[i]
+                progress(done, total)
+    return results
+
+
+def verify_paths(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    deep: bool = False,
+    jobs: int | None = None,
+    progress: ProgressFn | None = None,
+    run_units: Callable[[list[Unit], bool], list[UnitResult]] | None = None,
+) -> VerifyResult:
+    """Verify files and directories; returns every finding, in Kafka's file order.
+
+    ``deep`` decodes every record (default: batch level -- framing, CRC and
+    headers, what Kafka's recovery checks and more).  ``jobs`` is the number of
+    worker processes (default: all cores); one file never starts a pool.
+    ``progress(done_bytes, total_bytes)`` is called as work completes.
+    ``run_units(units, deep)`` replaces the local worker pool: it must return
+    ``check_unit(unit, deep)`` for every unit, in order (kseg.spark runs them
+    on a Spark cluster); planning and the merge stay here, so findings match.
+    """
+    plan = plan_paths(paths)
+    jobs = (os.cpu_count() or 1) if jobs is None else max(1, jobs)
+    if run_units is not None:
+        results = run_units(plan.units, deep)
+    else:
+        results = _run_units(plan.units, deep, jobs, progress)
+
+    reports: list[tuple[SortKey, FileReport]] = []
+    for unit, result in zip(plan.units, results, strict=True):
+        for j, report in enumerate(result.reports):
+            reports.append(((unit.order, _suffix_rank(report.path), j), report))
+    reports.extend(((-1, 0, 0), missing_report(path)) for path in plan.missing)
+
+    by_path = {report.path: report for _, report in reports}
+    for partition in plan.partitions:
+        facts = [fact for i in partition.units if (fact := results[i].facts) is not None]
+        for finding_path, finding, anchor in check_partition(partition, facts):
+            target = by_path.get(finding_path)
+            if target is None:
+                target = FileReport(finding_path, "missing", None)
+                by_path[finding_path] = target
+                reports.append((_anchor_key(anchor, reports, finding_path), target))
+            target.findings.append(finding)
+
+    reports.sort(key=lambda item: item[0])
+    files = [report for _, report in reports]
+    for report in files:
+        report.findings.sort(key=_finding_order)
+    return VerifyResult(files, deep)
+
+
+def _anchor_key(anchor: str | None, reports: list[tuple[SortKey, FileReport]], path: str) -> SortKey:
+    """Sort key placing a report for a missing file among the files of the segment it belongs to."""
+    for key, report in reports:
+        if report.path == anchor:
+            return (key[0], _suffix_rank(path), 0)
+    return (float("inf"), 0, 0)
+
+
+def _suffix_rank(path: str) -> int:
+    """Kafka's order of a segment's files: .log, .index, .timeindex, .txnindex."""
+    suffix = "." + path.rsplit(".", 1)[-1]
+    order = (".log", ".index", ".timeindex", ".txnindex")
+    return order.index(suffix) if suffix in order else len(order)
+
+
+def _finding_order(finding: Finding) -> tuple[float, int]:
+    """By byte position, findings about the whole file last; errors first at one position."""
+    position = finding.position if finding.position is not None else float("inf")
+    return (position, SEVERITY_RANK[finding.severity])

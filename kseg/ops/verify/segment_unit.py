@@ -1,0 +1,101 @@
+"""One segment's unit of work: its .log walked once, each requested index checked against the walk.
+
+The index checks read their files first (small), then watch the batches of
+the one log walk (``observe``) and finish against what the walk learnt; the
+walk's facts go back to the driver for the partition checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kseg.ops.verify.index_checks import CHECKS, IndexCheck, TxnIndexCheck
+from kseg.ops.verify.log_walk import LogWalk, Observer, walk_log
+from kseg.ops.verify.model import WARNING, FileReport, SegmentFacts, Unit, UnitResult, unreadable_report
+from kseg.ops.verify.plan import segment_base
+from kseg.segment import read_small_file
+
+
+def _kind_of(path: str) -> str:
+    return path.rsplit(".", 1)[-1]
+
+
+def _combine(observers: list[Observer]) -> Observer | None:
+    """One observer calling each index check's, or None when no index needs the batches."""
+    if not observers:
+        return None
+    if len(observers) == 1:
+        return observers[0]
+
+    def observe(pos: int, base: int, last: int, max_timestamp: int) -> None:
+        for fn in observers:
+            fn(pos, base, last, max_timestamp)
+
+    return observe
+
+
+def _index_checks(unit: Unit, base: int, reports: dict[str, FileReport]) -> list[IndexCheck]:
+    """Read each requested index and run its own checks; unreadable ones get a report right away."""
+    checks: list[IndexCheck] = []
+    for path in unit.paths:
+        kind = _kind_of(path)
+        if kind == "log":
+            continue
+        try:
+            data = read_small_file(path)
+        except OSError as err:
+            reports[path] = unreadable_report(path, kind, err)
+            continue
+        check = CHECKS[kind](path, data, base)
+        checks.append(check)
+        reports[path] = FileReport(path, kind, len(data), entries=len(check.entries))
+    return checks
+
+
+def _finish_against(checks: list[IndexCheck], walk: LogWalk | None, log_size: int) -> None:
+    """Each index against the walked log, or the note that there was no log to check it against."""
+    for check in checks:
+        if walk is None:
+            check.findings.add(
+                "missing-log", WARNING, None, None,
+                "no .log beside this index: only Kafka's sanity checks could be run "
+                "(Kafka deletes an index without its .log at startup)",
+            )
+        elif isinstance(check, TxnIndexCheck):
+            check.finish_with(walk.aborts)
+        else:
+            check.finish(log_size)
+
+
+def _log_report(log: str, walk: LogWalk, size: int, deep: bool) -> FileReport:
+    return FileReport(
+        log, "log", size, walk.findings.close(), batches=walk.batches,
+        records=walk.records if deep else None, skipped_bytes=walk.skipped,
+        first_offset=walk.first_offset, last_offset=walk.last_offset,
+    )
+
+
+def check_segment_unit(unit: Unit, deep: bool = False, progress: Callable[[int], None] | None = None) -> UnitResult:
+    """The requested files of one segment: the .log walked once, each index checked against it."""
+    name_base = segment_base(unit.paths[0])
+    reports: dict[str, FileReport] = {}
+    checks = _index_checks(unit, name_base if name_base is not None else 0, reports)
+    log_requested = unit.log is not None and unit.log in unit.paths
+    walk, size, facts = None, 0, None
+    if unit.log is not None and (log_requested or checks):
+        observers: list[Observer] = [c.observe for c in checks if not isinstance(c, TxnIndexCheck)]
+        try:
+            walk, size = walk_log(unit.log, name_base=name_base, deep=deep and log_requested,
+                                  observe=_combine(observers), progress=progress if log_requested else None)
+        except OSError as err:
+            if log_requested:
+                reports[unit.log] = unreadable_report(unit.log, "log", err)
+    if walk is not None and unit.log is not None and log_requested:
+        reports[unit.log] = _log_report(unit.log, walk, size, deep)
+        facts = SegmentFacts(unit.log, name_base, size, walk.batches, walk.first_offset, walk.last_offset,
+                             walk.epochs, walk.kafka_cut is not None, len(walk.aborts))
+    if unit.log is None or walk is not None:
+        _finish_against(checks, walk, size)
+    for check in checks:
+        reports[check.path].findings = check.findings.close()
+    return UnitResult([reports[p] for p in unit.paths if p in reports], facts)

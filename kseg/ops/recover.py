@@ -67,7 +67,6 @@ from kseg.ops.recover_report import (
     SEG_UNTOUCHED,
     SEG_WRITTEN,
     UNCHANGED,
-    RecoverRefused,
     Report,
     SegmentOutcome,
     Written,
@@ -295,7 +294,6 @@ def _action_before_writing(plan: Plan, target: str) -> str | None:
 
 __all__ = [
     "COPY_CHUNK",
-    "RecoverRefused",
     "Report",
     "copy_runs",
     "keep_backup",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from kseg.errors import KsegError
 from kseg.format.compression import CODEC_ZSTD
-from kseg.format.control import ABORT, COMMIT, UNKNOWN_CONTROL_TYPE, decode_control_key, decode_end_txn_marker
 from kseg.format.layout import (
     CODEC_MASK,
     CONTROL_MASK,
@@ -94,6 +93,14 @@ class BatchChecks(DeepChecks):
 
     def _check_control(self, pos: int) -> None:
         """Control records: keys, end-transaction markers, and the batch fields they need."""
+        from kseg.format.control import (  # only for control batches: a plain segment never loads it
+            ABORT,
+            COMMIT,
+            UNKNOWN_CONTROL_TYPE,
+            decode_control_key,
+            decode_end_txn_marker,
+        )
+
         batch = V2Batch(self.buf, pos)
         add = self.findings.add
         try:

@@ -11,7 +11,6 @@ declared here once so every layer type-checks against them.
 
 from __future__ import annotations
 
-import mmap
 from collections.abc import Callable
 
 from kseg.format.layout import (
@@ -20,6 +19,7 @@ from kseg.format.layout import (
     SIZE_OFFSET,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    Buffer,
 )
 from kseg.ops.verify.model import Collector
 
@@ -52,7 +52,7 @@ class WalkState:
     def __init__(
         self,
         path: str,
-        buf: bytes | mmap.mmap,
+        buf: Buffer,
         *,
         name_base: int | None,
         deep: bool = False,
@@ -61,8 +61,7 @@ class WalkState:
         release: Callable[[int], None] | None = None,
     ) -> None:
         self.path = path
-        # kseg.format's readers are annotated for bytes | memoryview; an mmap reads exactly the same
-        self.buf: bytes | memoryview = buf  # type: ignore[assignment]
+        self.buf = buf
         self.view = memoryview(buf)
         self.limit = len(buf)
         self.name_base = name_base

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kseg.format.layout import TRANSACTIONAL_MASK
+from kseg.format.layout import BATCH_HEADER, TRANSACTIONAL_MASK
 from kseg.format.walk import BatchWalk
 from kseg.ops.verify.log_gaps import GapChecks
 from kseg.ops.verify.log_state import PROGRESS_STEP, USUAL_V2_ATTRIBUTES, Observer
@@ -79,8 +79,6 @@ class LogWalk(GapChecks):
             if epoch > max_epoch:
                 max_epoch = epoch
                 epochs.append((epoch, base))
-            if batches == 0 and self.first_offset is None:
-                self.first_offset = base
             if per_batch_extras:
                 if observe is not None:
                     observe(pos, base, last, max_ts)
@@ -92,6 +90,8 @@ class LogWalk(GapChecks):
                 next_mark = self._mark(nxt)
         if stop < 0:
             stop = walk.end.position if walk.end is not None else self.limit
+        if batches and self.first_offset is None:  # the first batch of this walk is the file's first
+            self.first_offset = BATCH_HEADER.unpack_from(self.buf, start)[0]
         self.batches += batches
         self.floor, self.max_epoch, self.prev_position = floor, max_epoch, prev_position
         if batches:  # the fast path keeps ``floor`` at the largest last offset seen

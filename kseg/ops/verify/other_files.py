@@ -4,16 +4,17 @@ KRaft ``.checkpoint`` snapshots are batch files and are walked like a .log;
 producer-state ``.snapshot`` files are checked as Kafka loads them; text
 checkpoints, ``partition.metadata`` and ``quorum-state`` are parsed;
 ``.deleted``/``.cleaned``/``.swap`` leftovers are reported.
+
+The parsers of these files are imported by the checks that use them: a run
+over one clean segment never needs them, and ``kseg verify``'s start-up is part
+of its speed (bench/bench_verify.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 
 from kseg.errors import IndexCorrupt, KsegError
-from kseg.format.checkpoints import read_leader_epochs, read_offset_checkpoint, read_partition_metadata
-from kseg.format.snapshot import SNAPSHOT_ENTRY, SNAPSHOT_HEADER, read_snapshot
 from kseg.ops.verify.log_walk import walk_log
 from kseg.ops.verify.model import (
     ERROR,
@@ -85,6 +86,10 @@ def _stray(path: str) -> FileReport:
 
 def _check_text_file(path: str, kind: str) -> FileReport:
     """Parse a text checkpoint; Kafka's loader refuses malformed ones."""
+    import json
+
+    from kseg.format.checkpoints import read_leader_epochs, read_offset_checkpoint, read_partition_metadata
+
     data = read_small_file(path)
     findings = Collector(path)
     report = FileReport(path, kind, len(data))
@@ -117,6 +122,8 @@ def _check_text_file(path: str, kind: str) -> FileReport:
 
 def check_snapshot(path: str) -> FileReport:
     """A producer-state snapshot: version 1, CRC-32C, entries that fit, offsets below the name's."""
+    from kseg.format.snapshot import SNAPSHOT_ENTRY, SNAPSHOT_HEADER, read_snapshot
+
     data = read_small_file(path)
     findings = Collector(path)
     add = findings.add

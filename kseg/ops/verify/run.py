@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from kseg.ops.verify.model import (
     SEVERITY_RANK,
@@ -63,6 +62,8 @@ def _run_units(units: list[Unit], deep: bool, jobs: int, progress: ProgressFn | 
     total = sum(sizes)
     if jobs <= 1 or len(units) <= 1 or total < POOL_MIN_BYTES:
         return _run_inline(units, deep, sizes, progress)
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # only for a pool: ~8 ms of start-up
+
     results: list[UnitResult] = [UnitResult([])] * len(units)
     done = 0
     with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:

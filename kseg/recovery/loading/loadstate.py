@@ -1,0 +1,42 @@
+"""What one ``LogLoader.load`` holds while it runs: its inputs, segments, epoch cache and producer state.
+
+Kept apart from :mod:`.partition` (which runs the steps) so that the step
+modules (:mod:`.startup`, :mod:`.segrecovery`, :mod:`.outcome`) can share it
+while imports still point one way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kseg.recovery.loading.epochs import EpochCache
+from kseg.recovery.loading.segments import Seg
+from kseg.recovery.loading.snapshots import ProducerStates
+from kseg.recovery.loading.state import PartitionDir
+
+
+@dataclass(frozen=True, slots=True)
+class LoadInputs:
+    """What ``LogManager.loadLog`` passes to ``UnifiedLog.create`` (R1.2)."""
+
+    clean_shutdown: bool
+    recovery_point: int = 0
+    log_start_offset: int = 0
+    high_watermark: int | None = None
+    kind: str = ""  # "", "delete", "future", "stray"
+
+
+class LoadState:
+    """Segments (``LogSegments``), the epoch cache, the load's ``ProducerStateManager``, and what was lost."""
+
+    def __init__(self, pdir: PartitionDir, inputs: LoadInputs, epochs: EpochCache, psm: ProducerStates) -> None:
+        self.pdir = pdir
+        self.inputs = inputs
+        self.epochs = epochs
+        self.psm = psm
+        self.segments: dict[int, Seg] = {}
+        self.deleted: list[int] = []
+        self.lost: list[tuple[int, int]] = []
+
+    def ordered(self) -> list[Seg]:
+        return [self.segments[b] for b in sorted(self.segments)]

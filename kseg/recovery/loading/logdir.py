@@ -1,0 +1,179 @@
+"""``LogManager.loadLogs`` for whole log directories (R1.1, R1.2, R1.5, R8.5, R9.1-R9.4).
+
+Per log directory, before any partition: the clean-shutdown marker (only
+its existence counts, and it is deleted), the recovery-point and
+log-start-offset checkpoints (created empty when missing; a read failure
+means "no entries" for the whole directory, and an ``IOException`` also
+reports the directory offline), then every subdirectory whose name parses
+as a topic-partition.  :func:`predict_broker` adds what spans directories:
+a partition present in two of them stops the broker.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from kseg.recovery.loading.checkpoints import read_checkpoint_file
+from kseg.recovery.loading.model import (
+    BROKER_STOPS,
+    CREATE,
+    DELETE,
+    RENAME,
+    Action,
+    BrokerPrediction,
+    CheckpointRead,
+    LoadError,
+    LogDirPrediction,
+    PartitionPrediction,
+)
+from kseg.recovery.loading.partition import LoadInputs, predict_partition
+
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+RECOVERY_POINT = "recovery-point-offset-checkpoint"
+LOG_START = "log-start-offset-checkpoint"
+HIGH_WATERMARK = "replication-offset-checkpoint"
+REMOTE_INDEX_CACHE = "remote-log-index-cache"
+METADATA_TOPIC = "__cluster_metadata"
+SPECIAL = {"delete": re.compile(r"^(\S+)-(\S+)\.(\S+)-delete$"), "future": re.compile(r"^(\S+)-(\S+)\.(\S+)-future$"),
+           "stray": re.compile(r"^(\S+)-(\S+)\.(\S+)-stray$")}
+LM = "LogManager"
+
+
+def parse_topic_partition(path: Path) -> tuple[str, int, str]:
+    """``LocalLog.parseTopicPartitionName``: (topic, partition, kind); a bad name stops the broker (R1.1)."""
+    name = path.name
+    kind = next((k for k in SPECIAL if name.endswith("-" + k)), "")
+    bad = "-" not in name or (kind and not SPECIAL[kind].match(name))
+    stem = name[: name.rindex(".")] if kind and not bad else name
+    topic, _, number = stem.rpartition("-")
+    digits = number[1:] if number[:1] in "+-" else number
+    if bad or not topic or not digits.isdigit() or not -(1 << 31) <= int(number) < 1 << 31:
+        message = (f"Found directory {os.path.realpath(path)}, '{name}' is not in the form of topic-partition or "
+                   "topic-partition.uniqueId-delete (if marked for deletion).\n"
+                   "Kafka's log directories (and children) should only contain Kafka topic data.")
+        raise _DirFailed(LoadError("org.apache.kafka.common.KafkaException", message, BROKER_STOPS, "R1.1",
+                                   "LocalLog.parseTopicPartitionName"))
+    return topic, int(number), kind
+
+
+class _DirFailed(Exception):
+    def __init__(self, error: LoadError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def read_offsets(logdir: Path, name: str) -> CheckpointRead:
+    """An offset checkpoint as ``LogManager`` reads it: whole file or nothing (R1.1, R8.5, R9.4)."""
+    path = logdir / name
+    if not path.is_file():
+        return CheckpointRead(name, False, {})
+    entries, failure = read_checkpoint_file(path, 3)
+    if failure is not None:
+        return CheckpointRead(name, True, {}, failure.text(), failure.is_io)
+    found = {(str(topic), int(partition)): int(offset) for topic, partition, offset in entries}
+    return CheckpointRead(name, True, found)
+
+
+def _log_dir_facts(pred: LogDirPrediction, logdir: Path) -> None:
+    """Marker and checkpoints, with the changes ``LogManager`` makes to them (R1.1)."""
+    if pred.clean_shutdown:
+        pred.actions.append(Action(DELETE, CLEAN_SHUTDOWN, "R1.1", f"{LM}.loadLogs (CleanShutdownFileHandler.delete)"))
+    for name in (RECOVERY_POINT, LOG_START, HIGH_WATERMARK):
+        read = read_offsets(logdir, name)
+        pred.checkpoints[name] = read
+        if not read.exists and name != HIGH_WATERMARK:
+            pred.actions.append(Action(CREATE, name, "R1.1", "OffsetCheckpointFile.<init> (Files.createFile)", size=0))
+
+
+def _partition_dirs(pred: LogDirPrediction, logdir: Path) -> list[tuple[Path, str, int, str]]:
+    """The subdirectories ``loadLogs`` loads: (path, topic, partition, kind)."""
+    found = []
+    for entry in sorted(os.scandir(logdir), key=lambda e: e.name):
+        if not entry.is_dir(follow_symlinks=True):
+            continue
+        if entry.name == REMOTE_INDEX_CACHE:
+            pred.ignored.append(entry.name)
+            continue
+        topic, partition, kind = parse_topic_partition(Path(entry.path))
+        if topic == METADATA_TOPIC:
+            pred.ignored.append(entry.name)
+            continue
+        if kind:
+            pred.leftovers.append(entry.name)
+        found.append((Path(entry.path), topic, partition, kind))
+    return found
+
+
+def predict_log_dir(path: str | os.PathLike[str]) -> LogDirPrediction:
+    """What the next start does in one log directory; reads only, never writes."""
+    logdir = Path(path)
+    pred = LogDirPrediction(str(logdir), (logdir / CLEAN_SHUTDOWN).exists())
+    _log_dir_facts(pred, logdir)
+    try:
+        dirs = _partition_dirs(pred, logdir)
+    except _DirFailed as failed:
+        pred.error = failed.error
+        return pred
+    points = pred.checkpoints[RECOVERY_POINT].entries
+    starts = pred.checkpoints[LOG_START].entries
+    marks = pred.checkpoints[HIGH_WATERMARK].entries
+    for part_path, topic, partition, kind in dirs:
+        key = (topic, partition)
+        if kind == "" and key not in points:
+            pred.directories_without_entries.append(part_path.name)
+        inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind)
+        prediction = predict_partition(part_path, topic, partition, inputs)
+        _stray(prediction, part_path, kind)
+        pred.partitions.append(prediction)
+    _entries_without_directory(pred, {(t, p) for _, t, p, k in dirs if k != "delete"})
+    return pred
+
+
+def _stray(prediction: PartitionPrediction, path: Path, kind: str) -> None:
+    """R1.5: a KRaft broker renames a partition without ``partition.metadata`` (no topic id) ``-stray``."""
+    if kind or prediction.error is not None or (path / "partition.metadata").exists():
+        return
+    prediction.actions.append(Action(RENAME, path.name, "R1.5", f"{LM}.loadLog (isStray -> UnifiedLog.renameDir)",
+                                     detail="no partition.metadata: no topic id",
+                                     target=f"{path.name}.<uuid>-stray"))
+    if prediction.outcome == "clean":
+        prediction.outcome = "rebuilt"
+
+
+def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, int]]) -> None:
+    for name in (RECOVERY_POINT, LOG_START, HIGH_WATERMARK):
+        for (topic, partition), offset in sorted(pred.checkpoints[name].entries.items()):
+            if (topic, partition) not in present:
+                pred.entries_without_directory.append((name, topic, partition, offset))
+
+
+def predict_broker(paths: Sequence[str | os.PathLike[str]]) -> BrokerPrediction:
+    """Every log directory of one broker (``log.dirs``); the marker and checkpoints are per directory."""
+    broker = BrokerPrediction([predict_log_dir(p) for p in paths])
+    seen: dict[tuple[str, int, bool], PartitionPrediction] = {}
+    for logdir in broker.log_dirs:
+        for part in logdir.partitions:
+            if part.kind in ("delete", "stray"):
+                continue
+            key = (part.topic, part.partition, part.kind == "future")
+            previous = seen.setdefault(key, part)
+            if previous is not part and logdir.error is None:
+                logdir.error = _duplicate(part, previous)
+    return broker
+
+
+def _duplicate(part: PartitionPrediction, previous: PartitionPrediction) -> LoadError:
+    """``LogManager.loadLog``'s duplicate check (R1.5): the broker stops."""
+    here, there = os.path.abspath(part.path), os.path.abspath(previous.path)
+    if part.kind == "future":
+        message = f"Duplicate log directories found: {here}, {there}"
+    else:
+        message = (f"Duplicate log directories for {part.topic}-{part.partition} are found in both {here} "
+                   f"and {there}. It is likely because log directory failure happened while broker was "
+                   "replacing current replica with future replica. Recover broker from this failure by manually "
+                   "deleting one of the two directories for this partition. It is recommended to delete the "
+                   "partition in the log directory that is known to have failed recently.")
+    return LoadError("java.lang.IllegalStateException", message, BROKER_STOPS, "R1.5", f"{LM}.loadLog")

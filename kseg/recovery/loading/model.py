@@ -1,0 +1,180 @@
+"""What the model of Kafka 4.3.0's log loading answers: plain result data, nothing read or written here.
+
+A :class:`BrokerPrediction` holds one :class:`LogDirPrediction` per log
+directory, each holding one :class:`PartitionPrediction` per partition
+directory.  Every file Kafka would create, rewrite, delete or rename is an
+:class:`Action` naming the rule of ``docs/kafka-log-loading.md`` (``R#``) and
+the Kafka method it comes from, so a caller can show *why* as well as *what*.
+``outcome`` and the loss fields follow issue 13's contract for ``kseg triage``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: ``PartitionPrediction.outcome`` (issue 13).
+CLEAN = "clean"  # no file of the partition directory changes
+REBUILT = "rebuilt"  # every .log byte kept; another file is created, rewritten or deleted
+TRUNCATED = "truncated"  # a .log loses bytes, is deleted, or is replaced by a .swap
+FAILS = "fails"  # the load throws
+OUTCOMES = (CLEAN, REBUILT, TRUNCATED, FAILS)
+
+#: ``Action.kind``.
+CREATE, REWRITE, DELETE, RENAME, TRUNCATE, RESIZE = "create", "rewrite", "delete", "rename", "truncate", "resize"
+
+#: ``LoadError.consequence`` (R9.1, R9.2).
+DIR_OFFLINE = "log directory goes offline"
+BROKER_STOPS = "broker stops"
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One change Kafka makes on disk while loading.
+
+    ``path`` is relative to the log directory (``topic-0/00000000000000000000.index``);
+    ``target`` is the new name of a rename; ``size`` the file's size afterwards
+    when known.  ``changes_content`` is False for changes that leave what the
+    file says untouched (a rewrite with the same entries; the active index
+    resized to its preallocated maximum, trimmed back at the next clean close):
+    they do not make a partition ``rebuilt``.
+    """
+
+    kind: str
+    path: str
+    rule: str
+    method: str
+    detail: str = ""
+    target: str | None = None
+    size: int | None = None
+    changes_content: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    """An exception that ends the load of a partition (or of a log directory), as Kafka throws it."""
+
+    exception: str  # fully qualified Java class
+    message: str  # Kafka's message, exact
+    consequence: str  # DIR_OFFLINE or BROKER_STOPS
+    rule: str
+    method: str
+    cause: str | None = None  # "<class>: <message>" of the cause, for a KafkaStorageException
+
+    def as_json(self) -> dict[str, str]:
+        """The ``error`` object of the triage contract."""
+        return {"exception": self.exception, "message": self.message}
+
+
+class LoadFailed(Exception):
+    """Internal: raised where Kafka's load throws; carries the :class:`LoadError`."""
+
+    def __init__(self, error: LoadError) -> None:
+        super().__init__(f"{error.exception}: {error.message}")
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRead:
+    """A log-directory checkpoint as ``LogManager`` reads it (R1.1, R8.5)."""
+
+    name: str
+    exists: bool
+    entries: dict[tuple[str, int], int]  # (topic, partition) -> offset; empty when the read failed
+    problem: str | None = None  # "<class>: <message>" of the read failure, swallowed by LogManager
+    reports_offline: bool = False  # an IOException went through CheckpointFileWithFailureHandler (R9.4)
+
+
+@dataclass(slots=True)
+class PartitionPrediction:
+    """What the next start does to one partition directory (the triage contract, plus the why)."""
+
+    path: str  # the partition directory
+    topic: str
+    partition: int
+    kind: str = ""  # "", "delete", "future" or "stray" (R2.7)
+    outcome: str = CLEAN
+    log_start_offset: int | None = None
+    log_end_offset: int | None = None  # None when the load fails
+    recovery_point: int | None = None  # Kafka's new recovery point after the load
+    recovery_point_checkpoint: int = 0  # what the load started from (R1.2)
+    log_start_offset_checkpoint: int = 0
+    high_watermark: int | None = None  # replication-offset-checkpoint entry, if any
+    truncated_bytes: int = 0
+    deleted_segments: list[int] = field(default_factory=list)
+    lost_offsets: list[list[int]] = field(default_factory=list)
+    error: LoadError | None = None
+    leader_epochs: list[list[int]] | None = None  # None when the load fails before the cache exists
+    actions: list[Action] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # rules the model does not follow for this partition
+
+    def as_json(self) -> dict[str, object]:
+        """One ``{"type": "partition", ...}`` object of ``kseg triage --format json``."""
+        return {
+            "type": "partition",
+            "path": self.path,
+            "topic": self.topic,
+            "partition": self.partition,
+            "outcome": self.outcome,
+            "log_start_offset": self.log_start_offset,
+            "log_end_offset": self.log_end_offset,
+            "truncated_bytes": self.truncated_bytes,
+            "deleted_segments": list(self.deleted_segments),
+            "lost_offsets": [list(r) for r in self.lost_offsets],
+            "error": None if self.error is None else self.error.as_json(),
+            "leader_epochs": None if self.leader_epochs is None else [list(e) for e in self.leader_epochs],
+        }
+
+    @property
+    def lost_above_high_watermark(self) -> bool:
+        """True when every lost offset is at or above the high watermark (nothing committed lost)."""
+        hw = self.high_watermark
+        return hw is not None and all(first >= hw for first, _ in self.lost_offsets)
+
+
+@dataclass(slots=True)
+class LogDirPrediction:
+    """What the next start does in one log directory."""
+
+    path: str
+    clean_shutdown: bool  # .kafka_cleanshutdown exists (only existence counts, R1.1)
+    checkpoints: dict[str, CheckpointRead] = field(default_factory=dict)
+    partitions: list[PartitionPrediction] = field(default_factory=list)
+    entries_without_directory: list[tuple[str, str, int, int]] = field(default_factory=list)  # (file, topic, p, offset)
+    directories_without_entries: list[str] = field(default_factory=list)  # no recovery-point entry
+    leftovers: list[str] = field(default_factory=list)  # -delete / -future / -stray directories
+    ignored: list[str] = field(default_factory=list)  # subdirectories LogManager does not load here
+    actions: list[Action] = field(default_factory=list)  # log-directory level (marker, checkpoints)
+    error: LoadError | None = None  # the log directory as a whole fails
+
+    @property
+    def offline(self) -> bool:
+        """The log directory goes offline at this start (R9.1, R9.4)."""
+        if self.error is not None and self.error.consequence == DIR_OFFLINE:
+            return True
+        if any(c.reports_offline for c in self.checkpoints.values()):
+            return True
+        return any(p.error is not None and p.error.consequence == DIR_OFFLINE for p in self.partitions)
+
+    @property
+    def stops_broker(self) -> bool:
+        """Something here throws what ``LogManager`` does not handle: the broker halts (R9.1)."""
+        errors = [self.error] + [p.error for p in self.partitions]
+        return any(e is not None and e.consequence == BROKER_STOPS for e in errors)
+
+
+@dataclass(slots=True)
+class BrokerPrediction:
+    """Several log directories of one broker (``log.dirs``)."""
+
+    log_dirs: list[LogDirPrediction]
+
+    @property
+    def broker_stops(self) -> bool:
+        """The broker halts: an unhandled exception, or no log directory left online (R9.2)."""
+        if any(d.stops_broker for d in self.log_dirs):
+            return True
+        return bool(self.log_dirs) and all(d.offline for d in self.log_dirs)
+
+    @property
+    def partitions(self) -> list[PartitionPrediction]:
+        return [p for d in self.log_dirs for p in d.partitions]

@@ -1,0 +1,139 @@
+"""``LogLoader.load`` for one partition directory, step by step in Kafka's order (R1.3, R1.4).
+
+:class:`Loader` replays the load against a :class:`~kseg.recovery.loading.state.PartitionDir`
+(an in-memory picture: the real directory is only read) and records what
+each step changes.  :func:`predict_partition` turns that into a
+:class:`~kseg.recovery.loading.model.PartitionPrediction`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kseg.recovery.loading.epochs import EpochCache
+from kseg.recovery.loading.loadstate import LoadInputs, LoadState
+from kseg.recovery.loading.model import FAILS, TRUNCATED, LoadFailed, PartitionPrediction
+from kseg.recovery.loading.outcome import finish_prediction
+from kseg.recovery.loading.segments import Seg, file_name, read_next_offset
+from kseg.recovery.loading.segrecovery import SegmentRecovery, SplitNotModelled, delete_segments
+from kseg.recovery.loading.snapshots import ProducerStates, rebuild_producer_state
+from kseg.recovery.loading.startup import load_segment_files, remove_temp_and_swap
+from kseg.recovery.loading.state import PartitionDir
+
+LONG_MAX = (1 << 63) - 1
+MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes
+
+
+class Loader(LoadState):
+    """One ``LogLoader.load``: the steps, over the shared :class:`LoadState`."""
+
+    def __init__(self, pdir: PartitionDir, inputs: LoadInputs, epochs: EpochCache, psm: ProducerStates) -> None:
+        super().__init__(pdir, inputs, epochs, psm)
+        self.recovery = SegmentRecovery(self)
+
+    def load(self) -> tuple[int, int, int]:
+        """(log start offset, recovery point, log end offset) as ``LogLoader.load`` returns them (R1.4)."""
+        inputs = self.inputs
+        remove_temp_and_swap(self.pdir)
+        load_segment_files(self, self.recovery.recover_early)
+        if inputs.kind != "delete":
+            recovery_point, next_offset = self.recover_log()
+            self.resize_active_indexes()
+        else:  # R2.7
+            if not self.segments:
+                self._new_segment(0, "R2.7")
+            recovery_point = next_offset = 0
+        self.epochs.truncate_from_end(next_offset)
+        log_start = max(inputs.log_start_offset, self.ordered()[0].base)  # R8.1
+        self.epochs.truncate_from_start(inputs.log_start_offset)
+        self.psm.remove_strays(sorted(self.segments))
+        rebuild_producer_state(self.psm, self.ordered(), log_start, next_offset, inputs.clean_shutdown,
+                               self.recovery.replayer())
+        return log_start, max(recovery_point, log_start), next_offset  # R1.6 raises rp to the log start
+
+    def recover_log(self) -> tuple[int, int]:
+        """``LogLoader.recoverLog`` (R4.1-R4.6): (new recovery point, next offset)."""
+        inputs = self.inputs
+        if not inputs.clean_shutdown and inputs.recovery_point != LONG_MAX:  # R4.1, R4.2
+            unflushed = _values_from(self.ordered(), inputs.recovery_point)
+            for i, seg in enumerate(unflushed):
+                if self.recovery.recover_in_recover_log(seg) > 0:
+                    delete_segments(self, unflushed[i + 1 :], "R4.3", "LogLoader.recoverLog")
+                    break
+        log_end = self._log_start_beyond_end()
+        if not self.segments:
+            self._new_segment(inputs.log_start_offset, "R4.6")
+        if inputs.clean_shutdown and log_end is not None:
+            return log_end, log_end
+        if log_end is None:
+            log_end = read_next_offset(self.pdir, self.ordered()[-1])
+        return min(inputs.recovery_point, log_end), log_end
+
+    def _log_start_beyond_end(self) -> int | None:
+        """``deleteSegmentsIfLogStartGreaterThanLogEnd`` (R8.2): the log end, or None if everything went."""
+        if not self.segments:
+            return None
+        log_end = read_next_offset(self.pdir, self.ordered()[-1])
+        if log_end >= self.inputs.log_start_offset:
+            return log_end
+        delete_segments(self, self.ordered(), "R8.2", "LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd")
+        self.epochs.clear()
+        self.psm.truncate_fully(self.inputs.log_start_offset)
+        return None
+
+    def _new_segment(self, base: int, rule: str) -> None:
+        """``LogSegment.open`` of an empty active segment (R4.6, R2.7, R5.7)."""
+        self.pdir.create(file_name(base, ".log"), 0, rule, "LogSegment.open", "new empty active segment")
+        self.segments[base] = Seg(base)
+
+    def resize_active_indexes(self) -> None:
+        """``resizeIndexes(config.maxIndexSize)`` on the active segment (R4.7): preallocated, entries kept."""
+        seg = self.ordered()[-1]
+        for kind, size in ((".index", MAX_INDEX_SIZE), (".timeindex", MAX_INDEX_SIZE - MAX_INDEX_SIZE % 12)):
+            name = seg.name(kind)
+            if self.pdir.exists(name):
+                self.pdir.record("resize", name, "R4.7", "LogSegment.resizeIndexes", size=size,
+                                 detail="preallocated to the maximum; trimmed back at a clean close",
+                                 changes_content=False)
+            else:
+                self.pdir.create(name, size, "R4.7", "LogSegment.resizeIndexes (AbstractIndex.createAndAssignMmap)")
+                self.pdir.files[name].data = b""
+
+
+def _values_from(segments: list[Seg], start: int) -> list[Seg]:
+    """``LogSegments.values(from, Long.MAX_VALUE)``: from the segment containing ``from`` (R4.2)."""
+    floor = [s for s in segments if s.base <= start]
+    low = floor[-1].base if floor else None
+    return [s for s in segments if low is None or s.base >= low]
+
+
+__all__ = ["LoadInputs", "Loader", "predict_partition"]
+
+
+def predict_partition(path: Path, topic: str, partition: int, inputs: LoadInputs) -> PartitionPrediction:
+    """What ``UnifiedLog.create`` does to this partition directory at the next start (read-only)."""
+    pred = PartitionPrediction(str(path), topic, partition, kind=inputs.kind,
+                               recovery_point_checkpoint=inputs.recovery_point,
+                               log_start_offset_checkpoint=inputs.log_start_offset,
+                               high_watermark=inputs.high_watermark)
+    pdir = PartitionDir(path, path.name)
+    loader: Loader | None = None
+    try:
+        epochs = EpochCache.load(pdir)  # R1.3 (3)
+        psm = ProducerStates(pdir, "R6.3b")  # R1.3 (4)
+        loader = Loader(pdir, inputs, epochs, psm)
+        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = loader.load()
+        pred.leader_epochs = epochs.as_lists()
+    except LoadFailed as failed:
+        pred.error = failed.error
+        pred.outcome = FAILS
+        pred.log_end_offset = None
+    except SplitNotModelled as split:
+        pred.notes.append(f"{split.args[0]}: the overflow split goes ahead (R4.4); not modelled past this point")
+        pred.log_end_offset = None
+    finish_prediction(pred, pdir, loader)
+    if pred.notes and pred.log_end_offset is None and pred.error is None:
+        pred.outcome = TRUNCATED  # the split replaces the .log with .swap segments
+    return pred
+
+

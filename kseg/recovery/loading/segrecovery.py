@@ -1,0 +1,145 @@
+"""``LogLoader.recoverSegment`` and segment deletion, with their exceptions (R3.5, R4.3-R4.5).
+
+A segment is recovered with a temporary ``ProducerStateManager`` whose
+``rebuildProducerState`` (up to the segment's base) changes snapshot files
+on its own (R3.5), then ``LogSegment.recover``; what ``recover`` throws is
+handled differently in ``loadSegmentFiles`` (nothing but the overflow split)
+and ``recoverLog`` (``InvalidOffsetException``/``IOException`` empty the segment).
+The overflow split is refused unless the segment's last batch overflows (R4.5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kseg.recovery.indexes import RecoveryFailure
+from kseg.recovery.loading.loadstate import LoadState
+from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
+from kseg.recovery.loading.segments import (
+    INDEX_SUFFIXES,
+    INVALID_OFFSET,
+    OVERFLOW,
+    Recovered,
+    Seg,
+    apply_recovery,
+    framed_range,
+    has_overflow,
+    replay,
+    run_recover,
+)
+from kseg.recovery.loading.snapshots import ProducerStates, Replayer, rebuild_producer_state
+from kseg.recovery.producer_state import TxnTracker
+
+#: Kafka's classes for the simple names :mod:`kseg.recovery.indexes` and producer_state use.
+JAVA_CLASSES = {
+    "InvalidOffsetException": "org.apache.kafka.common.errors.InvalidOffsetException",
+    "InvalidTxnStateException": "org.apache.kafka.common.errors.InvalidTxnStateException",
+    "IllegalArgumentException": "java.lang.IllegalArgumentException",
+    "IllegalStateException": "java.lang.IllegalStateException",
+    "NullPointerException": "java.lang.NullPointerException",
+    "KafkaException": "org.apache.kafka.common.KafkaException",
+    OVERFLOW: "org.apache.kafka.storage.internals.log.LogSegmentOffsetOverflowException",
+}
+
+
+class SplitNotModelled(Exception):
+    """The overflow split would go ahead (the last batch overflows): the model does not follow it."""
+
+
+class _EmptySegment(Exception):
+    """``recover`` threw ``InvalidOffsetException`` inside ``recoverLog``: the segment is emptied (R4.3)."""
+
+
+class SegmentRecovery:
+    """``recoverSegment`` for one :class:`~kseg.recovery.loading.loadstate.LoadState`."""
+
+    def __init__(self, loader: LoadState) -> None:
+        self.loader = loader
+
+    def replayer(self) -> Replayer:
+        pdir = self.loader.pdir
+
+        def run(seg: Seg, start: int, end: int | None, tracker: TxnTracker) -> None:
+            replay(pdir, seg, start, end, tracker)
+
+        return run
+
+    def recover_early(self, seg: Seg) -> None:
+        """R3.4/R3.5: recovered inside ``loadSegmentFiles``; the byte count is discarded, nothing else deleted."""
+        try:
+            self._recover(seg, "R3.5")
+        except _EmptySegment as empty:
+            raise self._stops(seg, empty.args[0], "R3.5") from None
+
+    def recover_in_recover_log(self, seg: Seg) -> int:
+        """R4.3: the bytes cut from this segment (``InvalidOffsetException`` empties it)."""
+        try:
+            return self._recover(seg, "R4.3")
+        except _EmptySegment:
+            pdir = self.loader.pdir
+            size = pdir.size(seg.name(".log"))
+            self._note_lost(seg, 0, size)
+            pdir.truncate(seg.name(".log"), 0, "R4.3", "LogLoader.recoverLog (InvalidOffsetException: truncateTo)")
+            return size
+
+    def _recover(self, seg: Seg, rule: str) -> int:
+        loader = self.loader
+        temp = ProducerStates(loader.pdir, rule)
+        rebuild_producer_state(temp, loader.ordered(), loader.inputs.log_start_offset, seg.base, False,
+                               self.replayer())
+        rec = run_recover(loader.pdir, seg, temp.tracker)
+        loader.epochs.assign_from_recovery(rec.epochs, seg.name(".log"))
+        if rec.failure is not None:
+            apply_recovery(loader.pdir, seg, rec, rule)
+            self._failure(seg, rec, rec.failure)
+        size = loader.pdir.size(seg.name(".log"))
+        if rec.build.valid_bytes < size:
+            self._note_lost(seg, rec.build.valid_bytes, size)
+        truncated = apply_recovery(loader.pdir, seg, rec, rule)
+        if rec.map_end is not None:
+            temp.last_map = rec.map_end
+        temp.take_snapshot(rule)
+        return truncated
+
+    def _failure(self, seg: Seg, rec: Recovered, failure: RecoveryFailure) -> None:
+        """What an exception out of ``recover`` becomes (R4.4, R4.5, R5.3)."""
+        if failure.exception == OVERFLOW:
+            if has_overflow(self.loader.pdir, seg, rec.build.offset_index_bytes()):
+                raise SplitNotModelled(seg.name(".log"))
+            path = (self.loader.pdir.path / seg.name(".log")).absolute()
+            message = f"Split operation is only permitted for segments with overflow, and the problem path is {path}"
+            raise LoadFailed(LoadError("java.lang.IllegalArgumentException", message, BROKER_STOPS, "R4.5",
+                                       "LocalLog.splitOverflowedSegment"))
+        if failure.exception == INVALID_OFFSET:
+            raise _EmptySegment(failure)
+        raise self._stops(seg, failure, "R5.3")
+
+    def _stops(self, seg: Seg, failure: RecoveryFailure, rule: str) -> LoadFailed:
+        exception = JAVA_CLASSES.get(failure.exception, failure.exception)
+        message = failure.message
+        if failure.exception == INVALID_OFFSET:  # OffsetIndex.append / TimeIndex.maybeAppend end with the path
+            kind = ".timeindex" if " to slot " in message else ".index"
+            message = f"{message} to {(self.loader.pdir.path / seg.name(kind)).absolute()}"
+        return LoadFailed(LoadError(exception, message, BROKER_STOPS, rule, "LogSegment.recover"))
+
+    def _note_lost(self, seg: Seg, start: int, end: int) -> None:
+        found = framed_range(self.loader.pdir, seg, start, end, 0)
+        if found is not None:
+            self.loader.lost.append(found)
+
+
+def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, method: str) -> None:
+    """``removeAndDeleteSegmentsAsync``: files renamed ``.deleted`` at once, snapshots marked (R4.3, R8.2)."""
+    pdir = loader.pdir
+    for seg in segments:
+        size = pdir.size(seg.name(".log")) if pdir.exists(seg.name(".log")) else 0
+        found = framed_range(pdir, seg, 0, size, 0)
+        if found is not None:
+            loader.lost.append(found)
+        for suffix in (".log", *INDEX_SUFFIXES):
+            name = seg.name(suffix)
+            if pdir.exists(name):
+                pdir.rename(name, name + ".deleted", rule, f"{method} -> LocalLog.deleteSegmentFiles")
+        loader.segments.pop(seg.base, None)
+        loader.deleted.append(seg.base)
+    loader.psm.mark_deleted([s.base for s in segments], rule)

@@ -1,0 +1,176 @@
+"""Producer snapshots through a load: which ``<offset>.snapshot`` files are deleted and which are written (§6).
+
+:class:`ProducerStates` stands for one ``ProducerStateManager``: the load's
+own (built in ``UnifiedLog.create``, R1.3/R6.1) or a temporary one of
+``LogLoader.recoverSegment`` (R3.5).  It keeps what decides the files --
+the snapshot offsets it knows, ``lastSnapOffset``/``lastMapOffset`` -- and the
+open transactions (a :class:`~kseg.recovery.producer_state.TxnTracker`) that
+recovery of the next segment needs.  :func:`rebuild_producer_state` is
+``UnifiedLog.rebuildProducerState`` (R6.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from kseg.errors import KsegError
+from kseg.format.snapshot import check_snapshot, read_snapshot
+from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
+from kseg.recovery.loading.segments import Seg, file_name
+from kseg.recovery.loading.state import PartitionDir
+from kseg.recovery.producer_state import TxnTracker
+
+SUFFIX = ".snapshot"
+PSM = "ProducerStateManager"
+
+
+def snapshot_offsets(pdir: PartitionDir) -> dict[int, str]:
+    """``ProducerStateManager.loadSnapshots``: every ``*.snapshot`` by offset (R1.3: a bad name stops the broker)."""
+    found: dict[int, str] = {}
+    for name in pdir.names():
+        if name.endswith(SUFFIX):
+            stem = name[: name.index(".")]
+            if not stem.lstrip("-").isdigit():
+                raise LoadFailed(LoadError("java.lang.NumberFormatException", f'For input string: "{stem}"',
+                                           BROKER_STOPS, "R1.3", "SnapshotFile.offsetFromFileName"))
+            found[int(stem)] = name
+    return dict(sorted(found.items()))
+
+
+class ProducerStates:
+    """One ``ProducerStateManager``, as far as snapshot files and open transactions go."""
+
+    def __init__(self, pdir: PartitionDir, rule: str) -> None:
+        self.pdir = pdir
+        self.rule = rule
+        self.snapshots = snapshot_offsets(pdir)
+        self.last_snap = self.last_map = 0
+        self.tracker = TxnTracker()
+
+    def latest_snapshot(self) -> int | None:
+        return max(self.snapshots) if self.snapshots else None
+
+    def _delete(self, offset: int, method: str, rule: str | None = None) -> None:
+        name = self.snapshots.pop(offset, None)
+        if name is not None:
+            self.pdir.delete(name, rule or self.rule, f"{PSM}.{method}")
+
+    def truncate_and_reload(self, log_start: int, log_end: int) -> None:
+        """``truncateAndReload``: snapshots above the end or at/below the start go, then the newest loads."""
+        for offset in list(self.snapshots):
+            if offset > log_end or offset <= log_start:
+                self._delete(offset, "truncateAndReload")
+        if log_end != self.last_map:
+            self.tracker = TxnTracker()
+            self._load_from_snapshot(log_start)
+
+    def _load_from_snapshot(self, log_start: int) -> None:
+        """``loadFromSnapshot``: the newest readable snapshot; a corrupt one is deleted and the next tried."""
+        while self.snapshots:
+            offset = max(self.snapshots)
+            entries = self._read(self.snapshots[offset])
+            if entries is None:
+                self._delete(offset, "loadFromSnapshot (CorruptSnapshotException)")
+                continue
+            for producer_id, txn_first in entries:
+                self.tracker.append_data(producer_id, txn_first, True)
+            self.last_snap = self.last_map = offset
+            return
+        self.last_snap = self.last_map = log_start
+
+    def _read(self, name: str) -> list[tuple[int, int]] | None:
+        """(producer id, open transaction's first offset) of a snapshot, None if Kafka finds it corrupt."""
+        data = self.pdir.current(name)
+        if data is None:
+            return self.pdir.written_snapshots.get(name, [])  # written by this load
+        try:
+            snapshot = read_snapshot(data)
+            check_snapshot(snapshot)
+        except KsegError:
+            return None
+        return [(e.producer_id, e.current_txn_first_offset) for e in snapshot.entries if e.current_txn_first_offset >= 0]
+
+    def take_snapshot(self, rule: str | None = None) -> None:
+        """``takeSnapshot``: a new file only when the map end passed the last snapshot."""
+        if self.last_map > self.last_snap:
+            name = file_name(self.last_map, SUFFIX)
+            self.pdir.rewrite(name, 0, rule or self.rule, f"{PSM}.takeSnapshot", f"snapshot at {self.last_map}")
+            self.pdir.written_snapshots[name] = list(self.tracker.open_transactions.items())
+            self.snapshots[self.last_map] = name
+            self.last_snap = self.last_map
+
+    def remove_strays(self, bases: Sequence[int]) -> None:
+        """``removeStraySnapshots`` (R6.2): of the non-base snapshots only the newest may stay, above every base."""
+        self.snapshots = snapshot_offsets(self.pdir)
+        stray: int | None = None
+        for offset in list(self.snapshots):
+            if offset not in bases:
+                if stray is not None:
+                    self._delete(stray, "removeStraySnapshots", "R6.2")
+                stray = offset
+        if stray is not None and bases and stray < max(bases):
+            self._delete(stray, "removeStraySnapshots", "R6.2")
+
+    def mark_deleted(self, bases: Sequence[int], rule: str) -> None:
+        """``removeAndMarkSnapshotForDeletion`` for deleted segments: renamed ``.deleted`` if known and present."""
+        for base in bases:
+            name = self.snapshots.pop(base, None)
+            if name is not None and self.pdir.exists(name):
+                self.pdir.rename(name, name + ".deleted", rule, f"{PSM}.removeAndMarkSnapshotForDeletion")
+
+    def truncate_fully(self, offset: int) -> None:
+        """``truncateFullyAndStartAt`` (R8.2): every snapshot the manager knows is deleted."""
+        for snap in list(self.snapshots):
+            self._delete(snap, "truncateFullyAndStartAt", "R8.2")
+        self.tracker = TxnTracker()
+        self.last_snap, self.last_map = 0, offset
+
+
+#: replay(segment, start offset, end offset or None, tracker): R6.3b's reading of one segment.
+Replayer = Callable[[Seg, int, "int | None", TxnTracker], None]
+
+
+def rebuild_producer_state(
+    psm: ProducerStates,
+    segments: Sequence[Seg],
+    log_start: int,
+    last_offset: int,
+    clean: bool,
+    replay: Replayer,
+) -> None:
+    """``UnifiedLog.rebuildProducerState`` (R6.3); ``segments`` are the loaded ones, in offset order."""
+    to_snapshot = [s.base for s in segments[-2:]] + [last_offset]
+    if psm.latest_snapshot() is None and clean:  # R6.3a: empty snapshots, the log is not read
+        for offset in to_snapshot:
+            psm.last_map = offset
+            psm.take_snapshot("R6.3a")
+        return
+    empty_before = psm.last_map >= last_offset
+    psm.truncate_and_reload(log_start, last_offset)
+    if last_offset > psm.last_map and not empty_before:
+        for seg in _values(segments, psm.last_map, last_offset):
+            start = max(seg.base, psm.last_map, log_start)
+            psm.last_map = start
+            if seg.base in to_snapshot:
+                psm.take_snapshot()
+            is_last = seg is _floor(segments, last_offset)
+            replay(seg, start, last_offset if is_last else None, psm.tracker)
+    psm.last_map = last_offset
+    psm.take_snapshot()
+
+
+def _floor(segments: Sequence[Seg], offset: int) -> Seg | None:
+    floor = None
+    for seg in segments:
+        if seg.base <= offset:
+            floor = seg
+    return floor
+
+
+def _values(segments: Sequence[Seg], start: int, end: int) -> list[Seg]:
+    """``LogSegments.values(from, to)``: from the segment containing ``from`` to those below ``to``."""
+    if start == end:
+        return []
+    floor = _floor(segments, start)
+    low = floor.base if floor is not None else None
+    return [s for s in segments if (low is None or s.base >= low) and s.base < end]

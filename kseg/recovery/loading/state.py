@@ -1,0 +1,124 @@
+"""The partition directory as the load changes it -- in memory only; the real directory is never touched.
+
+The model replays Kafka's load step by step against this picture: each file
+is known by name with its size and, while unchanged, the real path its bytes
+are read from.  Every change is recorded as an :class:`Action`, so the
+prediction lists what Kafka does in the order it does it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kseg.recovery.loading.model import CREATE, DELETE, RENAME, REWRITE, TRUNCATE, Action
+from kseg.segment import read_small_file
+
+
+@dataclass(slots=True)
+class VFile:
+    """One regular file of the partition directory, as the load leaves it so far."""
+
+    size: int
+    source: Path | None  # where its current bytes are; None once the model has written it
+    readable: bool = True
+    data: bytes | None = None  # what the model wrote, when known
+
+
+class PartitionDir:
+    """The regular files of one partition directory, and the actions taken on them."""
+
+    def __init__(self, path: Path, prefix: str) -> None:
+        self.path = path
+        self.prefix = prefix  # the directory's name, to make action paths relative to the log dir
+        self.files: dict[str, VFile] = {}
+        self.actions: list[Action] = []
+        self.subdirs: list[str] = []
+        #: open transactions (producer id, first offset) in the snapshots this load writes
+        self.written_snapshots: dict[str, list[tuple[int, int]]] = {}
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=True):
+                    self.subdirs.append(entry.name)
+                elif entry.is_file(follow_symlinks=True):
+                    stat = entry.stat()
+                    readable = os.access(entry.path, os.R_OK)
+                    self.files[entry.name] = VFile(stat.st_size, Path(entry.path), readable)
+
+    def names(self) -> list[str]:
+        return list(self.files)
+
+    def exists(self, name: str) -> bool:
+        return name in self.files
+
+    def size(self, name: str) -> int:
+        return self.files[name].size
+
+    def source(self, name: str) -> Path | None:
+        vfile = self.files.get(name)
+        return None if vfile is None else vfile.source
+
+    def rel(self, name: str) -> str:
+        return f"{self.prefix}/{name}"
+
+    def record(
+        self,
+        kind: str,
+        name: str,
+        rule: str,
+        method: str,
+        *,
+        detail: str = "",
+        target: str | None = None,
+        size: int | None = None,
+        changes_content: bool = True,
+    ) -> None:
+        self.actions.append(Action(kind, self.rel(name), rule, method, detail, target, size, changes_content))
+
+    def create(self, name: str, size: int, rule: str, method: str, detail: str = "") -> None:
+        """Kafka creates ``name`` (nothing happens if it exists: ``createNewFile`` semantics are the caller's)."""
+        self.files[name] = VFile(size, None)
+        self.record(CREATE, name, rule, method, detail=detail, size=size)
+
+    def current(self, name: str) -> bytes | None:
+        """The file's bytes as the load leaves them so far (None: absent, or written with unknown content)."""
+        vfile = self.files.get(name)
+        if vfile is None:
+            return None
+        if vfile.source is None:
+            return vfile.data
+        return read_small_file(vfile.source)[: vfile.size]
+
+    def rewrite(self, name: str, size: int, rule: str, method: str, detail: str = "", changes: bool = True) -> None:
+        """Kafka writes ``name`` again (created if it did not exist)."""
+        kind = REWRITE if name in self.files else CREATE
+        self.files[name] = VFile(size, None)
+        self.record(kind, name, rule, method, detail=detail, size=size, changes_content=changes or kind == CREATE)
+
+    def write(self, name: str, data: bytes, rule: str, method: str, detail: str = "") -> None:
+        """Kafka writes ``data`` to ``name``; a change only if the bytes differ from what is there."""
+        old = self.current(name) if name in self.files else None
+        self.rewrite(name, len(data), rule, method, detail, changes=old != data)
+        self.files[name].data = data
+
+    def truncate(self, name: str, size: int, rule: str, method: str, detail: str = "") -> None:
+        """``FileChannel.truncate``: the first ``size`` bytes stay."""
+        vfile = self.files[name]
+        if size < vfile.size:
+            vfile.size = size
+            if vfile.data is not None:
+                vfile.data = vfile.data[:size]
+            self.record(TRUNCATE, name, rule, method, detail=detail, size=size)
+
+    def delete(self, name: str, rule: str, method: str, detail: str = "") -> None:
+        if self.files.pop(name, None) is not None:
+            self.record(DELETE, name, rule, method, detail=detail)
+
+    def rename(self, name: str, target: str, rule: str, method: str, detail: str = "") -> None:
+        """``File.renameTo``: on POSIX it replaces an existing target."""
+        vfile = self.files.pop(name, None)
+        if vfile is None:
+            return
+        self.files[target] = vfile
+        self.record(RENAME, name, rule, method, detail=detail, target=self.rel(target))

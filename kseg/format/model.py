@@ -136,15 +136,15 @@ class Record(tuple):
 
     def replace(self, **changes: object) -> Record:
         """A copy with some fields changed (records themselves never change)."""
-        values = dict(zip(_RECORD_FIELDS, self))
+        values = dict(zip(_RECORD_FIELDS, self, strict=True))
         values.update(changes)
-        return Record(**values)  # type: ignore[arg-type]
+        return Record(**values)
 
     def as_dict(self) -> dict[str, object]:
-        return dict(zip(_RECORD_FIELDS, self))
+        return dict(zip(_RECORD_FIELDS, self, strict=True))
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={value!r}" for name, value in zip(_RECORD_FIELDS, self))
+        inner = ", ".join(f"{name}={value!r}" for name, value in zip(_RECORD_FIELDS, self, strict=True))
         return f"Record({inner})"
 
 

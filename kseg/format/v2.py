@@ -31,61 +31,59 @@ that a broker can rewrite offsets and leader epochs without recomputing it.
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from itertools import repeat
+from mmap import mmap
 from operator import itemgetter
 
-from kseg.errors import Corrupt, CrcMismatch, EncodeError, InvalidRecord, KsegError, Truncated
+from kseg.errors import Corrupt, CrcMismatch, InvalidRecord, KsegError, Truncated
 from kseg.format import compression
 from kseg.format.crc import crc32c
+from kseg.format.layout import (
+    BATCH_HEADER,
+    CODEC_MASK,
+    CONTROL_MASK,
+    DELETE_HORIZON_MASK,
+    LOG_OVERHEAD,
+    MIN_V2_BATCH_LENGTH,
+    RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_MASK,
+    V2_ATTRIBUTES_OFFSET,
+    V2_CRC_OFFSET,
+)
 from kseg.format.model import (
     CREATE_TIME,
-    INT64_MAX,
-    INT64_MIN,
     LOG_APPEND_TIME,
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     NO_SEQUENCE,
-    NO_TIMESTAMP,
-    Header,
     Record,
-    RecordSpec,
     codec_name,
     increment_sequence,
-    wrap_int32,
     wrap_int64,
 )
-from kseg.format.varint import decode_varint, decode_varlong, encode_varint, encode_varlong
-
-MAGIC = 2
-_new_tuple = tuple.__new__  # builds a Record without the keyword-friendly __new__
-
-BATCH_HEADER = struct.Struct(
-    ">q"  # base_offset
-    "i"  # batch_length
-    "i"  # partition_leader_epoch
-    "b"  # magic
-    "I"  # crc
-    "h"  # attributes
-    "i"  # last_offset_delta
-    "q"  # base_timestamp
-    "q"  # max_timestamp
-    "q"  # producer_id
-    "h"  # producer_epoch
-    "i"  # base_sequence
-    "i"  # records_count
+from kseg.format.records import (
+    ATTRIBUTES,
+    KEY_LENGTH,
+    MAGIC,
+    RECORD_STRIDE,
+    VALUE_LENGTH,
+    Buffer,
+    RecordScan,
+    scan_records,
 )
-RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
-_unpack_header = BATCH_HEADER.unpack_from
-CRC_OFFSET = struct.calcsize(">qiib")  # 17
-ATTRIBUTES_OFFSET = struct.calcsize(">qiibI")  # 21: the CRC covers from here
-LOG_OVERHEAD = 12
+from kseg.format.v2_validate import RecordValidator
+from kseg.format.varint import Readable
+from kseg.format.v2_write import (  # noqa: F401 - re-exported: writing is part of this module's API
+    assemble_batch,
+    check_producer_state,
+    check_timestamp,
+    encode_batch,
+    encode_record,
+    offset_delta_of,
+)
 
-CODEC_MASK = 0x07
-TIMESTAMP_TYPE_MASK = 0x08
-TRANSACTIONAL_MASK = 0x10
-CONTROL_MASK = 0x20
-DELETE_HORIZON_MASK = 0x40
+_new_tuple = tuple.__new__  # builds a Record without the keyword-friendly __new__
+_unpack_header = BATCH_HEADER.unpack_from
 
 
 class V2Batch(tuple):
@@ -104,14 +102,14 @@ class V2Batch(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, buf: bytes | memoryview, position: int, view: memoryview | None = None) -> V2Batch:
+    def __new__(cls, buf: Readable, position: int, view: memoryview | None = None) -> V2Batch:
         if position + RECORD_BATCH_OVERHEAD <= len(buf):
             header = _unpack_header(buf, position)
         else:
             # A "batch" shorter than its own header at the end of the data: Kafka
             # cannot load it; we read what is there, zero-padded, and it is never valid.
             header = _unpack_header(bytes(buf[position:]).ljust(RECORD_BATCH_OVERHEAD, b"\0"), 0)
-        return tuple.__new__(cls, header + (buf, position, view))
+        return tuple.__new__(cls, header + (buf, position, view))  # noqa: RUF005 - twice as fast as unpacking
 
     base_offset: int = property(itemgetter(0))  # type: ignore[assignment]
     batch_length: int = property(itemgetter(1))  # type: ignore[assignment]
@@ -126,7 +124,7 @@ class V2Batch(tuple):
     producer_epoch: int = property(itemgetter(10))  # type: ignore[assignment]
     base_sequence: int = property(itemgetter(11))  # type: ignore[assignment]
     records_count: int = property(itemgetter(12))  # type: ignore[assignment]
-    buf: bytes | memoryview = property(itemgetter(13))  # type: ignore[assignment]
+    buf: Readable = property(itemgetter(13))  # type: ignore[assignment]
     position: int = property(itemgetter(14))  # type: ignore[assignment]
 
     @property
@@ -144,7 +142,7 @@ class V2Batch(tuple):
         return wrap_int64(self.base_offset + self.last_offset_delta)  # Java long arithmetic
 
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]  # Kafka's countOrNull(), named as on every batch
         """``countOrNull()``: the stored records count."""
         return self.records_count
 
@@ -188,7 +186,7 @@ class V2Batch(tuple):
     def compute_crc(self) -> int:
         """CRC-32C over [attributes, end of batch), as far as the buffer holds it."""
         position = self[14]
-        start = position + ATTRIBUTES_OFFSET
+        start = position + V2_ATTRIBUTES_OFFSET
         end = min(position + LOG_OVERHEAD + self[1], len(self[13]))
         if end <= start:
             return 0
@@ -199,7 +197,7 @@ class V2Batch(tuple):
 
     def is_valid(self) -> bool:
         """``isValid()``: at least the 61-byte overhead and a matching CRC."""
-        return self[1] >= RECORD_BATCH_OVERHEAD - LOG_OVERHEAD and self[4] == self.compute_crc()
+        return self[1] >= MIN_V2_BATCH_LENGTH and self[4] == self.compute_crc()
 
     def ensure_valid(self) -> None:
         """Raise what ``ensureValid()`` throws, located at this batch."""
@@ -216,7 +214,7 @@ class V2Batch(tuple):
                 f"Record is corrupt (stored crc = {self.crc}, computed crc = {computed})",
                 stored=self.crc,
                 computed=computed,
-                offset=self.position + CRC_OFFSET,
+                offset=self.position + V2_CRC_OFFSET,
                 field="batch.crc",
             )
 
@@ -233,8 +231,42 @@ class V2Batch(tuple):
         return memoryview(self.buf)[start:end]
 
     def iter_records(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> Iterator[Record]:
-        """Decode the records, decompressing first; errors are located in the file."""
-        if self.batch_length < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD:
+        """Decode the records, decompressing first; errors are located in the file.
+
+        Well-formed records come from the scanner (:mod:`kseg.format.records`)
+        in one pass; when it says no, the validating reader
+        (:mod:`kseg.format.v2_validate`) yields what Kafka's iterator yields
+        and raises what it throws, where it throws it.
+        """
+        count = self._checked_count()
+        if count == 0:
+            return iter(())
+        data, start, end, compressed_at, shift = self._records_bytes(max_decompressed)
+        scan = scan_records(data, start, end, count, self[0], self[7])
+        if scan is not None:
+            return iter(self._records_of(scan))
+        return RecordValidator(self, data, start, end, compressed_at, shift).records()
+
+    def scan(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> RecordScan | None:
+        """The records as columns (:class:`~kseg.format.records.RecordScan`) when every one is well-formed.
+
+        None for anything else -- a short batch, a negative count, a batch
+        past the end of the data, a codec error, a damaged record: then
+        :meth:`iter_records` says what Kafka says about it.
+        """
+        if self[1] < MIN_V2_BATCH_LENGTH or self[12] < 0:
+            return None
+        if self[12] == 0:
+            return RecordScan(b"", [], [], self[0], self[7])
+        try:
+            data, start, end, _, _ = self._records_bytes(max_decompressed)
+        except (KsegError, MemoryError):
+            return None
+        return scan_records(data, start, end, self[12], self[0], self[7])
+
+    def _checked_count(self) -> int:
+        """The records count, after the checks Kafka's iterator makes before its first record."""
+        if self.batch_length < MIN_V2_BATCH_LENGTH:
             # Kafka reads the count from the batch's own bytes and fails (IndexOutOfBounds)
             # when the batch is shorter than its header; the header fields we read past
             # the batch end belong to whatever follows, so no record can be trusted.
@@ -248,471 +280,57 @@ class V2Batch(tuple):
         if count < 0:
             raise InvalidRecord(
                 f"Found invalid record count {count} in magic v2 batch",
-                offset=self.position + BATCH_HEADER.size - 4,
+                offset=self.position + RECORD_BATCH_OVERHEAD - 4,
                 field="batch.records_count",
             )
-        if count == 0:
-            return iter(())
+        return count
+
+    def _records_bytes(self, max_decompressed: int) -> tuple[Buffer, int, int, int | None, int]:
+        """(data, start, end, compressed_at, shift): the records region, decompressed when it is compressed.
+
+        Uncompressed records are read in place from the file's own buffer:
+        slicing an mmap or bytes gives bytes directly.  A memoryview would hand
+        out views of the file, so that (rare) case -- or any other buffer -- reads
+        from one copy of the batch, ``shift`` bytes into the file.  ``compressed_at`` is where the
+        compressed region starts (None when read in place).
+        """
         start = self.position + RECORD_BATCH_OVERHEAD
         end = self.position + self.size
-        if end > len(self.buf):
+        buf = self.buf
+        if end > len(buf):
             raise Truncated(
                 f"batch of {self.size} bytes runs past the end of the data", offset=self.position, field="batch"
             )
-        if self.codec_id == compression.CODEC_NONE:
-            # Read in place from the file's own buffer: slicing an mmap or bytes
-            # gives bytes directly.  A memoryview would hand out views of the
-            # file, so that (rare) case reads from one copy of the batch.
-            if isinstance(self.buf, memoryview):
-                data = bytes(self.buf[start:end])
-                return _RecordReader(self, data, 0, end - start, None, shift=start).records()
-            return _RecordReader(self, self.buf, start, end, None).records()
+        codec_id = self[5] & CODEC_MASK
+        if codec_id == compression.CODEC_NONE:
+            if isinstance(buf, (bytes, mmap)):
+                return buf, start, end, None, 0
+            return bytes(buf[start:end]), 0, end - start, None, start
         try:
-            data = compression.decompress(
-                self.codec_id, memoryview(self.buf)[start:end], magic=MAGIC, max_size=max_decompressed
-            )
+            data = compression.decompress(codec_id, memoryview(buf)[start:end], magic=MAGIC, max_size=max_decompressed)
         except KsegError as err:
             raise err.located(start, "batch.records")
-        return _RecordReader(self, data, 0, len(data), start).records()
+        return data, 0, len(data), start, 0
+
+    def _records_of(self, scan: RecordScan) -> list[Record]:
+        """Record tuples from the scanner's columns, built column by column at C speed."""
+        attributes = self[5] & 0xFF
+        if attributes & TIMESTAMP_TYPE_MASK:
+            timestamps: Iterator[int] | list[int] = repeat(self[8])
+            timestamp_type = LOG_APPEND_TIME
+        else:
+            timestamps = scan.timestamps()
+            timestamp_type = CREATE_TIME
+        fields = scan.fields
+        columns = zip(
+            scan.offsets(), timestamps, scan.keys(), scan.values(), scan.headers(), scan.sequences(self[11]),
+            fields[ATTRIBUTES::RECORD_STRIDE], fields[KEY_LENGTH::RECORD_STRIDE], fields[VALUE_LENGTH::RECORD_STRIDE],
+            repeat(MAGIC), repeat(None), repeat(None), repeat(bool(attributes & CONTROL_MASK)), repeat(timestamp_type),
+        )
+        return list(map(_new_tuple, repeat(Record), columns))
 
     def __repr__(self) -> str:
         return (
             f"V2Batch(position={self.position}, base_offset={self.base_offset}, "
             f"last_offset={self.last_offset}, count={self.records_count}, size={self.size})"
         )
-
-
-class _RecordReader:
-    """Decodes the records of one batch: ``DefaultRecord.readFrom``, with Kafka's bounds and messages.
-
-    Uncompressed records are read in place (``data`` is the file buffer, the
-    region is ``[start, end)``), and, as in Kafka, a record's fields are bounded
-    by the end of the batch, not of the record: a wrong length shows as
-    "expected to read N bytes ... but instead read M".  Decompressed records
-    are read from a stream in Kafka, one record body at a time, so there the
-    fields are bounded by the record's own length.
-
-    ``compressed_at`` is None for in-place data (error positions are absolute
-    file positions); otherwise it is the file position of the compressed region,
-    which errors report, adding where in the decompressed bytes they happened.
-
-    The one-byte varint case is inlined: it is by far the most common and this
-    loop is the cost of a full decode (see bench/bench_format.py).
-    """
-
-    __slots__ = ("batch", "compressed_at", "data", "end", "shift", "start")
-
-    def __init__(
-        self,
-        batch: V2Batch,
-        data: bytes | memoryview,
-        start: int,
-        end: int,
-        compressed_at: int | None,
-        shift: int = 0,
-    ) -> None:
-        self.shift = shift  # added to in-place error positions when ``data`` is a copy of the region
-        self.batch = batch
-        self.data = data
-        self.start = start
-        self.end = end
-        self.compressed_at = compressed_at
-
-    def _fail(self, err: KsegError, index: int) -> KsegError:
-        err.field = f"record[{index}].{err.field}" if err.field else f"record[{index}]"
-        if self.compressed_at is not None:
-            if err.offset is not None:
-                err.message += f" (at byte {err.offset} of the decompressed records)"
-            err.offset = self.compressed_at
-        elif err.offset is not None:
-            err.offset += self.shift
-        return err
-
-    def records(self) -> Iterator[Record]:
-        batch = self.batch
-        data, pos, end = self.data, self.start, self.end
-        in_place = self.compressed_at is None
-        log_append = batch.attributes & TIMESTAMP_TYPE_MASK
-        timestamp_type = LOG_APPEND_TIME if log_append else CREATE_TIME
-        base_offset = batch.base_offset
-        base_timestamp = batch.base_timestamp
-        max_timestamp = batch.max_timestamp
-        base_sequence = batch.base_sequence
-        is_control = bool(batch.attributes & CONTROL_MASK)
-        # Kafka adds deltas in Java long arithmetic, wrapping past the int64 limits.  The
-        # inlined varints below give deltas under 2**13, decode_varint under 2**31: only a
-        # base that close to a limit needs the wrap here; long timestamp deltas wrap where read.
-        near_limit = not (
-            INT64_MIN + 2**31 <= base_offset <= INT64_MAX - 2**31
-            and INT64_MIN + 2**13 <= base_timestamp <= INT64_MAX - 2**13
-        )
-        for index in range(batch.records_count):
-            if pos >= end:
-                raise self._fail(
-                    InvalidRecord("Incorrect declared batch size, premature EOF reached", offset=pos), index
-                )
-            # -- length (outside Kafka's record try-block: its errors are its own)
-            record_start = pos
-            b = data[pos]
-            if b < 0x80:
-                length = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif pos + 1 < end and data[pos + 1] < 0x80:
-                b = (b & 0x7F) | (data[pos + 1] << 7)
-                length = (b >> 1) ^ -(b & 1)
-                pos += 2
-            else:
-                try:
-                    length, pos = decode_varint(data, pos, end)
-                except KsegError as err:
-                    raise self._fail(err, index)
-            # A negative length passes Kafka's in-place check ("remaining < length"): the
-            # record is then parsed up to the batch end and fails the final size check
-            # ("expected to read -N bytes ... but instead read M") unless a field fails
-            # first.  From a stream, Kafka cannot allocate the record buffer and reports
-            # "premature EOF" (checked against Kafka in tests/interop).
-            if length > end - pos or (length < 0 and not in_place):
-                if in_place:
-                    text = (
-                        f"Invalid record size: expected {length} bytes in record payload, "
-                        f"but instead the buffer has only {end - pos} remaining bytes."
-                    )
-                elif length < 0:
-                    text = "Incorrect declared batch size, premature EOF reached"
-                else:
-                    text = f"Invalid record size: expected {length} bytes in record payload, but the record payload reached EOF."
-                raise self._fail(InvalidRecord(text, offset=record_start, field="length"), index)
-            body_start = pos
-            limit = end if in_place else pos + length
-            try:
-                attributes = data[pos]
-                pos += 1
-                b = data[pos]
-                if b < 0x80:
-                    timestamp_delta = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    b = (b & 0x7F) | (data[pos + 1] << 7)
-                    timestamp_delta = (b >> 1) ^ -(b & 1)
-                    pos += 2
-                else:
-                    timestamp_delta, pos = decode_varlong(data, pos, limit)
-                    if not INT64_MIN <= base_timestamp + timestamp_delta <= INT64_MAX:
-                        timestamp_delta = wrap_int64(base_timestamp + timestamp_delta) - base_timestamp
-                b = data[pos]
-                if b < 0x80:
-                    offset_delta = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    b = (b & 0x7F) | (data[pos + 1] << 7)
-                    offset_delta = (b >> 1) ^ -(b & 1)
-                    pos += 2
-                else:
-                    offset_delta, pos = decode_varint(data, pos, limit)
-                b = data[pos]
-                if b < 0x80:
-                    key_size = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    b = (b & 0x7F) | (data[pos + 1] << 7)
-                    key_size = (b >> 1) ^ -(b & 1)
-                    pos += 2
-                else:
-                    key_size, pos = decode_varint(data, pos, limit)
-                if key_size >= 0:
-                    if key_size > limit - pos:
-                        raise IndexError
-                    key = data[pos : pos + key_size]
-                    pos += key_size
-                else:
-                    key = None
-                b = data[pos]
-                if b < 0x80:
-                    value_size = (b >> 1) ^ -(b & 1)
-                    pos += 1
-                elif data[pos + 1] < 0x80:
-                    b = (b & 0x7F) | (data[pos + 1] << 7)
-                    value_size = (b >> 1) ^ -(b & 1)
-                    pos += 2
-                else:
-                    value_size, pos = decode_varint(data, pos, limit)
-                if value_size >= 0:
-                    if value_size > limit - pos:
-                        raise IndexError
-                    value = data[pos : pos + value_size]
-                    pos += value_size
-                else:
-                    value = None
-                b = data[pos]
-                if b == 0:
-                    headers: tuple[Header, ...] = ()
-                    pos += 1
-                else:
-                    headers, pos = _decode_headers(data, pos, limit)
-                if pos > limit:
-                    raise IndexError
-            except (IndexError, Truncated) as exc:
-                # The inlined varint reads may have stepped past the batch end (into the next
-                # batch) before the bounds check caught it: report the batch end, not beyond.
-                where = min(getattr(exc, "offset", None) or pos, limit)
-                err = InvalidRecord("Found invalid record structure", offset=where)
-                raise self._fail(err, index) from None
-            except InvalidRecord as err:
-                if err.message.startswith(("Varint is too long", "Varlong is too long")):
-                    err = InvalidRecord(f"Found invalid record structure ({err.message})", offset=err.offset)
-                raise self._fail(err, index) from None
-            if pos - body_start != length:
-                err = InvalidRecord(
-                    f"Invalid record size: expected to read {length} bytes in record payload, "
-                    f"but instead read {pos - body_start}",
-                    offset=record_start,
-                    field="length",
-                )
-                raise self._fail(err, index)
-            if base_sequence >= 0:
-                if offset_delta >= 0:
-                    sequence = base_sequence + offset_delta
-                    if sequence > 0x7FFFFFFF:
-                        sequence -= 0x80000000
-                else:  # only in damaged batches: Kafka's int arithmetic overflows
-                    sequence = increment_sequence(base_sequence, offset_delta)
-            else:
-                sequence = NO_SEQUENCE
-            offset = base_offset + offset_delta
-            timestamp = max_timestamp if log_append else base_timestamp + timestamp_delta
-            if near_limit:
-                offset, timestamp = wrap_int64(offset), wrap_int64(timestamp)
-            yield _new_tuple(
-                Record,
-                (
-                offset,
-                timestamp,
-                key,
-                value,
-                headers,
-                sequence,
-                attributes,
-                key_size,
-                value_size,
-                MAGIC,
-                None,
-                None,
-                is_control,
-                timestamp_type,
-                ),
-            )
-        if pos < end:
-            err = InvalidRecord(
-                "Incorrect declared batch size, records still remaining in file"
-                + ("" if in_place else f" ({end - pos} decompressed bytes left)"),
-                offset=pos,
-                field="batch.records",
-            )
-            err = self._fail(err, batch.records_count)
-            err.field = "batch.records"
-            raise err
-
-
-def _decode_headers(data: bytes | memoryview, pos: int, end: int) -> tuple[tuple[Header, ...], int]:
-    """Headers of one record; count and key-size checks raise Kafka's own messages."""
-    count, pos = decode_varint(data, pos, end)
-    if count < 0:
-        raise InvalidRecord(f"Found invalid number of record headers {count}", offset=pos, field="headers")
-    if count > end - pos:
-        raise InvalidRecord(
-            f"Found invalid number of record headers. {count} is larger than the remaining size of the buffer",
-            offset=pos,
-            field="headers",
-        )
-    headers = []
-    for i in range(count):
-        key_size, pos = decode_varint(data, pos, end)
-        if key_size < 0:
-            raise InvalidRecord(f"Invalid negative header key size {key_size}", offset=pos, field=f"headers[{i}].key")
-        if key_size > end - pos:
-            raise IndexError
-        key = data[pos : pos + key_size]
-        pos += key_size
-        value_size, pos = decode_varint(data, pos, end)
-        if value_size >= 0:
-            if value_size > end - pos:
-                raise IndexError
-            value = data[pos : pos + value_size]
-            pos += value_size
-        else:
-            value = None
-        headers.append((key, value))
-    return tuple(headers), pos
-
-
-# -- writing ---------------------------------------------------------------------
-
-
-def encode_record(offset_delta: int, timestamp_delta: int, spec: RecordSpec) -> bytes:
-    """Bytes of one record as ``DefaultRecord.writeTo`` writes them (attributes 0)."""
-    body = bytearray(b"\x00")
-    body += encode_varlong(timestamp_delta)
-    body += encode_varint(offset_delta)
-    _append_sized(body, spec.key)
-    _append_sized(body, spec.value)
-    body += encode_varint(len(spec.headers))
-    for key, value in spec.headers:
-        if key is None:
-            raise EncodeError("Invalid null header key found in headers")
-        _append_sized(body, key.encode("utf-8") if isinstance(key, str) else bytes(key))
-        _append_sized(body, value)
-    return encode_varint(len(body)) + bytes(body)
-
-
-def _append_sized(out: bytearray, data: bytes | None) -> None:
-    if data is None:
-        out += encode_varint(-1)
-    else:
-        out += encode_varint(len(data))
-        out += data
-
-
-def offset_delta_of(offset: int, base_offset: int) -> int:
-    """``(int) (offset - baseOffset)``, refused above Integer.MAX_VALUE as ``recordWritten`` does."""
-    delta = wrap_int64(offset - base_offset)
-    if delta > 0x7FFFFFFF:
-        raise EncodeError(f"Maximum offset delta exceeded, base offset: {base_offset}, last offset: {offset}")
-    return wrap_int32(delta)
-
-
-def check_timestamp(timestamp: int) -> None:
-    """Refuse a record timestamp Kafka's builder refuses: negative and not NO_TIMESTAMP (-1)."""
-    if timestamp < 0 and timestamp != NO_TIMESTAMP:
-        raise EncodeError(f"Invalid negative timestamp {timestamp}")
-
-
-def check_producer_state(
-    producer_id: int, producer_epoch: int, base_sequence: int, is_transactional: bool, is_control: bool
-) -> None:
-    """``MemoryRecordsBuilder.validateProducerState``: producer fields Kafka never writes.
-
-    A transactional batch needs a producer id; a batch with a producer id needs an
-    epoch other than -1 and, unless it is a control batch, a sequence >= 0.
-    """
-    if is_transactional and producer_id == NO_PRODUCER_ID:
-        raise EncodeError("Cannot write transactional messages without a valid producer ID")
-    if producer_id != NO_PRODUCER_ID:
-        if producer_epoch == NO_PRODUCER_EPOCH:
-            raise EncodeError("Invalid negative producer epoch")
-        if base_sequence < 0 and not is_control:
-            raise EncodeError("Invalid negative sequence number used")
-
-
-def encode_batch(
-    records: Sequence[RecordSpec],
-    *,
-    base_offset: int | None = None,
-    codec: int = compression.CODEC_NONE,
-    level: int | None = None,
-    timestamp_type: str = CREATE_TIME,
-    log_append_time: int = -1,
-    producer_id: int = -1,
-    producer_epoch: int = -1,
-    base_sequence: int = -1,
-    is_transactional: bool = False,
-    is_control: bool = False,
-    partition_leader_epoch: int = -1,
-    delete_horizon_ms: int | None = None,
-) -> bytes:
-    """Build one magic-2 batch exactly as ``MemoryRecordsBuilder`` would.
-
-    ``base_offset`` defaults to the first record's offset; each record's offset
-    and timestamp become deltas from the batch base offset and the *first*
-    record's timestamp (or the delete horizon).  ``maxTimestamp`` is the largest
-    record timestamp, or ``log_append_time`` for LogAppendTime batches.
-    """
-    if not records:
-        raise EncodeError("a record batch needs at least one record")
-    if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
-        raise EncodeError(f"magic 2 has no timestamp type {timestamp_type!r}")
-    if base_offset is None:
-        base_offset = records[0].offset
-    if delete_horizon_ms is not None and delete_horizon_ms < 0:
-        delete_horizon_ms = None  # hasDeleteHorizonMs(): only a horizon >= 0 is written
-    base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
-    body = bytearray()
-    max_timestamp = -1
-    last_offset = base_offset
-    for index, spec in enumerate(records):
-        # MemoryRecordsBuilder.appendWithOffset checks every record, in this order:
-        # offsets strictly increase (a repeated offset is refused too), then the timestamp.
-        if index and spec.offset <= last_offset:
-            raise EncodeError(
-                f"Illegal offset {spec.offset} following previous offset {last_offset} (Offsets must increase monotonically)."
-            )
-        check_timestamp(spec.timestamp)
-        # Java arithmetic: (int) (offset - baseOffset) and timestamp - baseTimestamp, both wrapping.
-        offset_delta = offset_delta_of(spec.offset, base_offset)
-        body += encode_record(offset_delta, wrap_int64(spec.timestamp - base_timestamp), spec)
-        last_offset = spec.offset
-        max_timestamp = max(max_timestamp, spec.timestamp)
-    check_producer_state(producer_id, producer_epoch, base_sequence, is_transactional, is_control)
-    if timestamp_type == LOG_APPEND_TIME:
-        max_timestamp = log_append_time
-    payload = bytes(body)
-    if codec != compression.CODEC_NONE:
-        payload = compression.compress(codec, payload, magic=MAGIC, level=level)
-    attributes = codec & CODEC_MASK
-    if timestamp_type == LOG_APPEND_TIME:
-        attributes |= TIMESTAMP_TYPE_MASK
-    if is_transactional:
-        attributes |= TRANSACTIONAL_MASK
-    if is_control:
-        attributes |= CONTROL_MASK
-    if delete_horizon_ms is not None:
-        attributes |= DELETE_HORIZON_MASK
-    return assemble_batch(
-        payload,
-        base_offset=base_offset,
-        partition_leader_epoch=partition_leader_epoch,
-        attributes=attributes,
-        last_offset_delta=wrap_int32(wrap_int64(last_offset - base_offset)),
-        base_timestamp=base_timestamp,
-        max_timestamp=max_timestamp,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=base_sequence,
-        records_count=len(records),
-    )
-
-
-def assemble_batch(
-    records_region: bytes,
-    *,
-    base_offset: int,
-    partition_leader_epoch: int,
-    attributes: int,
-    last_offset_delta: int,
-    base_timestamp: int,
-    max_timestamp: int,
-    producer_id: int,
-    producer_epoch: int,
-    base_sequence: int,
-    records_count: int,
-) -> bytes:
-    """Put a header (with its CRC-32C) in front of an already encoded records region."""
-    header = bytearray(
-        BATCH_HEADER.pack(
-            base_offset,
-            RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + len(records_region),
-            partition_leader_epoch,
-            MAGIC,
-            0,
-            attributes,
-            last_offset_delta,
-            base_timestamp,
-            max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            records_count,
-        )
-    )
-    crc = crc32c(bytes(header[ATTRIBUTES_OFFSET:]) + records_region)
-    struct.pack_into(">I", header, CRC_OFFSET, crc)
-    return bytes(header) + records_region

@@ -72,7 +72,8 @@ _FILE_COLUMNS = (
     ("segment_base_offset", "bigint", pa.int64()),
     ("batch_position", "bigint", pa.int64()),
 )
-RECORD_COLUMNS = _FILE_COLUMNS + (
+RECORD_COLUMNS = (
+    *_FILE_COLUMNS,
     ("offset", "bigint", pa.int64()),
     ("timestamp", "bigint", pa.int64()),
     ("timestamp_type", "string", pa.string()),
@@ -87,7 +88,8 @@ RECORD_COLUMNS = _FILE_COLUMNS + (
     ("is_transactional", "boolean", pa.bool_()),
     ("is_control", "boolean", pa.bool_()),
 )
-BATCH_COLUMNS = _FILE_COLUMNS + (
+BATCH_COLUMNS = (
+    *_FILE_COLUMNS,
     ("size", "bigint", pa.int64()),
     ("magic", "tinyint", pa.int8()),
     ("base_offset", "bigint", pa.int64()),
@@ -112,7 +114,7 @@ PROBLEM_COLUMN = ("problem", "string", pa.string())
 def columns(level: str, mode: str = DROPMALFORMED) -> tuple[tuple[str, str, pa.DataType], ...]:
     """The columns of a level; PERMISSIVE adds ``problem`` at the end."""
     base = RECORD_COLUMNS if level == RECORD else BATCH_COLUMNS
-    return base + (PROBLEM_COLUMN,) if mode == PERMISSIVE else base
+    return (*base, PROBLEM_COLUMN) if mode == PERMISSIVE else base
 
 
 def ddl(level: str, mode: str = DROPMALFORMED) -> str:
@@ -192,7 +194,9 @@ def record_batches(split: Split, mode: str = DROPMALFORMED, chunk_rows: int = CH
                 yield from builder.flush()
                 yield builder.damage_row(item)
             continue
-        builder.add(*item)
+        batch, records = item
+        if records is not None:  # always, at the record level
+            builder.add(batch, records)
         if builder.rows >= chunk_rows or builder.payload >= CHUNK_BYTES:
             yield from builder.flush()
     yield from builder.flush()
@@ -290,7 +294,7 @@ class _RecordChunk:
         n = len(columns[0])
         if not n:
             return
-        for mine, theirs in zip(self.columns, columns):
+        for mine, theirs in zip(self.columns, columns, strict=True):
             mine.extend(theirs)
         self.which.extend([len(self.per_batch)] * n)
         self.per_batch.append(
@@ -308,7 +312,7 @@ class _RecordChunk:
     def _build(self) -> pa.RecordBatch:
         n = self.rows
         offsets, timestamps, keys, values, headers, sequences, timestamp_types = self.columns
-        per_batch = list(zip(*self.per_batch))
+        per_batch = list(zip(*self.per_batch, strict=True))
         which = pa.array(self.which, pa.int32())
 
         def repeated(values: tuple, kind: pa.DataType) -> pa.Array:

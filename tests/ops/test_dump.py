@@ -16,7 +16,6 @@ from kseg.format import RecordSpec, encode_batch, read_batch
 from kseg.format.control import encode_control_key
 from kseg.format.internal import describe_control_record
 from kseg.format.jvm_text import java_string_hash, java_utf8
-from kseg.format.v2_json import records_json_utf8
 from kseg.index import OffsetEntry, encode_offset_index
 from kseg.ops.dump import (
     BatchEvent,
@@ -37,6 +36,7 @@ from kseg.ops.dump import (
     targets_for,
 )
 from kseg.render.dump import JsonRenderer, Sink, TextRenderer, render
+from kseg.render.records_json import records_json_utf8
 
 DUMP = FIXTURES / "dump"
 T0 = 1_700_000_000_000

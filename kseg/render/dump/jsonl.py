@@ -18,7 +18,6 @@ from kseg.errors import KsegError
 from kseg.format import Batch, LegacyBatch
 from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Header, Record
-from kseg.format.v2_json import json_string, records_json_utf8, utf8_json
 from kseg.ops.dump import (
     AnyRecord,
     BatchEvent,
@@ -31,6 +30,7 @@ from kseg.ops.dump import (
 )
 from kseg.render.dump.common import Sink, problem_line, tf
 from kseg.render.dump.json_objects import event_objects
+from kseg.render.records_json import json_string, records_json_utf8, utf8_json
 
 PAYLOAD_MODES = ("utf8", "hex", "base64")
 

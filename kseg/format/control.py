@@ -70,7 +70,7 @@ def decode_control_key(key: bytes | None) -> ControlKey:
     size = 0 if key is None else len(key)
     if key is None or size < CONTROL_KEY.size:
         raise InvalidRecord(
-            "Invalid value size found for end control record key. "
+            "Invalid value size found for control record key. "
             f"Must have at least {CONTROL_KEY.size} bytes, but found only {size}",
             field="control.key",
         )

@@ -345,7 +345,7 @@ def test_an_unreadable_marker_key_stops_recovery_after_that_batch():
     build = build_indexes(b"".join(parts), 0)
     # InvalidRecordException is caught by recover *after* validBytes counted the batch
     assert (build.stop, build.valid_bytes, build.batches) == (STOP_INVALID_RECORD, len(parts[0]) + len(parts[1]), 2)
-    assert build.stop_detail.startswith("Invalid value size found for end control record key")
+    assert build.stop_detail.startswith("Invalid value size found for control record key")
 
 
 def test_a_control_record_that_is_no_transaction_marker_fails_like_kafka():

@@ -204,11 +204,6 @@ def apply_recovery(pdir: PartitionDir, seg: Seg, rec: Recovered, rule: str) -> i
     return before - build.valid_bytes
 
 
-def kafka_invalid_record(message: str) -> str:
-    """``ControlRecordType.parseTypeId``'s text (kseg.format.control says "end control record key")."""
-    return message.replace("for end control record key", "for control record key")
-
-
 def replay(pdir: PartitionDir, seg: Seg, start_offset: int, end_offset: int | None, tracker: TxnTracker) -> None:
     """``UnifiedLog.loadProducersFromRecords`` over ``segment.read(start_offset, ...)`` (R6.3b, R6.4).
 
@@ -239,7 +234,7 @@ def _replay_batch(buf: Buf, pos: int, tracker: TxnTracker) -> None:
     try:
         track_producer_batch(tracker, V2Batch(buf, pos))
     except InvalidRecord as err:
-        raise _stops(INVALID_RECORD, kafka_invalid_record(err.message), "R6.4",
+        raise _stops(INVALID_RECORD, err.message, "R6.4",
                      "UnifiedLog.loadProducersFromRecords -> ControlRecordType.parseTypeId") from None
     except RecoveryAbort as abort:
         raise _stops(abort.exception, abort.message, "R6.4", "UnifiedLog.loadProducersFromRecords") from None

@@ -35,7 +35,7 @@ from kseg.format.model import (
     wrap_int64,
 )
 from kseg.format.records import MAGIC, Buffer
-from kseg.format.varint import Readable, decode_varint, decode_varlong
+from kseg.format.varint import Readable, decode_varint, decode_varlong, short_varint_table
 
 _new_tuple = tuple.__new__  # builds a Record without the keyword-friendly __new__
 
@@ -51,10 +51,10 @@ def _varint_at(
     longer ones through ``decode`` bounded by ``limit``."""
     b = data[pos]
     if b < 0x80:
-        return (b >> 1) ^ -(b & 1), pos + 1
-    if data[pos + 1] < 0x80:
-        b = (b & 0x7F) | (data[pos + 1] << 7)
-        return (b >> 1) ^ -(b & 1), pos + 2
+        return short_varint_table()[b], pos + 1
+    c = data[pos + 1]
+    if c < 0x80:
+        return short_varint_table()[b + (c << 7)], pos + 2
     return decode(data, pos, limit)
 
 
@@ -137,12 +137,9 @@ class RecordValidator:
         record_start = pos
         b = data[pos]
         if b < 0x80:
-            length = (b >> 1) ^ -(b & 1)
-            pos += 1
-        elif pos + 1 < end and data[pos + 1] < 0x80:
-            b = (b & 0x7F) | (data[pos + 1] << 7)
-            length = (b >> 1) ^ -(b & 1)
-            pos += 2
+            length, pos = short_varint_table()[b], pos + 1
+        elif pos + 1 < end and (c := data[pos + 1]) < 0x80:
+            length, pos = short_varint_table()[b + (c << 7)], pos + 2
         else:
             try:
                 length, pos = decode_varint(data, pos, end)

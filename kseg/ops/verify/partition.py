@@ -111,6 +111,9 @@ def _check_contiguity(facts: list[SegmentFacts]) -> Iterator[PartitionFinding]:
                            "topic; otherwise data is missing)")
 
 
+EpochLine = tuple[int, int, "int | None"]  # (epoch, start offset, byte position of its line)
+
+
 def _check_leader_epochs(path: str, facts: list[SegmentFacts]) -> Iterator[PartitionFinding]:
     """The checkpoint against the epochs the batches carry (Kafka assigns an epoch where it first rises)."""
     from kseg.format.checkpoints import read_leader_epochs  # only for partitions that have the file
@@ -128,8 +131,14 @@ def _check_leader_epochs(path: str, facts: list[SegmentFacts]) -> Iterator[Parti
                            f"entry ({epoch} {start}) does not follow ({prev_epoch} {prev_start}): epochs and start "
                            "offsets must both increase")
     segments = _named_segments(facts)
-    if not segments:
-        return
+    if segments:
+        yield from _check_epochs_against_batches(path, lines, segments)
+
+
+def _check_epochs_against_batches(
+    path: str, lines: list[EpochLine], segments: list[SegmentFacts]
+) -> Iterator[PartitionFinding]:
+    """Each epoch where its first batch is, and no entry beyond the log end."""
     derived: list[tuple[int, int]] = []
     for fact in segments:
         for epoch, offset in fact.epochs:

@@ -14,6 +14,7 @@ from kseg.ops.verify.model import (
     SEVERITY_RANK,
     FileReport,
     Finding,
+    Plan,
     Unit,
     UnitResult,
     VerifyResult,
@@ -101,7 +102,11 @@ def verify_paths(
         results = run_units(plan.units, deep)
     else:
         results = _run_units(plan.units, deep, jobs, progress)
+    return VerifyResult(_merge(plan, results), deep)
 
+
+def _merge(plan: Plan, results: list[UnitResult]) -> list[FileReport]:
+    """The units' reports and the partition checks' findings, in Kafka's file order."""
     reports: list[tuple[SortKey, FileReport]] = []
     for unit, result in zip(plan.units, results, strict=True):
         for j, report in enumerate(result.reports):
@@ -123,7 +128,7 @@ def verify_paths(
     files = [report for _, report in reports]
     for report in files:
         report.findings.sort(key=_finding_order)
-    return VerifyResult(files, deep)
+    return files
 
 
 def _anchor_key(anchor: str | None, reports: list[tuple[SortKey, FileReport]], path: str) -> SortKey:

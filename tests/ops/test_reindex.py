@@ -565,6 +565,7 @@ _CLEAN = b"".join(
     st.lists(st.tuples(st.integers(0, len(_CLEAN) - 1), st.integers(0, 255)), max_size=4),
     st.integers(0, len(_CLEAN)),
 )
+@example(flips=[(83, 1)], cut=5242)  # the time index refuses after the offset index took the entry
 def test_damage_gives_a_build_never_an_exception(flips, cut):
     data = bytearray(_CLEAN[:cut])
     for pos, byte in flips:
@@ -573,5 +574,8 @@ def test_damage_gives_a_build_never_an_exception(flips, cut):
     build = build_indexes(bytes(data), 0, index_interval_bytes=1000)
     assert 0 <= build.valid_bytes <= build.size == len(data)
     for entry in build.offset_entries:
-        assert 0 < entry.position < build.valid_bytes
+        # LogSegment.recover appends the offset entry at validBytes before TimeIndex.maybeAppend can
+        # throw; such a build fails, and its indexes are never written (Kafka empties the segment)
+        at_failure = build.failure is not None and entry.position == build.valid_bytes
+        assert 0 < entry.position < build.valid_bytes or at_failure
     assert (build.failure is None) == (build.stop != STOP_FAILED)

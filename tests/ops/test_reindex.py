@@ -550,7 +550,7 @@ def test_a_mapped_file_gives_the_same_build_with_pages_released_behind(tmp_path,
 
 # -- damaged input never escapes as an exception -------------------------------------
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 _CLEAN = b"".join(

@@ -1,4 +1,13 @@
-"""pytest configuration; shared helpers live in ``support`` (re-exported for old imports)."""
+"""pytest configuration; shared helpers live in ``support``.
 
-from support import *
-from support import CORPUS_REAL, CORPUS_VECTORS, FIXTURES, IN_CI, REPO, SHARED, require_dir, write_file  # noqa: F401
+Property tests are random on a developer's machine (new inputs every run) and
+derandomized under CI, so a CI run is repeatable: a failure found locally is
+pinned with ``@example`` rather than left to chance.
+"""
+
+from hypothesis import settings
+from support import IN_CI
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if IN_CI:
+    settings.load_profile("ci")

@@ -78,6 +78,20 @@ def scan_records(
     batch's decompressed records.  ``base_offset`` and ``base_timestamp`` are
     the batch's, kept for :meth:`RecordScan.offsets` and :meth:`RecordScan.timestamps`.
     """
+    scanned = scan_some_records(buf, start, end, count, base_offset, base_timestamp)
+    if scanned is None or scanned[1] != end:
+        return None
+    return scanned[0]
+
+
+def scan_some_records(
+    buf: Buffer, start: int, end: int, count: int, base_offset: int = 0, base_timestamp: int = 0
+) -> tuple[RecordScan, int] | None:
+    """The next ``count`` well-formed records of ``buf[start:end]`` and where they end (bytes may follow).
+
+    For reading a large batch a part at a time (``V2Batch.iter_records``):
+    records of the same batch scanned in parts are exactly those of one scan.
+    """
     if count < 0 or start < 0 or end > len(buf) or count > end - start:
         return None
     fields: list[int] = []
@@ -86,9 +100,10 @@ def scan_records(
         pos, long_timestamps = _scan(buf, start, count, fields, header_fields, short_varint_table())
     except (IndexError, KsegError):
         return None
-    if pos != end:
+    if pos < 0 or pos > end:  # positions only grow: a record past the region ends past it
         return None
-    return RecordScan(buf, fields, header_fields, base_offset, base_timestamp, short_timestamps=not long_timestamps)
+    scan = RecordScan(buf, fields, header_fields, base_offset, base_timestamp, short_timestamps=not long_timestamps)
+    return scan, pos
 
 
 def _scan(buf: Buffer, pos: int, count: int, fields: list[int], header_fields: list[int],

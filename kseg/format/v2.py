@@ -31,8 +31,8 @@ that a broker can rewrite offsets and leader epochs without recomputing it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from itertools import repeat
+from collections.abc import Iterable, Iterator
+from itertools import chain, repeat
 from mmap import mmap
 from operator import itemgetter
 
@@ -70,9 +70,9 @@ from kseg.format.records import (
     Buffer,
     RecordScan,
     scan_records,
+    scan_some_records,
 )
 from kseg.format.v2_validate import RecordValidator
-from kseg.format.varint import Readable
 from kseg.format.v2_write import (  # noqa: F401 - re-exported: writing is part of this module's API
     assemble_batch,
     check_producer_state,
@@ -81,8 +81,12 @@ from kseg.format.v2_write import (  # noqa: F401 - re-exported: writing is part 
     encode_record,
     offset_delta_of,
 )
+from kseg.format.varint import Readable
 
 _new_tuple = tuple.__new__  # builds a Record without the keyword-friendly __new__
+#: Batches with more records or bytes than this are decoded a part at a time (memory stays flat).
+_PART_RECORDS = 4096
+_PART_BYTES = 4 << 20
 _unpack_header = BATCH_HEADER.unpack_from
 
 
@@ -242,10 +246,33 @@ class V2Batch(tuple):
         if count == 0:
             return iter(())
         data, start, end, compressed_at, shift = self._records_bytes(max_decompressed)
+        if count > _PART_RECORDS or end - start > _PART_BYTES:
+            return chain.from_iterable(self._record_parts(data, start, end, compressed_at, shift))
         scan = scan_records(data, start, end, count, self[0], self[7])
         if scan is not None:
             return iter(self._records_of(scan))
         return RecordValidator(self, data, start, end, compressed_at, shift).records()
+
+    def _record_parts(
+        self, data: Buffer, pos: int, end: int, compressed_at: int | None, shift: int
+    ) -> Iterator[Iterable[Record]]:
+        """The records of a large batch a part at a time, so that memory holds one part, not the batch.
+
+        Parts hold about ``_PART_BYTES`` of records; where the scanner stops, the
+        validating reader goes on from that record (and raises what Kafka throws).
+        """
+        count, index, size = self[12], 0, min(64, _PART_RECORDS)
+        while index < count:
+            scanned = scan_some_records(data, pos, end, min(size, count - index), self[0], self[7])
+            if scanned is None:
+                break
+            scan, after = scanned
+            yield self._records_of(scan)
+            index += scan.count
+            size = max(1, min(_PART_RECORDS, _PART_BYTES * scan.count // max(1, after - pos)))
+            pos = after
+        if index < count or pos != end:
+            yield RecordValidator(self, data, pos, end, compressed_at, shift, first=index).records()
 
     def scan(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> RecordScan | None:
         """The records as columns (:class:`~kseg.format.records.RecordScan`) when every one is well-formed.

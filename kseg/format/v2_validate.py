@@ -62,8 +62,19 @@ class RecordValidator:
     """Reads the ``count`` records of one batch from ``data[start:end]``, checking everything Kafka checks."""
 
     __slots__ = (
-        "base_offset", "base_sequence", "base_timestamp", "compressed_at", "count", "data", "end", "is_control",
-        "log_append_time", "shift", "start", "timestamp_type",
+        "base_offset",
+        "base_sequence",
+        "base_timestamp",
+        "compressed_at",
+        "count",
+        "data",
+        "end",
+        "first",
+        "is_control",
+        "log_append_time",
+        "shift",
+        "start",
+        "timestamp_type",
     )
 
     def __init__(
@@ -74,8 +85,12 @@ class RecordValidator:
         end: int,
         compressed_at: int | None,
         shift: int = 0,
+        first: int = 0,
     ) -> None:
-        """``header`` is the batch header as unpacked (``layout.BATCH_HEADER``): the batch's own fields."""
+        """``header`` is the batch header as unpacked (``layout.BATCH_HEADER``): the batch's own fields.
+
+        ``first`` is the index of the record at ``start`` when the records before it were read already.
+        """
         attributes = header[5] & 0xFF
         self.base_offset = header[0]
         self.base_timestamp = header[7]
@@ -89,6 +104,7 @@ class RecordValidator:
         self.end = end
         self.compressed_at = compressed_at
         self.shift = shift
+        self.first = first
 
     def _fail(self, err: KsegError, index: int) -> KsegError:
         err.field = f"record[{index}].{err.field}" if err.field else f"record[{index}]"
@@ -102,7 +118,7 @@ class RecordValidator:
 
     def records(self) -> Iterator[Record]:
         pos, end = self.start, self.end
-        for index in range(self.count):
+        for index in range(self.first, self.count):
             if pos >= end:
                 raise self._fail(
                     InvalidRecord("Incorrect declared batch size, premature EOF reached", offset=pos), index

@@ -164,3 +164,61 @@ def test_bytes_after_the_last_record_are_left_to_the_validating_reader(extra):
     data += extra
     data[8:12] = (len(data) - 12).to_bytes(4, "big")
     _check_agreement(bytes(data))
+
+
+# -- large batches are read a part at a time --------------------------------------------------------
+
+
+def _many_records_batch(count: int, codec: int = 0) -> bytes:
+    from kseg.format import compression
+    from kseg.format.v2 import assemble_batch
+
+    record = b"\x0c\x00\x00\x00\x01\x01\x00"  # length 6, attributes, deltas 0, null key and value, no headers
+    region = record * count
+    if codec:
+        region = compression.compress(codec, region, magic=2)
+    return assemble_batch(region, base_offset=0, partition_leader_epoch=0, attributes=codec, last_offset_delta=0,
+                          base_timestamp=T0, max_timestamp=T0, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                          records_count=count)
+
+
+@pytest.mark.parametrize("codec", [0, 1])
+def test_a_batch_of_many_records_is_decoded_in_flat_memory(codec):
+    import tracemalloc
+
+    batch = read_batch(_many_records_batch(100_000, codec), 0)
+    short_varint_table()  # built once per process: not the batch's memory
+    tracemalloc.start()
+    seen = sum(1 for record in batch.iter_records() if record.offset == 0)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert seen == 100_000
+    assert peak < 4_000_000, peak  # the whole batch at once: about 40 MB
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=_specs, where=st.integers(0, 10_000), xor=st.integers(0, 255), part=st.integers(1, 3))
+def test_parts_give_the_records_and_errors_of_the_whole(records, where, xor, part):
+    import kseg.format.v2 as v2
+
+    data = bytearray(_batch(records, "none", -1))
+    position = RECORD_BATCH_OVERHEAD + where % (len(data) - RECORD_BATCH_OVERHEAD)
+    data[position] ^= xor
+    batch = read_batch(bytes(data), 0)
+
+    def outcome():
+        out = []
+        try:
+            out.extend(batch.iter_records())
+        except KsegError as err:
+            return out, (type(err), err.message, err.offset, err.field)
+        return out, None
+
+    whole = outcome()
+    saved = v2._PART_RECORDS, v2._PART_BYTES
+    v2._PART_RECORDS, v2._PART_BYTES = part, 1
+    try:
+        parts = outcome()
+    finally:
+        v2._PART_RECORDS, v2._PART_BYTES = saved
+    assert parts == whole

@@ -27,6 +27,12 @@ Record layout (all varints zigzag)::
 
 The CRC leaves out baseOffset, batchLength, partitionLeaderEpoch and magic so
 that a broker can rewrite offsets and leader epochs without recomputing it.
+
+This module reads batches (:class:`V2Batch`; the layout constants live in
+:mod:`kseg.format.layout`).  Records are read by the one record scanner,
+:mod:`kseg.format.records`, with :mod:`kseg.format.v2_validate` -- the
+validating reader, Kafka's messages -- where the scanner says no; batches are
+written by :mod:`kseg.format.v2_write`, re-exported here.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ COMMANDS = {
     "recover": "kseg.commands.recover:recover",
     "convert": "kseg.commands.convert:convert",
     "spark": "kseg.commands.spark:spark",
+    "triage": "kseg.commands.triage:triage",
 }
 
 

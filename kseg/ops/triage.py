@@ -1,0 +1,389 @@
+"""``kseg triage``: what the broker's next start does to every partition of one or several log directories.
+
+The answer comes from the one model of Kafka 4.3.0's log loading
+(:mod:`kseg.recovery.loading`); this module only measures and orders it for
+someone on call:
+
+* the loss of each partition measured against its high watermark
+  (``replication-offset-checkpoint``: offsets below it were committed) and
+  against the recovery-point checkpoint (offsets below it had been flushed:
+  losing them means the disk, not an unflushed tail);
+* an impact rank (:data:`STOPS` first, :data:`HEALTHY` last), so the
+  partitions that stop the broker or lose committed data come first;
+* the kseg commands to run next (:mod:`kseg.ops.triage_next`), all read-only.
+
+Nothing is printed here and nothing is written: the model only reads, and
+this module only ``stat`` s deleted segments for their size.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import overload
+
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS, Refused
+from kseg.ops.discover import parse_partition_dir
+from kseg.ops.triage_next import NextStep, failing_file, log_dir_steps, partition_steps
+from kseg.recovery.loading import (
+    BROKER_STOPS,
+    DIR_OFFLINE,
+    FAILS,
+    LogDirPrediction,
+    PartitionPrediction,
+    predict_broker,
+)
+from kseg.recovery.loading.model import OUTCOMES, RENAME
+
+#: Impact ranks, worst first: partitions are listed in this order.
+STOPS = 0  # the load throws what LogManager does not handle: the broker halts
+OFFLINE = 1  # the load throws an IOException: the partition's log directory goes offline
+COMMITTED = 2  # committed offsets (below the high watermark) lost, or the log ends below it
+UNCOMMITTED = 3  # offsets lost above the high watermark, or bytes cut that framed no batch
+CHANGED = 4  # a .log changes without a loss the model can count, or the model stops short (notes)
+ATTENTION = 5  # nothing lost, but the partition is not served as it is (renamed -stray)
+HEALTHY = 6  # clean or rebuilt, nothing lost
+
+#: ``progress(done, total, log_dir)``: called before each log directory is read.
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """What one partition loses, measured against its high watermark and recovery point."""
+
+    offsets: int = 0  # offsets in lost_offsets
+    below_high_watermark: int | None = 0  # of those, committed ones; None without a high-watermark entry
+    below_recovery_point: int = 0  # of those, ones the recovery-point checkpoint says were flushed
+    behind_high_watermark: int = 0  # high watermark - log end after the load, when positive
+    truncated_bytes: int = 0
+    deleted_bytes: int = 0  # .log bytes of the deleted segments
+
+    @property
+    def bytes(self) -> int:
+        return self.truncated_bytes + self.deleted_bytes
+
+    @property
+    def lost(self) -> bool:
+        """Anything at all: offsets, bytes, or offsets the log no longer reaches."""
+        return bool(self.offsets or self.bytes or self.behind_high_watermark)
+
+    @property
+    def committed(self) -> bool:
+        """Committed data is gone from this replica (or may be: no high watermark to tell)."""
+        below = self.below_high_watermark
+        return self.behind_high_watermark > 0 or (below is None and self.offsets > 0) or bool(below)
+
+
+@dataclass(slots=True)
+class PartitionTriage:
+    """One partition: the model's prediction, its loss, its rank and what to run next."""
+
+    log_dir: str
+    prediction: PartitionPrediction
+    loss: Loss
+    impact: int
+    failing_file: str | None = None
+    next: list[NextStep] = field(default_factory=list)
+
+    @property
+    def problem(self) -> bool:
+        return self.impact < HEALTHY
+
+    @property
+    def stray_rename(self) -> str | None:
+        """The ``-stray`` name Kafka gives a directory without ``partition.metadata`` (R1.5), if it does."""
+        return next((a.target for a in self.prediction.actions if a.kind == RENAME and a.rule == "R1.5"), None)
+
+    def as_json(self) -> dict[str, object]:
+        """The contract's object (exact keys, in order), then what triage adds."""
+        pred, loss = self.prediction, self.loss
+        return pred.as_json() | {
+            "log_dir": self.log_dir,
+            "high_watermark": pred.high_watermark,
+            "recovery_point_checkpoint": pred.recovery_point_checkpoint,
+            "lost_above_high_watermark": None if pred.outcome == FAILS else pred.lost_above_high_watermark,
+            "lost_below_high_watermark": loss.below_high_watermark,
+            "lost_below_recovery_point": loss.below_recovery_point,
+            "behind_high_watermark": loss.behind_high_watermark,
+            "deleted_bytes": loss.deleted_bytes,
+            "consequence": None if pred.error is None else pred.error.consequence,
+            "notes": list(pred.notes),
+            "next": [step.as_json() for step in self.next],
+        }
+
+
+@dataclass(slots=True)
+class LogDirTriage:
+    """One log directory: the model's prediction and the commands for its own files."""
+
+    prediction: LogDirPrediction
+    next: list[NextStep] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return self.prediction.path
+
+
+@dataclass(slots=True)
+class TriageResult:
+    """The whole broker: log directories as given, partitions worst first."""
+
+    log_dirs: list[LogDirTriage]
+    partitions: list[PartitionTriage]
+    broker_stops: bool
+
+    @property
+    def problems(self) -> list[PartitionTriage]:
+        return [p for p in self.partitions if p.problem]
+
+    @property
+    def healthy(self) -> list[PartitionTriage]:
+        return [p for p in self.partitions if not p.problem]
+
+    def stop_reason(self) -> str | None:
+        """Why the broker stops: the first unhandled exception, or no log directory left online (R9.2)."""
+        if not self.broker_stops:
+            return None
+        for d in self.log_dirs:
+            if d.prediction.error is not None and d.prediction.error.consequence == BROKER_STOPS:
+                return f"{d.prediction.error.exception} in {d.path}"
+        for p in self.partitions:
+            if p.prediction.error is not None and p.prediction.error.consequence == BROKER_STOPS:
+                return f"{p.prediction.error.exception} in {p.prediction.path}"
+        return "no log directory is left online"
+
+    @property
+    def offline(self) -> list[str]:
+        return [d.path for d in self.log_dirs if d.prediction.offline]
+
+    def outcomes(self) -> dict[str, int]:
+        counted = Counter(p.prediction.outcome for p in self.partitions)
+        return {outcome: counted[outcome] for outcome in OUTCOMES}
+
+    def data_lost(self) -> bool:
+        """Offsets or bytes lost, a segment deleted, the log behind its high watermark, or a checkpoint
+        entry whose partition directory is gone (its data is not on this broker)."""
+        lost = any(p.loss.lost or (p.prediction.kind != "delete" and p.prediction.deleted_segments)
+                   for p in self.partitions)
+        return lost or any(missing_directories(d.prediction) for d in self.log_dirs)
+
+    def exit_code(self) -> int:
+        """0 when nothing is lost; 1 when data is lost, a partition fails, a log dir goes offline or the
+        broker stops (usage errors and unreadable input are 2, at the edge)."""
+        fails = any(p.prediction.outcome == FAILS for p in self.partitions)
+        if fails or self.broker_stops or self.offline or self.data_lost():
+            return EXIT_PROBLEMS
+        return EXIT_OK
+
+
+# -- measuring ----------------------------------------------------------------------------------------------
+
+
+def _count_below(ranges: list[list[int]], limit: int) -> int:
+    """Offsets of the ``[first, last]`` ranges that are below ``limit``."""
+    return sum(max(0, min(last, limit - 1) - first + 1) for first, last in ranges)
+
+
+def missing_directories(logdir: LogDirPrediction) -> list[tuple[str, str, int, int]]:
+    """Checkpoint entries whose partition directory is gone -- not counting a directory marked ``-delete``
+    (the topic was deleted: Kafka drops the entry at the next checkpoint)."""
+    deleting = {(p.topic, p.partition) for p in logdir.partitions if p.kind == "delete"}
+    return [e for e in logdir.entries_without_directory if (e[1], e[2]) not in deleting]
+
+
+def _deleted_bytes(pred: PartitionPrediction) -> int:
+    """Sizes of the deleted segments' ``.log`` files (``stat`` only: no access time changes)."""
+    logs = [Path(pred.path) / f"{base:020d}.log" for base in pred.deleted_segments]
+    return sum(log.stat().st_size for log in logs if log.is_file())
+
+
+def measure(pred: PartitionPrediction) -> Loss:
+    """The loss of one partition; a directory marked ``-delete`` loses everything by design: nothing."""
+    if pred.kind == "delete":
+        return Loss()
+    ranges, hw = pred.lost_offsets, pred.high_watermark
+    behind = 0
+    if hw is not None and pred.log_end_offset is not None:
+        behind = max(0, hw - pred.log_end_offset)
+    return Loss(
+        offsets=_count_below(ranges, 1 << 63),
+        below_high_watermark=None if hw is None else _count_below(ranges, hw),
+        below_recovery_point=_count_below(ranges, pred.recovery_point_checkpoint),
+        behind_high_watermark=behind,
+        truncated_bytes=pred.truncated_bytes,
+        deleted_bytes=_deleted_bytes(pred),
+    )
+
+
+def rank(pred: PartitionPrediction, loss: Loss, stray: bool) -> int:
+    """The impact rank of one partition (see :data:`STOPS` ... :data:`HEALTHY`)."""
+    if pred.error is not None:
+        return STOPS if pred.error.consequence == BROKER_STOPS else OFFLINE
+    if pred.outcome == FAILS:
+        return STOPS
+    if loss.committed:
+        return COMMITTED
+    if loss.offsets or loss.bytes or (pred.deleted_segments and pred.kind != "delete"):
+        return UNCOMMITTED
+    if (pred.outcome == "truncated" and pred.kind != "delete") or pred.notes:
+        return CHANGED
+    return ATTENTION if stray else HEALTHY
+
+
+def _order(part: PartitionTriage) -> tuple[object, ...]:
+    """Worst first: rank, committed offsets lost, offsets lost, bytes lost, then where."""
+    loss, pred = part.loss, part.prediction
+    committed = loss.offsets if loss.below_high_watermark is None else loss.below_high_watermark
+    return (part.impact, -max(committed, loss.behind_high_watermark), -loss.offsets, -loss.bytes,
+            -len(pred.deleted_segments), pred.outcome != FAILS, pred.topic, pred.partition, pred.path)
+
+
+def triage_partition(log_dir: str, pred: PartitionPrediction) -> PartitionTriage:
+    loss = measure(pred)
+    stray = any(a.kind == RENAME and a.rule == "R1.5" for a in pred.actions)
+    part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray), failing_file(pred))
+    part.next = partition_steps(pred, part.failing_file, loss.lost, loss.committed)
+    return part
+
+
+# -- inputs ---------------------------------------------------------------------------------------------------
+
+
+def check_log_dirs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Each path must be a log directory, given once; a missing one is an ``OSError`` (one line, exit 2)."""
+    seen: dict[str, str] = {}
+    checked = []
+    for given in paths:
+        path = os.fspath(given)
+        if not Path(path).is_dir():
+            os.stat(path)  # FileNotFoundError / PermissionError with the path, as the edge prints them
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory (give a log directory)", path)
+        if _is_partition_dir(Path(path)):
+            raise Refused(f"a partition directory; give the log directory that holds it "
+                          f"({os.path.dirname(os.path.abspath(path))})", path=path)
+        real = os.path.realpath(path)
+        if real in seen:
+            raise Refused(f"the same log directory as {seen[real]}; give each log directory once", path=path)
+        seen[real] = path
+        checked.append(path)
+    return checked
+
+
+def _is_partition_dir(path: Path) -> bool:
+    if parse_partition_dir(path) is None:
+        return False
+    with os.scandir(path) as entries:
+        return any(e.name.endswith(".log") or e.name == "leader-epoch-checkpoint" for e in entries)
+
+
+class _Announced(Sequence[str]):
+    """The log directories, calling ``progress`` as the model starts each one (it iterates them in order)."""
+
+    def __init__(self, paths: list[str], progress: Progress | None) -> None:
+        self.paths = paths
+        self.progress = progress
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        return self.paths[i]
+
+    def __iter__(self) -> Iterator[str]:
+        for done, path in enumerate(self.paths):
+            if self.progress is not None:
+                self.progress(done, len(self.paths), path)
+            yield path
+
+
+# -- the whole broker ---------------------------------------------------------------------------------------
+
+
+def triage(paths: Sequence[str | os.PathLike[str]], progress: Progress | None = None) -> TriageResult:
+    """Predict the next start of the broker owning these log directories; read-only.
+
+    Raises ``OSError`` for a path that is missing or unreadable and
+    :class:`~kseg.errors.Refused` for a partition directory or a log
+    directory given twice.
+    """
+    log_dirs = check_log_dirs(paths)
+    broker = predict_broker(_Announced(log_dirs, progress))
+    dirs = [LogDirTriage(d, log_dir_steps(d)) for d in broker.log_dirs]
+    parts = [triage_partition(d.path, p) for d in broker.log_dirs for p in d.partitions]
+    parts.sort(key=_order)
+    return TriageResult(dirs, parts, broker.broker_stops)
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """The broker's totals (partitions marked ``-delete`` lose nothing by design and are not counted)."""
+
+    bytes_lost: int
+    truncated_bytes: int
+    deleted_segments: int
+    deleted_bytes: int
+    lost_offsets: int
+    lost_below_high_watermark: int
+    lost_below_recovery_point: int
+    failing_partitions: int
+
+
+def totals(result: TriageResult) -> Totals:
+    parts = result.partitions
+    losses = [p.loss for p in parts]
+    return Totals(
+        bytes_lost=sum(loss.bytes for loss in losses),
+        truncated_bytes=sum(loss.truncated_bytes for loss in losses),
+        deleted_segments=sum(len(p.prediction.deleted_segments) for p in parts if p.prediction.kind != "delete"),
+        deleted_bytes=sum(loss.deleted_bytes for loss in losses),
+        lost_offsets=sum(loss.offsets for loss in losses),
+        lost_below_high_watermark=sum(loss.below_high_watermark or 0 for loss in losses),
+        lost_below_recovery_point=sum(loss.below_recovery_point for loss in losses),
+        failing_partitions=sum(p.prediction.outcome == FAILS for p in parts),
+    )
+
+
+def summary(result: TriageResult) -> dict[str, object]:
+    """The ``{"type": "summary"}`` object: counts, totals lost, and the log-directory findings."""
+    return {
+        "type": "summary",
+        "partitions": len(result.partitions),
+        "outcomes": result.outcomes(),
+        "problems": len(result.problems),
+        "healthy": len(result.healthy),
+        **asdict(totals(result)),
+        "log_dirs": len(result.log_dirs),
+        "log_dirs_offline": result.offline,
+        "broker_stops": result.broker_stops,
+        "entries_without_directory": [
+            {"log_dir": d.path, "file": file, "topic": topic, "partition": number, "offset": offset}
+            for d in result.log_dirs for file, topic, number, offset in d.prediction.entries_without_directory
+        ],
+        "directories_without_entries": [
+            {"log_dir": d.path, "directory": name} for d in result.log_dirs
+            for name in d.prediction.directories_without_entries
+        ],
+        "log_dir_errors": [
+            {"log_dir": d.path, "exception": e.exception, "message": e.message, "consequence": e.consequence}
+            for d in result.log_dirs if (e := d.prediction.error) is not None
+        ],
+        "exit_code": result.exit_code(),
+    }
+
+
+__all__ = [
+    "ATTENTION", "CHANGED", "COMMITTED", "DIR_OFFLINE", "HEALTHY", "OFFLINE", "STOPS", "UNCOMMITTED",
+    "LogDirTriage", "Loss", "NextStep", "PartitionTriage", "Progress", "Totals", "TriageResult", "check_log_dirs",
+    "measure", "missing_directories", "rank", "summary", "totals", "triage",
+]

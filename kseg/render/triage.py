@@ -1,0 +1,251 @@
+"""Text, rich table and JSON Lines for ``kseg triage`` results (:mod:`kseg.ops.triage`).
+
+Text (in a pipe) is one screen, problems first, worst first::
+
+    kseg triage: 2 log directories, 4 partitions: 1 fails, 1 truncated, 1 rebuilt, 1 clean
+    next start: the broker stops
+    ...
+    fails      d1/orders-1  the broker stops: java.lang.IllegalArgumentException: Split operation ...
+      next: kseg verify --deep d1/orders-1  # locate every damaged batch and record ...
+
+The table (on a terminal, or ``--format table``) shows the same rows in a
+rich table.  JSON Lines: one ``{"type": "partition"}`` object per partition
+(every partition, worst first), then one ``{"type": "summary"}``.  Every
+function returns lines; the command prints them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+
+from kseg.ops.triage import LogDirTriage, PartitionTriage, TriageResult, missing_directories, summary, totals
+from kseg.recovery.loading import BROKER_STOPS, DIR_OFFLINE
+
+CONSEQUENCE = {BROKER_STOPS: "the broker stops", DIR_OFFLINE: "its log directory goes offline"}
+OUTCOME_STYLE = {"fails": "bold red", "truncated": "red", "rebuilt": "cyan", "clean": "green"}
+
+
+# -- JSON Lines -------------------------------------------------------------------------------------------
+
+
+def render_json(result: TriageResult) -> Iterator[str]:
+    """One line per partition, worst first, then the summary line."""
+    for part in result.partitions:
+        yield json.dumps(part.as_json())
+    yield json.dumps(summary(result))
+
+
+# -- sentences, shared by text and table --------------------------------------------------------------------
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _one_line(text: str) -> str:
+    """Kafka's messages may hold newlines (LocalLog.parseTopicPartitionName): one line on the screen."""
+    return " ".join(text.splitlines())
+
+
+def _ranges(ranges: list[list[int]]) -> str:
+    return ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in ranges)
+
+
+def headline(result: TriageResult) -> str:
+    """``kseg triage: N log directories, M partitions: 1 fails, ...``."""
+    counts = ", ".join(f"{n} {outcome}" for outcome, n in reversed(result.outcomes().items()) if n)
+    head = f"kseg triage: {_plural(len(result.log_dirs), 'log directory').replace('directorys', 'directories')}"
+    return f"{head}, {_plural(len(result.partitions), 'partition')}" + (f": {counts}" if counts else "")
+
+
+def next_start(result: TriageResult) -> str:
+    """What the broker as a whole does."""
+    if result.broker_stops:
+        return f"next start: the broker stops ({result.stop_reason()})"
+    if result.offline:
+        return f"next start: the broker starts; offline: {', '.join(result.offline)}"
+    return "next start: the broker starts"
+
+
+def _loss_pieces(part: PartitionTriage) -> list[str]:
+    pred, loss = part.prediction, part.loss
+    pieces = []
+    if loss.offsets:
+        hw = ("no high watermark" if loss.below_high_watermark is None
+              else f"{loss.below_high_watermark:,} below the high watermark {pred.high_watermark}")
+        rp = f"{loss.below_recovery_point:,} below the recovery point {pred.recovery_point_checkpoint}"
+        pieces.append(f"offsets {_ranges(pred.lost_offsets)} lost ({loss.offsets:,}: {hw}, {rp})")
+    if loss.truncated_bytes:
+        pieces.append(f"{_plural(loss.truncated_bytes, 'byte')} cut")
+    if pred.deleted_segments:
+        word = "segment" if len(pred.deleted_segments) == 1 else "segments"
+        bases = ", ".join(map(str, pred.deleted_segments))
+        pieces.append(f"{word} {bases} deleted ({_plural(loss.deleted_bytes, 'byte')})")
+    return pieces
+
+
+def describe(part: PartitionTriage) -> str:
+    """What the next start does to one partition, in one line."""
+    pred, loss = part.prediction, part.loss
+    if pred.error is not None:
+        cause = f" (cause: {pred.error.cause})" if pred.error.cause else ""
+        text = f"{CONSEQUENCE.get(pred.error.consequence, pred.error.consequence)}: {pred.error.exception}: "
+        return _one_line(text + pred.error.message + cause)
+    pieces = ["marked for deletion"] if pred.kind == "delete" else []
+    pieces += _loss_pieces(part)
+    if pred.log_end_offset is not None:
+        behind = (f", {loss.behind_high_watermark:,} below the high watermark {pred.high_watermark}"
+                  if loss.behind_high_watermark else "")
+        pieces.append(f"log end {pred.log_end_offset}{behind}")
+    if part.stray_rename:
+        pieces.append(f"renamed {part.stray_rename}: no partition.metadata, not served")
+    if not loss.lost and pred.kind != "delete":
+        pieces.append("nothing lost")
+    return "; ".join(pieces + [f"note: {note}" for note in pred.notes])
+
+
+def _log_dir_findings(d: LogDirTriage) -> Iterator[str]:
+    pred = d.prediction
+    if pred.error is not None:
+        yield _one_line(f"{CONSEQUENCE.get(pred.error.consequence)}: {pred.error.exception}: {pred.error.message}")
+    for name, read in sorted(pred.checkpoints.items()):
+        if read.problem is not None:
+            offline = "; the log directory goes offline" if read.reports_offline else ""
+            yield f"{name} cannot be read, taken as empty: {read.problem}{offline}"
+    missing = missing_directories(pred)
+    for file, topic, number, offset in pred.entries_without_directory:
+        deleting = "" if (file, topic, number, offset) in missing else " (marked for deletion)"
+        yield f"checkpoint entry without a directory: {file} {topic}-{number} offset {offset}{deleting}"
+    effect = ("nothing is recovered on this clean start" if pred.clean_shutdown
+              else "every segment is recovered")
+    for name in pred.directories_without_entries:
+        yield f"directory without a recovery-point entry: {name} (recovery point taken as 0: {effect})"
+    for name in pred.leftovers:
+        yield f"leftover directory: {name}"
+
+
+def log_dir_line(d: LogDirTriage, partitions: int) -> str:
+    pred = d.prediction
+    state = "clean shutdown" if pred.clean_shutdown else "unclean shutdown (no .kafka_cleanshutdown)"
+    verdict = "; the broker stops" if pred.stops_broker else "; goes offline" if pred.offline else ""
+    return f"log dir {d.path}: {state}, {_plural(partitions, 'partition')}{verdict}"
+
+
+def healthy_line(result: TriageResult, show_all: bool) -> str:
+    healthy = result.healthy
+    counts = ", ".join(f"{n} {o}" for o, n in _count_outcomes(healthy).items())
+    more = "" if show_all or not healthy else "; --all lists them"
+    return f"healthy: {_plural(len(healthy), 'partition')}" + (f" ({counts})" if counts else "") + more
+
+
+def _count_outcomes(parts: list[PartitionTriage]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for part in parts:
+        counts[part.prediction.outcome] = counts.get(part.prediction.outcome, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: ["fails", "truncated", "rebuilt", "clean"].index(kv[0])))
+
+
+def verdict_line(result: TriageResult) -> str:
+    """The closing line: what is lost in total, what fails; it matches the exit code."""
+    t = totals(result)
+    pieces = []
+    if t.lost_offsets:
+        pieces.append(f"lost {_plural(t.lost_offsets, 'offset')} ({t.lost_below_high_watermark:,} below the high "
+                      "watermark)")
+    if t.bytes_lost:
+        pieces.append(f"{_plural(t.bytes_lost, 'byte')} cut or deleted")
+    if t.deleted_segments:
+        pieces.append(f"{_plural(t.deleted_segments, 'segment')} deleted")
+    if any(p.loss.behind_high_watermark and not p.loss.offsets for p in result.partitions):
+        pieces.append("a log ends below its high watermark")
+    if any(missing_directories(d.prediction) for d in result.log_dirs):
+        pieces.append("a checkpointed partition has no directory")
+    if t.failing_partitions:
+        verb = "fails" if t.failing_partitions == 1 else "fail"
+        pieces.append(f"{_plural(t.failing_partitions, 'partition')} {verb} to load")
+    if result.offline:
+        pieces.append(f"{_plural(len(result.offline), 'log directory')} offline".replace("directorys", "directories"))
+    if result.broker_stops:
+        pieces.append("the broker stops")
+    return "result: " + ("; ".join(pieces) if pieces else "nothing lost")
+
+
+# -- text ---------------------------------------------------------------------------------------------------
+
+
+def _per_dir(result: TriageResult) -> dict[str, int]:
+    counts = {d.path: 0 for d in result.log_dirs}
+    for part in result.partitions:
+        counts[part.log_dir] = counts.get(part.log_dir, 0) + 1
+    return counts
+
+
+def _steps(part_or_dir: PartitionTriage | LogDirTriage, indent: str = "  ") -> Iterator[str]:
+    for i, step in enumerate(part_or_dir.next):
+        lead = "next: " if i == 0 else "      "
+        yield f"{indent}{lead}{step.command}  # {step.why}"
+
+
+def _screen(result: TriageResult, show_all: bool, rows: Callable[[list[PartitionTriage]], Iterator[str]]
+            ) -> Iterator[str]:
+    """Headline, log directories, the partitions (``rows``), the healthy count and the verdict."""
+    yield headline(result)
+    yield next_start(result)
+    yield ""
+    counts = _per_dir(result)
+    for d in result.log_dirs:
+        yield log_dir_line(d, counts[d.path])
+        yield from (f"  {line}" for line in _log_dir_findings(d))
+        yield from _steps(d)
+    shown = result.partitions if show_all else result.problems
+    if shown:
+        yield ""
+        yield from rows(shown)
+    yield ""
+    yield healthy_line(result, show_all)
+    yield verdict_line(result)
+
+
+def _text_rows(shown: list[PartitionTriage]) -> Iterator[str]:
+    for part in shown:
+        yield f"{part.prediction.outcome:<9}  {part.prediction.path}  {describe(part)}"
+        yield from _steps(part)
+
+
+def render_text(result: TriageResult, show_all: bool = False) -> Iterator[str]:
+    """The plain screen: problem partitions worst first (every partition with ``show_all``)."""
+    return _screen(result, show_all, _text_rows)
+
+
+# -- rich table ---------------------------------------------------------------------------------------------
+
+
+def render_table(result: TriageResult, show_all: bool = False, color: bool = False, width: int = 100) -> Iterator[str]:
+    """The same screen with the partitions in a rich table (rich is imported only for it)."""
+    return _screen(result, show_all, lambda shown: _table_lines(shown, color, width))
+
+
+def _table_lines(shown: list[PartitionTriage], color: bool, width: int) -> Iterator[str]:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0))
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("partition", overflow="fold")
+    table.add_column("what the next start does; what to run next", ratio=1, overflow="fold")
+    for part in shown:
+        outcome = part.prediction.outcome
+        cell = Text(describe(part))
+        for step in part.next:
+            cell.append("\n$ ")
+            cell.append(step.command, style="bold")
+            cell.append(f"  # {step.why}", style="dim")
+        table.add_row(Text(outcome, style=OUTCOME_STYLE.get(outcome, "")), part.prediction.path, cell)
+    console = Console(no_color=not color, force_terminal=color, highlight=False, width=width)
+    with console.capture() as captured:
+        console.print(table)
+    for line in captured.get().splitlines():
+        yield line.rstrip()

@@ -165,24 +165,23 @@ def _scan(buf: Buffer, pos: int, count: int, fields: list[int], header_fields: l
 
 def _scan_headers(buf: Buffer, pos: int, end: int, out: list[int], short: tuple[int, ...]) -> tuple[int, int]:
     """One record's headers, appended to ``out`` four integers each; IndexError where Kafka throws."""
-    count, pos = decode_varint(buf, pos, end)
+    if (b := buf[pos]) < 0x80:
+        count, pos = short[b], pos + 1
+    else:
+        count, pos = decode_varint(buf, pos, end)
     if count < 0 or count > end - pos:
         raise IndexError
     for _ in range(count):
-        b = buf[pos]
-        if b < 0x80:
-            key_length = short[b]
-            pos += 1
+        if (b := buf[pos]) < 0x80:
+            key_length, pos = short[b], pos + 1
         else:
             key_length, pos = decode_varint(buf, pos, end)
         if key_length < 0:
             raise IndexError
         key_start = pos
         pos += key_length
-        b = buf[pos]
-        if b < 0x80:
-            value_length = short[b]
-            pos += 1
+        if (b := buf[pos]) < 0x80:
+            value_length, pos = short[b], pos + 1
         else:
             value_length, pos = decode_varint(buf, pos, end)
         out += (key_start, key_length, pos, value_length)

@@ -33,6 +33,7 @@ from kseg.format.layout import (
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
     MIN_RECORD_OVERHEAD,
+    MIN_V2_BATCH_LENGTH,
     RECORD_BATCH_OVERHEAD,
     V2_ATTRIBUTES_OFFSET,
     Buffer,
@@ -126,6 +127,43 @@ class BatchWalk:
         finally:
             with contextlib.suppress(BufferError):
                 view.release()
+
+    def valid_v2_run(self, position: int, until: int) -> tuple[list[V2Header], int]:
+        """The headers of the whole, CRC-valid magic-2 batches from ``position`` on that start before
+        ``until``, and the position after the last of them.
+
+        For loops that take such batches fast and everything else slowly (verify): one call per run,
+        not one generator step per batch, and ``until`` lets the caller release pages and report
+        progress between runs (a run of about 1 MiB keeps the headers in cache).  Batch ``n + 1``
+        starts at ``position + LOG_OVERHEAD + header[1]`` of batch ``n``, so nothing but the tuples
+        ``unpack_from`` made is handed over.  A returned position below ``until`` and below the end
+        of the walk is that of an entry that is not such a batch (or of a tail too short to hold one).
+        """
+        buf, limit = self.buf, self.limit
+        view = memoryview(buf)
+        unpack, checksum = BATCH_HEADER.unpack_from, crc32c_unsigned
+        overhead, min_length, crc_from = LOG_OVERHEAD, MIN_V2_BATCH_LENGTH, V2_ATTRIBUTES_OFFSET
+        bound = min(until, limit - RECORD_BATCH_OVERHEAD + 1)  # a whole V2 header fits below this
+        headers: list[V2Header] = []
+        add = headers.append
+        pos = position
+        try:
+            while pos < bound:
+                header = unpack(buf, pos)
+                nxt = pos + overhead + header[1]
+                if (
+                    header[3] != 2
+                    or header[1] < min_length
+                    or nxt > limit
+                    or checksum(view[pos + crc_from : nxt]) != header[4]
+                ):
+                    break
+                add(header)
+                pos = nxt
+        finally:
+            with contextlib.suppress(BufferError):
+                view.release()
+        return headers, pos
 
     def _bad_size(self, pos: int, size: int) -> None:
         self.end = WalkEnd(pos, self.limit - pos, BAD_SIZE, size)

@@ -1,19 +1,20 @@
 """Verify a .log file (or a KRaft .checkpoint, which holds the same batches), batch by batch.
 
-The walk has two speeds.  The fast path runs over the one batch walker,
-:meth:`kseg.format.walk.BatchWalk.frames`: for the overwhelmingly common case
--- a whole V2 batch whose CRC-32C matches and whose header says nothing
-unusual -- it costs the walker's one header unpack and one CRC call plus a
-handful of integer comparisons here, and builds no objects.  Everything else
+The walk has two speeds.  The fast path takes runs of batches from the one
+batch walker, :meth:`kseg.format.walk.BatchWalk.valid_v2_run`: for the
+overwhelmingly common case -- a whole V2 batch whose CRC-32C matches and whose
+header says nothing unusual -- it costs the walker's one header unpack and one
+CRC call plus a handful of integer comparisons here, and builds no object
+beyond the header tuple.  Everything else
 takes a slow path:
 
 * a header that is unusual (control batch, odd attributes, offsets out of
   order, producer fields that do not fit) gets ``_check_v2_header``
   (:mod:`~kseg.ops.verify.log_batches`);
-* anything that is not a whole, CRC-valid V2 batch ends the walk; the
+* anything that is not a whole, CRC-valid V2 batch ends the run; the
   resynchronising scanner (:mod:`~kseg.ops.verify.log_gaps`) says what is
   there -- a valid V0/V1 message, or the gap up to the next batch that checks
-  out -- and a new walk starts after it.
+  out -- and a new run starts after it.
 
 With ``deep`` every record is decoded too (:mod:`~kseg.ops.verify.log_deep`).
 """
@@ -22,13 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kseg.format.layout import BATCH_HEADER, TRANSACTIONAL_MASK
-from kseg.format.walk import BatchWalk
+from kseg.format.layout import LOG_OVERHEAD, TRANSACTIONAL_MASK
+from kseg.format.walk import BatchWalk, V2Header
 from kseg.ops.verify.log_gaps import GapChecks
 from kseg.ops.verify.log_state import PROGRESS_STEP, USUAL_V2_ATTRIBUTES, Observer
-from kseg.segment import RELEASE_EVERY, MappedFile
+from kseg.segment import MappedFile
 
 __all__ = ["LogWalk", "Observer", "walk_log"]
+
+#: Bytes of batches the walker checks per call: large enough that a call costs nothing per batch,
+#: small enough that the run's headers stay in cache while they are checked (bench/bench_verify.py).
+RUN_BYTES = 1 << 20
 
 
 class LogWalk(GapChecks):
@@ -47,22 +52,43 @@ class LogWalk(GapChecks):
         return self
 
     def _fast(self, start: int) -> int:
-        """Walk the CRC-valid V2 batches from ``start``; returns where the first other entry (or the end) is."""
+        """Take the CRC-valid V2 batches from ``start`` run by run; returns where the first other entry is.
+
+        Between runs (about :data:`RUN_BYTES` each) the pages behind the walk are released and
+        progress is reported; a run that ends before its bound ends at an entry for the slow path
+        (or at the end of the file).
+        """
         walk = BatchWalk(self.buf, start, strict=False)
+        pos = start
+        while True:
+            until = pos + RUN_BYTES
+            headers, end = walk.valid_v2_run(pos, until)
+            if headers:
+                self._take(headers, pos)
+            pos = end
+            if self.release is not None:
+                self.release(pos)
+            if pos >= self._next_progress:
+                self.progress(pos)  # type: ignore[misc]  # a progress mark is only set with a progress callback
+                self._next_progress = pos + PROGRESS_STEP
+            if end < until:
+                return end
+
+    def _take(self, headers: list[V2Header], start: int) -> None:
+        """The fast path: a run of whole, CRC-valid V2 batches, the first at ``start``.
+
+        Per batch: one tuple unpack and a handful of integer comparisons; a header with
+        anything unusual goes to ``_check_v2_header``.
+        """
         observe, deep, epochs = self.observe, self.deep, self.epochs
         per_batch_extras = observe is not None or deep
         floor, max_epoch, overflow_at = self.floor, self.max_epoch, self.overflow_at
-        usual_attributes, transactional = USUAL_V2_ATTRIBUTES, TRANSACTIONAL_MASK
-        prev_position = self.prev_position
-        batches = 0
-        next_mark = self._next_mark(start)
-        stop = -1
-        # (breaking out drops the generator at once, which releases its view of the buffer)
-        for pos, nxt, magic, header, crc_ok in walk.frames(check_crc=True):
-            if not crc_ok or magic != 2 or header is None:
-                stop = pos
-                break
-            base, _, epoch, _, _, attrs, lod, _, max_ts, pid, p_epoch, seq, count = header
+        usual_attributes, transactional, overhead = USUAL_V2_ATTRIBUTES, TRANSACTIONAL_MASK, LOG_OVERHEAD
+        pos, nxt = self.prev_position, start
+        for header in headers:
+            base, length, epoch, _, _, attrs, lod, _, max_ts, pid, p_epoch, seq, count = header
+            prev_position, pos = pos, nxt
+            nxt = pos + overhead + length
             last = base + lod
             if (
                 base > floor
@@ -84,35 +110,11 @@ class LogWalk(GapChecks):
                     observe(pos, base, last, max_ts)
                 if deep:
                     self._deep_v2(pos)
-            batches += 1
-            prev_position = pos
-            if nxt >= next_mark:
-                next_mark = self._mark(nxt)
-        if stop < 0:
-            stop = walk.end.position if walk.end is not None else self.limit
-        if batches and self.first_offset is None:  # the first batch of this walk is the file's first
-            self.first_offset = BATCH_HEADER.unpack_from(self.buf, start)[0]
-        self.batches += batches
-        self.floor, self.max_epoch, self.prev_position = floor, max_epoch, prev_position
-        if batches:  # the fast path keeps ``floor`` at the largest last offset seen
-            self.max_last = max(self.max_last, floor)
-        return stop
-
-    def _next_mark(self, pos: int) -> int:
-        """The next position at which the fast loop stops to release pages or report progress."""
-        if self.release is None:
-            return self._next_progress
-        return min(self._next_progress, pos + RELEASE_EVERY)
-
-    def _mark(self, pos: int) -> int:
-        """Release the pages behind ``pos`` and report progress when due; returns the next mark."""
-        if self.release is not None:
-            self.release(pos)
-        if pos >= self._next_progress:
-            self.progress(pos)  # type: ignore[misc]  # a progress mark is only set with a progress callback
-            self._next_progress = pos + PROGRESS_STEP
-        return self._next_mark(pos)
-
+        if self.first_offset is None:
+            self.first_offset = headers[0][0]
+        self.batches += len(headers)
+        self.floor, self.max_epoch, self.prev_position = floor, max_epoch, pos
+        self.max_last = max(self.max_last, floor)  # the fast path keeps ``floor`` at the largest last offset
 
 def walk_log(
     path: str,

@@ -30,6 +30,9 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes: bytes of log between two index entries
+DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: recovery resizes both indexes to it
+
 OFFSET_ENTRY = struct.Struct(
     ">i"  # relative_offset
     "i"  # position: byte position of a batch in the .log

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES
+from kseg.index import DEFAULT_INDEX_INTERVAL_BYTES
 
 F = TypeVar("F", bound=Callable[..., Any])
 

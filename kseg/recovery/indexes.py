@@ -43,6 +43,8 @@ from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk
 from kseg.index import (
+    DEFAULT_INDEX_INTERVAL_BYTES,
+    DEFAULT_MAX_INDEX_SIZE,
     OFFSET_ENTRY,
     TIME_ENTRY,
     AbortedTxn,
@@ -54,9 +56,6 @@ from kseg.index import (
 )
 from kseg.recovery.producer_state import FAILS_TO_LOAD, RecoveryAbort, TxnTracker, track_producer_batch
 from kseg.segment import RELEASE_EVERY, release_pages
-
-DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes
-DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: recovery resizes both indexes to it
 
 #: Why recovery stopped where it did (``IndexBuild.stop``).  The first four are
 #: where Kafka's file reader stops framing (the ends of :class:`~kseg.format.walk.BatchWalk`).

@@ -12,9 +12,13 @@ fsyncs the directory, so a crash leaves either no file or a whole one.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import mmap
 import os
+import shutil
 import stat
+import struct
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
@@ -343,3 +347,49 @@ def backup_path(path: Path, now: datetime | None = None) -> Path:
         candidate = path.with_name(f"{path.name}.{stamp}-{n}.bak")
         n += 1
     return candidate
+
+
+def keep_backup(path: Path) -> Path:
+    """Keep ``path`` under its backup name (:func:`backup_path`): a hard link when the filesystem allows, else a copy."""
+    target = backup_path(path)
+    try:
+        os.link(path, target)
+    except OSError:
+        shutil.copy2(path, target)
+    return target
+
+
+#: ``struct flock`` as the kernel lays it out -- an OS structure, not a Kafka byte layout (Linux:
+#: type, whence, start, len, pid; BSD/macOS: start, len, pid, type, whence).
+_BSD_FLOCK = sys.platform.startswith(("darwin", "freebsd", "openbsd", "netbsd"))
+_FLOCK_FORMAT = "@qqihh" if _BSD_FLOCK else "@hhqqi4x"
+LOCK_FILE = ".lock"
+
+
+def _flock_query() -> bytes:
+    """A whole-file write lock, the question ``F_GETLK`` answers."""
+    if _BSD_FLOCK:
+        return struct.pack(_FLOCK_FORMAT, 0, 0, 0, fcntl.F_WRLCK, os.SEEK_SET)
+    return struct.pack(_FLOCK_FORMAT, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+
+
+def log_dir_locked(log_dir: str | os.PathLike[str]) -> bool:
+    """True while another process holds a lock on ``<log_dir>/.lock``, as a running broker does.
+
+    Kafka's ``FileLock`` takes ``FileChannel.tryLock`` on that file: a POSIX
+    ``fcntl`` lock.  This only asks (``F_GETLK`` for a whole-file write lock):
+    the file is opened read-only if it exists, nothing is created or locked.
+    A lock held by this very process is not reported (POSIX locks never
+    conflict with their owner).
+    """
+    path = Path(log_dir) / LOCK_FILE
+    if not path.is_file():
+        return False
+    fd = open_read_only(path)
+    try:
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, _flock_query())
+    finally:
+        os.close(fd)
+    fields = struct.unpack(_FLOCK_FORMAT, answer)
+    lock_type = fields[3] if _BSD_FLOCK else fields[0]
+    return lock_type != fcntl.F_UNLCK

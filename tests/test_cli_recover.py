@@ -167,22 +167,20 @@ def test_a_partition_directory(tmp_path):
             "recovery-point-offset-checkpoint: it recovers the segments from base offset 18 on"
         ),
     ]
+    # 18, 34 and 52 have no .index: Kafka recovers them in loadSegmentFiles and deletes nothing (issue 13)
     assert [line for line in lines if line.startswith("  Kafka:")] == [
         "  Kafka: does not recover it at startup (below the recovery point: flushed before)",
         "  Kafka: recovers it at startup (unclean shutdown, at or after the recovery point) and truncates it to 1006 bytes",
-        "  Kafka: deletes it at startup (after truncating 00000000000000000018.log)",
-        "  Kafka: deletes it at startup (after truncating 00000000000000000018.log)",
+        "  Kafka: recovers it at startup (unclean shutdown, at or after the recovery point)",
+        "  Kafka: recovers it at startup (unclean shutdown, at or after the recovery point) and truncates it to 3018 bytes",
     ]
     assert lines[-6:] == [
+        "copied partition.metadata",
+        "wrote leader-epoch-checkpoint (2 epochs, as Kafka leaves it after the load)",
+        "wrote 00000000000000000061.snapshot (producer state at the log end 61)",
         (
-            'Kafka would delete 2 later segments after truncating 00000000000000000018.log ("Corruption found in '
-            'segment 18, truncating to offset 21"): 00000000000000000034.log, 00000000000000000052.log'
-        ),
-        f"  kseg deleted nothing: each is in {out}, recovered on its own",
-        "copied leader-epoch-checkpoint, partition.metadata",
-        (
-            "not copied: 00000000000000000034.snapshot (producer snapshot: Kafka rebuilds producer state from the "
-            "recovered log)"
+            "not copied: 00000000000000000034.snapshot (producer snapshot: kseg writes one at the new log end "
+            "instead; an old one may describe batches that are gone)"
         ),
         LEGEND,
         "4 segments: 2 damaged (1156 bytes lost: 1156 damaged bytes; 4 batches kept after the damage), 2 unchanged",
@@ -263,8 +261,9 @@ def test_usage_errors_exit_2(tmp_path):
         f"kseg: error: {out / LOG} exists; refusing to replace it (choose an empty -o directory)\n",
     )
     assert (out / LOG).read_bytes() == b"x"
-    logdir = run(str(FX / "logdir"), "--dry-run")
-    assert logdir.exit_code == 2 and "not a partition directory" in logdir.stderr
+    (tmp_path / "nothing").mkdir()
+    nothing = run(str(tmp_path / "nothing"), "--dry-run")
+    assert nothing.exit_code == 2 and "not a partition directory or a log directory" in nothing.stderr
 
 
 def test_a_log_that_is_not_a_regular_file_is_refused_without_blocking(tmp_path):

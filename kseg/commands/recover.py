@@ -10,14 +10,19 @@ import click
 from kseg.commands import options
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.recover import recover_path
+from kseg.ops.recover_report import LogDirReport
 from kseg.render.recover import print_report
-from kseg.render.recover_json import report_json
+from kseg.render.recover_json import log_dir_json, report_json
+from kseg.render.recover_logdir import print_log_dir
 
 
 @click.command()
 @options.path_argument
 @options.output_dir("Write the recovered segment(s) here, with rebuilt indexes; the input is not touched.")
-@options.in_place("Rewrite segments that change, keeping each original as <name>.bak; never deletes a segment.")
+@options.in_place(
+    "Rewrite segments that change, keeping each original as <name>.bak; never deletes a segment. "
+    "Refused while a running broker holds the log directory's .lock."
+)
 @click.option("--dry-run", is_flag=True, help="Only report what would be kept and lost; write nothing.")
 @click.option(
     "--salvage",
@@ -37,8 +42,11 @@ def recover(
 ) -> None:
     """Keep what Kafka's recovery keeps of a segment, or every intact batch.
 
-    PATH is a .log segment or a partition directory (its segments are
-    recovered in order).  By default exactly Kafka's valid prefix is kept;
+    PATH is a .log segment, a partition directory (its segments are
+    recovered in order) or a log directory (every partition; with -o, OUTDIR
+    is a log directory Kafka loads without changing a file).  What Kafka does
+    at the next start comes from kseg's model of Kafka 4.3.0's log loading.
+    By default exactly Kafka's valid prefix is kept;
     with --salvage every intact batch after the damage is kept too.  Give one
     of -o OUTDIR, --in-place or --dry-run.  Exit 0 when nothing had to be
     cut, 1 when something was, 2 on usage errors or unreadable input.
@@ -48,6 +56,7 @@ def recover(
       kseg recover /var/lib/kafka/orders-0 -o /tmp/orders-0
       kseg recover --salvage 00000000000000000000.log -o /tmp/salvaged
       kseg recover --dry-run --format json /var/lib/kafka/orders-0
+      kseg recover /var/lib/kafka -o /srv/recovered-logdir
     """
     # a refusal (RecoverRefused) or an unreadable input ends at the CLI edge: one line, exit 2
     report = recover_path(
@@ -58,7 +67,12 @@ def recover(
         salvage=salvage,
         index_interval_bytes=index_interval_bytes,
     )
-    if fmt == "json":
+    if isinstance(report, LogDirReport):
+        if fmt == "json":
+            click.echo(json.dumps(log_dir_json(report), sort_keys=True))
+        else:
+            print_log_dir(report)
+    elif fmt == "json":
         click.echo(json.dumps(report_json(report), sort_keys=True))
     else:
         print_report(report)

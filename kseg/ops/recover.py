@@ -1,26 +1,29 @@
 """The file side of ``kseg recover``: read a segment or a partition, write what recovery keeps.
 
 What is kept is planned by the recovery core
-(:func:`kseg.recovery.segment_plan.plan_segment`), what Kafka's loader would
-do at startup by :mod:`kseg.recovery.log_loader`; this module only reads and
-writes files.  Targets, one per run:
+(:func:`kseg.recovery.segment_plan.plan_segment`); what Kafka's loader does
+at the next start is the one model's prediction (:mod:`kseg.recovery.loading`,
+read per segment by :mod:`kseg.ops.recover_kafka`); this module only reads
+and writes files.  The input is a ``.log``, a partition directory, or a log
+directory (every partition, each with the same model).  Targets, one per run:
 
 * ``-o OUTDIR``: every segment of the input is written to OUTDIR under its
   own name -- recovered ones and, for a partition, the unchanged ones too
   (copied byte for byte), each with rebuilt ``.index``/``.timeindex`` (and
-  ``.txnindex`` when a transaction was aborted) -- plus the partition's
-  ``leader-epoch-checkpoint`` and ``partition.metadata``, so OUTDIR is a
-  complete partition directory Kafka can load.  Producer snapshots are not
-  copied (Kafka rebuilds producer state from the log; a snapshot could
-  describe batches that are gone).  Any existing target is refused before
-  anything is written (:mod:`kseg.ops.recover_inputs`).
+  ``.txnindex`` when a transaction was aborted) -- plus ``partition.metadata``,
+  the ``leader-epoch-checkpoint`` as Kafka leaves it after the load and a
+  producer snapshot at the log end (:mod:`kseg.ops.recover_output`).  A log
+  directory becomes ``OUTDIR/<partition>/...`` plus the clean-shutdown marker
+  and checkpoints, so Kafka 4.3.0 loads OUTDIR without changing a file.  Any
+  existing target is refused before anything is written (:mod:`kseg.ops.recover_inputs`).
 * ``--in-place``: only segments that change are rewritten; the original
   ``.log`` (and each replaced index) is kept beside it as ``<name>.bak``
-  (:func:`kseg.segment.backup_path`), every replacement atomic.
+  (:func:`kseg.segment.backup_path`), every replacement atomic.  Refused
+  while another process (a running broker) holds the log directory's ``.lock``.
 * ``--dry-run``: the report only; nothing is created.
 
 Later segments are never deleted, in any mode: the report says which ones
-Kafka's ``LogLoader`` would delete, and why (reference §4.3).
+Kafka's ``LogLoader`` deletes, and why (reference §4.3).
 
 Writes go through :func:`kseg.segment.atomic_write`: a hidden temporary
 ``.<name>.<random>.kseg-tmp`` in the target directory, fsynced, renamed into
@@ -37,23 +40,33 @@ from __future__ import annotations
 import contextlib
 import copy
 import mmap
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from kseg.errors import KsegError
 from kseg.ops.recover_inputs import (
-    COPIED_FILES,
+    Input,
     choose_target,
     later_segments,
+    log_dir_partitions,
     not_copied,
     partition_name,
+    refuse_locked,
+    refuse_log_dir_outputs,
     refuse_outputs,
     resolve_input,
     tracker_before,
 )
+from kseg.ops.recover_kafka import (
+    Startup,
+    kafka_views,
+    predict,
+    read_startup,
+    startup_from,
+    with_recovers_from,
+)
+from kseg.ops.recover_output import write_log_dir_files, write_partition_files
 from kseg.ops.recover_report import (
     CREATED,
     DRY_RUN,
@@ -67,21 +80,22 @@ from kseg.ops.recover_report import (
     SEG_UNTOUCHED,
     SEG_WRITTEN,
     UNCHANGED,
+    LogDirReport,
     Report,
     SegmentOutcome,
     Written,
 )
 from kseg.recovery.index_compare import ENTRY_SIZES, INDEX_KINDS, index_bytes
 from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
-from kseg.recovery.log_loader import kafka_views, read_startup, with_recovery_floor
+from kseg.recovery.loading import PartitionPrediction, predict_log_dir
 from kseg.recovery.plan import Plan
 from kseg.recovery.producer_state import TxnTracker
 from kseg.recovery.segment_plan import plan_segment
 from kseg.segment import (
     MappedFile,
     atomic_write,
-    backup_path,
     base_offset_from_name,
+    keep_backup,
     read_small_file,
     sibling,
 )
@@ -93,16 +107,6 @@ _Done = tuple[Path, Plan, str, IndexBuild | None, tuple[Written, ...]]
 
 
 # -- writing one segment ---------------------------------------------------------------------
-
-
-def keep_backup(path: Path) -> Path:
-    """Keep ``path`` under its backup name: a hard link when the filesystem allows, else a copy."""
-    target = backup_path(path)
-    try:
-        os.link(path, target)
-    except OSError:
-        shutil.copy2(path, target)
-    return target
 
 
 def copy_runs(source: MappedFile, plan: Plan, out: BinaryIO) -> None:
@@ -194,18 +198,6 @@ def write_segment(
     return build, (Written("log", dest, action, plan.output_size, None, backup), *indexes)
 
 
-def _copy_side_files(directory: Path, out_dir: Path) -> tuple[Written, ...]:
-    """The partition's ``leader-epoch-checkpoint`` and ``partition.metadata``, copied into OUTDIR."""
-    written = []
-    for name in COPIED_FILES:
-        source = directory / name
-        if source.is_file():
-            data = read_small_file(source)
-            _write_file(out_dir / name, data, replace=False, like=None)
-            written.append(Written(name, out_dir / name, CREATED, len(data)))
-    return tuple(written)
-
-
 # -- the operation --------------------------------------------------------------------------------
 
 
@@ -217,32 +209,82 @@ def recover_path(
     dry_run: bool = False,
     salvage: bool = False,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-) -> Report:
-    """Recover one segment, or every segment of a partition directory in order, into OUTDIR or in place.
+) -> Report | LogDirReport:
+    """Recover one segment, every segment of a partition directory in order, or every partition of a log dir.
 
     The input is opened read-only; with ``out_dir`` or ``dry_run`` it is never
     modified.  Refusals are raised before anything is read or written.
     """
     target = choose_target(out_dir, in_place, dry_run)
+    parts = log_dir_partitions(path)
+    if parts is not None:
+        return _recover_log_dir(path, parts, target, out_dir, salvage, index_interval_bytes)
     source = resolve_input(path)
+    if in_place:
+        refuse_locked(source.directory.parent)
     if out_dir is not None:
         refuse_outputs(source, out_dir)
-    startup = read_startup(source.directory, partition_name(source.directory))
-    startup = with_recovery_floor(startup, list(source.all_logs))
+    name = partition_name(source.directory)
+    startup = read_startup(source.directory, name)
+    return recover_partition(path, source, startup, predict(startup, name), target, out_dir, salvage,
+                             index_interval_bytes)
+
+
+def _recover_log_dir(
+    path: Path, parts: list[Path], target: str, out_dir: Path | None, salvage: bool, interval: int
+) -> LogDirReport:
+    """Every partition of a log directory, each with the model's prediction from ``predict_log_dir``."""
+    if target == IN_PLACE:
+        refuse_locked(path)
+    sources = [resolve_input(part) for part in parts]
+    if out_dir is not None:
+        refuse_log_dir_outputs(path, sources, out_dir)
+    prediction = predict_log_dir(path)
+    by_path = {Path(p.path).name: p for p in prediction.partitions}
+    reports = []
+    for source in sources:
+        name = partition_name(source.directory)
+        startup = startup_from(source.directory, name, prediction.clean_shutdown, prediction.checkpoints)
+        predicted = by_path.get(source.directory.name) or predict(startup, name)
+        part_out = None if out_dir is None else out_dir / source.directory.name
+        reports.append(recover_partition(source.directory, source, startup, predicted, target, part_out,
+                                         salvage, interval))
+    written = write_log_dir_files(path, out_dir, reports) if out_dir is not None else ()
+    return LogDirReport(path, salvage, target, out_dir, prediction, tuple(reports), written)
+
+
+def recover_partition(
+    path: Path,
+    source: Input,
+    startup: Startup,
+    prediction: PartitionPrediction,
+    target: str,
+    out_dir: Path | None,
+    salvage: bool,
+    interval: int,
+) -> Report:
+    """Plan and write the input's segments; what Kafka does comes from ``prediction``."""
     tracker = tracker_before(source)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     results: list[_Done] = []
     for log in source.logs:
-        done, tracker = _recover_one(log, tracker, target, out_dir, salvage, index_interval_bytes)
+        done, tracker = _recover_one(log, tracker, target, out_dir, salvage, interval)
         results.append(done)
-    views, deletion = kafka_views(startup, list(source.all_logs), {log: plan for log, plan, *_ in results})
+    startup = with_recovers_from(startup, prediction)
+    views, deletion = kafka_views(startup, prediction, source.all_logs, {log: plan for log, plan, *_ in results})
     segments = tuple(
         SegmentOutcome(log, plan, views[log], action, build, files)
         for log, plan, action, build, files in results
     )
+    copied: tuple[Written, ...] = ()
+    written: tuple[Written, ...] = ()
+    log_end, log_start = None, 0
     whole_output = target == OUTPUT and source.whole_partition
-    copied = _copy_side_files(source.directory, out_dir) if whole_output and out_dir is not None else ()
+    if whole_output and out_dir is not None:
+        copied, written, log_end, log_start = write_partition_files(
+            source.directory, out_dir, segments, prediction, startup.log_start_offset
+        )
     return Report(
         path,
         salvage,
@@ -255,6 +297,10 @@ def recover_path(
         () if source.whole_partition else later_segments(source),
         copied,
         not_copied(source.directory) if whole_output else (),
+        prediction,
+        written,
+        log_end,
+        log_start,
     )
 
 

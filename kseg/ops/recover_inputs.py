@@ -12,14 +12,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kseg.errors import KsegError
-from kseg.ops.discover import file_kind, is_partition_dir, parse_partition_dir, partition_files, segment_logs
-from kseg.ops.recover_report import DRY_RUN, IN_PLACE, OUTPUT, RecoverRefused
+from kseg.ops.discover import (
+    file_kind,
+    is_partition_dir,
+    parse_partition_dir,
+    partition_dirs,
+    partition_files,
+    segment_logs,
+)
+from kseg.ops.recover_kafka import STARTUP_FATE
+from kseg.ops.recover_report import DRY_RUN, IN_PLACE, OUTPUT, LogDirLocked, RecoverRefused
 from kseg.recovery.index_compare import INDEX_KINDS
-from kseg.recovery.log_loader import STARTUP_FATE
+from kseg.recovery.loading.logdir import (
+    CLEAN_SHUTDOWN,
+    HIGH_WATERMARK,
+    LOG_START,
+    METADATA_TOPIC,
+    RECOVERY_POINT,
+)
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
-from kseg.segment import MappedFile, base_offset_from_name, sibling
+from kseg.segment import LOCK_FILE, MappedFile, base_offset_from_name, log_dir_locked, sibling
 
+#: Partition files OUTDIR gets besides the segments (copied, or written as the load leaves them).
 COPIED_FILES = ("leader-epoch-checkpoint", "partition.metadata")
+#: Log-directory files OUTDIR gets for a log-directory input.
+LOG_DIR_FILES = (CLEAN_SHUTDOWN, RECOVERY_POINT, LOG_START, HIGH_WATERMARK, "meta.properties")
 
 
 def partition_name(directory: Path) -> tuple[str, int] | None:
@@ -38,12 +55,31 @@ class Input:
     whole_partition: bool
 
 
+def log_dir_partitions(path: Path) -> list[Path] | None:
+    """The partition directories of a log directory (KRaft's metadata log excepted); None if not one."""
+    if not path.is_dir() or is_partition_dir(path):
+        return None
+    parts = [p for p in partition_dirs(path) if not p.name.startswith(METADATA_TOPIC + "-")]
+    parts = [p for p in parts if segment_logs(p)]
+    return parts or None
+
+
+def refuse_locked(log_dir: Path) -> None:
+    """``--in-place`` while another process holds ``<log dir>/.lock`` (as a running broker does)."""
+    if log_dir_locked(log_dir):
+        raise LogDirLocked(
+            f"{log_dir / LOCK_FILE} is locked by another process (a running broker?); "
+            "refusing to change files in place (stop the broker, or use -o OUTDIR)"
+        )
+
+
 def resolve_input(path: Path) -> Input:
     """One partition directory, or one ``.log`` whose name gives its base offset; anything else is refused."""
     if path.is_dir():
         if not is_partition_dir(path):
             raise RecoverRefused(
-                f"{path}: not a partition directory (give one <topic>-<partition> directory or a .log)"
+                f"{path}: not a partition directory or a log directory "
+                "(give a log directory, one <topic>-<partition> directory or a .log)"
             )
         logs = tuple(segment_logs(path))
         if not logs:
@@ -80,12 +116,26 @@ def refuse_outputs(source: Input, out_dir: Path) -> None:
     names = [log.name for log in source.logs]
     names += [sibling(Path(n), kind).name for n in list(names) for kind in INDEX_KINDS]
     if source.whole_partition:
-        names += [name for name in COPIED_FILES if (source.directory / name).is_file()]
+        names += list(COPIED_FILES)
+        names += [p.name for p in out_dir.glob("*.snapshot")] if out_dir.is_dir() else []
     for name in names:
         if (out_dir / name).exists():
             raise RecoverRefused(
                 f"{out_dir / name} exists; refusing to replace it (choose an empty -o directory)"
             )
+
+
+def refuse_log_dir_outputs(log_dir: Path, sources: list[Input], out_dir: Path) -> None:
+    """A log directory's OUTDIR: not the input, and none of its partition or log-directory files there yet."""
+    if out_dir.exists() and out_dir.resolve() == log_dir.resolve():
+        raise RecoverRefused(f"{out_dir} is the input log directory; use --in-place (keeps backups) or another -o")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RecoverRefused(f"{out_dir}: not a directory")
+    for name in LOG_DIR_FILES:
+        if (out_dir / name).exists():
+            raise RecoverRefused(f"{out_dir / name} exists; refusing to replace it (choose an empty -o directory)")
+    for source in sources:
+        refuse_outputs(source, out_dir / source.directory.name)
 
 
 def not_copied(directory: Path) -> tuple[tuple[Path, str], ...]:

@@ -2,7 +2,8 @@
 
 Built by :mod:`kseg.ops.recover`, read by :mod:`kseg.render.recover`.  What
 Kafka keeps of a segment is the :class:`~kseg.recovery.plan.Plan`; what its
-loader would do at startup is :mod:`kseg.recovery.log_loader`'s.
+loader does at the next start is the model's prediction
+(:mod:`kseg.recovery.loading`, read per segment by :mod:`kseg.ops.recover_kafka`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kseg.errors import Refused
+from kseg.ops.recover_kafka import Deletion, KafkaView, Startup
 from kseg.recovery.indexes import IndexBuild
-from kseg.recovery.log_loader import Deletion, KafkaView, Startup
+from kseg.recovery.loading import LogDirPrediction, PartitionPrediction
 from kseg.recovery.plan import Plan
 
 #: Targets (``Report.target``).
@@ -34,6 +36,10 @@ SEG_DRY_RUN = "dry-run"
 
 class RecoverRefused(Refused):
     """A request kseg will not carry out (conflicting options, an existing target): a usage error."""
+
+
+class LogDirLocked(RecoverRefused):
+    """``--in-place`` while another process (a running broker) holds the log directory's ``.lock``."""
 
 
 # -- results ----------------------------------------------------------------------------
@@ -74,8 +80,58 @@ class Report:
     later_segments: tuple[Path, ...] = ()  # single-segment input: the later .log files of its directory
     copied: tuple[Written, ...] = ()
     not_copied: tuple[tuple[Path, str], ...] = ()
+    prediction: PartitionPrediction | None = None  # the model: what the next start does to the input
+    written: tuple[Written, ...] = ()  # files OUTDIR gets as Kafka would leave them (epochs, snapshot)
+    output_log_end: int | None = None  # the log end offset of the partition written to OUTDIR
+    output_log_start: int = 0  # its log-start checkpoint entry (0: none)
 
     @property
     def changed(self) -> bool:
         """Something was (or would be) cut, salvaged around or refused."""
         return any(outcome.plan.changed for outcome in self.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Sums over the partitions of a log directory."""
+
+    partitions: int
+    changed_partitions: int
+    segments: int
+    changed_segments: int
+    lost_bytes: int  # cut or lost by recover's plans
+    kafka_deleted_segments: int  # segments Kafka deletes at the next start
+    kafka_deleted_bytes: int
+    kafka_fails: int  # partitions whose load throws
+
+
+@dataclass(frozen=True, slots=True)
+class LogDirReport:
+    """``kseg recover`` on a log directory: one :class:`Report` per partition, and the totals."""
+
+    path: Path
+    salvage: bool
+    target: str
+    out_dir: Path | None
+    prediction: LogDirPrediction
+    partitions: tuple[Report, ...]
+    written: tuple[Written, ...] = ()  # log-directory files of OUTDIR (marker, checkpoints)
+
+    @property
+    def changed(self) -> bool:
+        return any(report.changed for report in self.partitions)
+
+    @property
+    def totals(self) -> Totals:
+        reports = self.partitions
+        deletions = [r.deletion for r in reports if r.deletion is not None]
+        return Totals(
+            len(reports),
+            sum(1 for r in reports if r.changed),
+            sum(len(r.segments) for r in reports),
+            sum(1 for r in reports for s in r.segments if s.plan.changed),
+            sum(s.plan.lost_bytes for r in reports for s in r.segments),
+            sum(len(d.segments) for d in deletions),
+            sum(d.bytes for d in deletions),
+            sum(1 for r in reports if r.prediction is not None and r.prediction.error is not None),
+        )

@@ -11,12 +11,13 @@
   :mod:`kseg.recovery.segment_plan` -- what ``kseg recover`` keeps of a
   segment: Kafka's prefix, or every intact batch past the damage that
   Kafka's recovery would accept in the output, and what is lost;
-* :mod:`kseg.recovery.log_loader` -- ``LogLoader`` at broker start: which
-  segments it recovers (clean-shutdown marker, recovery point, missing
-  ``.index``) and which later segments it deletes after a truncation.
+* :mod:`kseg.recovery.loading` -- the one model of Kafka 4.3.0's log loading
+  at broker start (``LogManager.loadLogs``, ``LogLoader.load``): which
+  segments it recovers, truncates or deletes, what it throws, and every file
+  it changes.
 
 ``reindex``, ``recover``, ``verify`` and ``convert`` take every statement of
 what Kafka does from here; none keeps a rule of its own.  Nothing here
-writes a file; :mod:`~kseg.recovery.log_loader` reads the log directory's
-marker and checkpoint through :mod:`kseg.segment`.
+writes a file; :mod:`~kseg.recovery.loading` reads the log directory's
+marker and checkpoints through :mod:`kseg.segment`.
 """

@@ -19,13 +19,14 @@ then the segments Kafka would delete, the files copied, the map legend
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
+from kseg.ops import recover_kafka as loader
 from kseg.ops import recover_report as report_kinds
+from kseg.ops.recover_kafka import KafkaView, Startup
 from kseg.ops.recover_report import Report, SegmentOutcome, Written
-from kseg.recovery import log_loader as loader
-from kseg.recovery.log_loader import Startup, kafka_truncates
+from kseg.recovery.loading import BROKER_STOPS, LoadError
 from kseg.recovery.plan import KAFKA, Loss, Plan, Run
 from kseg.recovery.segment_plan import is_torn_tail
 from kseg.render.recover_map import LEGEND, map_text
@@ -128,14 +129,15 @@ def body_lines(plan: Plan) -> list[str]:
 
 
 def kafka_line(outcome: SegmentOutcome) -> str:
-    """What Kafka's loader would do with this segment at startup."""
+    """What Kafka's loader does with this segment at the next start (the model's prediction)."""
     view, plan = outcome.kafka, outcome.plan
     match view.why:
         case loader.DELETED:
-            assert view.deleted_after is not None
+            if view.deleted_after is None:
+                return "  Kafka: deletes it at startup (the log start offset is beyond the log end)"
             return f"  Kafka: deletes it at startup (after truncating {view.deleted_after.name})"
         case loader.RECOVERS_UNCLEAN | loader.RECOVERS_NO_INDEX:
-            return _recovers_line(plan, view.why)
+            return _recovers_line(plan, view)
         case loader.SKIPPED_CLEAN:
             text = "  Kafka: does not recover it at startup (clean shutdown marker present)"
         case _:
@@ -145,17 +147,26 @@ def kafka_line(outcome: SegmentOutcome) -> str:
     return text
 
 
-def _recovers_line(plan: Plan, why: str) -> str:
-    """A segment Kafka recovers at startup: whether its recovery throws, truncates or keeps it all."""
-    if why == loader.RECOVERS_UNCLEAN:
+def consequence_text(error: LoadError) -> str:
+    """What the broker does when the load throws (R9.1, R9.2)."""
+    if error.consequence == BROKER_STOPS:
+        return "the partition does not load and the broker stops"
+    return "the partition does not load and its log directory goes offline"
+
+
+def _recovers_line(plan: Plan, view: KafkaView) -> str:
+    """A segment Kafka recovers at startup: whether the load throws on it, truncates or keeps it all."""
+    if view.why == loader.RECOVERS_UNCLEAN:
         text = "  Kafka: recovers it at startup (unclean shutdown, at or after the recovery point)"
     else:
         text = "  Kafka: recovers it at startup (no .index file)"
-    if plan.refused is not None:
-        failure = plan.refused
-        return text + f" and throws {failure.exception} at byte {failure.position}; {failure.consequence}"
-    if kafka_truncates(plan):
-        text += f" and truncates it to {plan.kafka.valid_bytes} bytes"
+    if view.error is not None:
+        error = view.error
+        return text + f" and throws {error.exception}: {error.message}; {consequence_text(error)}"
+    if view.truncated_to == 0 and plan.refused is not None:
+        return text + f" and empties it ({plan.refused.exception} at byte {plan.refused.position})"
+    if view.truncated_to is not None:
+        text += f" and truncates it to {view.truncated_to} bytes"
     return text
 
 
@@ -235,8 +246,17 @@ def _recovery_point(s: Startup) -> str:
     return f"{source}: it recovers the segments from base offset {s.recovers_from} on"
 
 
+def load_failure_lines(report: Report) -> list[str]:
+    """The load of this partition throws (Kafka's exception and message, and what the broker does)."""
+    pred = report.prediction
+    if pred is None or pred.error is None:
+        return []
+    error = pred.error
+    return [f"Kafka's load of {pred.path} throws {error.exception}: {error.message}; {consequence_text(error)}"]
+
+
 def deletion_lines(report: Report) -> list[str]:
-    """The segments Kafka's loader would delete, and that kseg did not."""
+    """The segments Kafka's loader deletes, and that kseg did not."""
     deletion = report.deletion
     if deletion is None:
         return []
@@ -245,19 +265,24 @@ def deletion_lines(report: Report) -> list[str]:
         kept = f"each is in {report.out_dir}, recovered on its own"
     else:
         kept = "they are untouched"
-    return [
-        (
-            f"Kafka would delete {plural(len(deletion.segments), 'later segment')} after truncating "
-            f'{deletion.after.name} ("{deletion.message}"): {names}'
-        ),
-        f"  kseg deleted nothing: {kept}",
-    ]
+    count = f"{plural(len(deletion.segments), 'segment')} ({plural(deletion.bytes, 'byte')})"
+    if deletion.after is None:
+        head = f"Kafka would delete {count}: {deletion.message}: {names}"
+    else:
+        head = f'Kafka would delete {count} after truncating {deletion.after.name} ("{deletion.message}"): {names}'
+    return [head, f"  kseg deleted nothing: {kept}"]
 
 
 def files_lines(report: Report) -> list[str]:
     lines = []
     if report.copied:
         lines.append("copied " + ", ".join(f.path.name for f in report.copied))
+    for f in report.written:
+        if f.kind == "snapshot":
+            lines.append(f"wrote {f.path.name} (producer state at the log end {report.output_log_end})")
+        else:
+            epochs = plural(f.entries or 0, "epoch")
+            lines.append(f"wrote {f.path.name} ({epochs}, as Kafka leaves it after the load)")
     for path, why in report.not_copied:
         lines.append(f"not copied: {path.name} ({why})")
     return lines
@@ -287,7 +312,11 @@ def summary_line(report: Report) -> str:
     if refused:
         parts.append(f"{len(refused)} on which Kafka's recovery throws")
     parts.append(f"{len(segments) - len(changed)} unchanged")
-    return f"{plural(len(segments), 'segment')}: " + ", ".join(parts)
+    text = f"{plural(len(segments), 'segment')}: " + ", ".join(parts)
+    if report.deletion is not None:
+        deleted = report.deletion
+        text += f"; Kafka deletes {plural(len(deleted.segments), 'segment')} ({plural(deleted.bytes, 'byte')})"
+    return text
 
 
 # -- the whole report --------------------------------------------------------------------------
@@ -300,7 +329,15 @@ def report_lines(report: Report, width: int) -> Iterator[str | Text]:
         report.target, f"into {report.out_dir}"
     )
     yield f"recover {report.path} ({mode}, {where})"
+    yield from partition_lines(report, width)
+    yield LEGEND
+    yield summary_line(report)
+
+
+def partition_lines(report: Report, width: int) -> Iterator[str | Text]:
+    """One partition's (or segment's) part of the report: startup, segments, deletions, files."""
     yield startup_line(report)
+    yield from load_failure_lines(report)
     for i, outcome in enumerate(report.segments):
         yield segment_header(outcome)
         yield map_text(outcome.plan, width)
@@ -317,8 +354,6 @@ def report_lines(report: Report, width: int) -> Iterator[str | Text]:
         yield action_line(outcome)
     yield from deletion_lines(report)
     yield from files_lines(report)
-    yield LEGEND
-    yield summary_line(report)
 
 
 def _is_active(report: Report, i: int) -> bool:
@@ -328,14 +363,19 @@ def _is_active(report: Report, i: int) -> bool:
     return not report.later_segments
 
 
-def print_report(report: Report, file: IO[str] | None = None) -> None:
-    """Print the text report through rich (colour only on a terminal; NO_COLOR and COLUMNS honoured)."""
+def print_lines(lines: Callable[[int], Iterable[str | Text]], file: IO[str] | None = None) -> None:
+    """Print report lines through rich (colour only on a terminal; NO_COLOR and COLUMNS honoured)."""
     from rich.console import Console
     from rich.text import Text
 
     console = Console(file=file, highlight=False, soft_wrap=True, emoji=False)
-    for line in report_lines(report, console.width):
+    for line in lines(console.width):
         console.print(line if isinstance(line, Text) else Text(str(line)))
 
 
-__all__ = ["print_report", "report_lines", "summary_line"]
+def print_report(report: Report, file: IO[str] | None = None) -> None:
+    """Print the text report of one segment or partition."""
+    print_lines(lambda width: report_lines(report, width), file)
+
+
+__all__ = ["partition_lines", "print_lines", "print_report", "report_lines", "summary_line"]

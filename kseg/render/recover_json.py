@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kseg.ops.recover_report import Report, SegmentOutcome, Written
+from kseg.ops.recover_report import LogDirReport, Report, SegmentOutcome, Written
 from kseg.recovery.plan import Loss, Run
 
 
@@ -102,6 +102,8 @@ def segment_json(outcome: SegmentOutcome) -> dict[str, Any]:
             "recovers": outcome.kafka.recovers,
             "why": outcome.kafka.why,
             "deleted_after": _path(outcome.kafka.deleted_after),
+            "truncated_to": outcome.kafka.truncated_to,
+            "error": None if outcome.kafka.error is None else outcome.kafka.error.as_json(),
         },
         "kept": [run_json(r) for r in plan.runs],
         "lost": [loss_json(loss) for loss in plan.losses],
@@ -141,11 +143,56 @@ def report_json(report: Report) -> dict[str, Any]:
         "kafka_deletes": None
         if deletion is None
         else {
-            "after": str(deletion.after),
+            "after": _path(deletion.after),
             "message": deletion.message,
             "segments": [str(p) for p in deletion.segments],
+            "bytes": deletion.bytes,
         },
+        "kafka_load": _prediction_json(report),
         "later_segments": [str(p) for p in report.later_segments],
         "copied": [written_json(f) for f in report.copied],
+        "written": [written_json(f) for f in report.written],
         "not_copied": [{"path": str(p), "why": why} for p, why in report.not_copied],
+    }
+
+
+def _prediction_json(report: Report) -> dict[str, Any] | None:
+    """The model's prediction for the input (triage's fields, plus the recovery point and notes)."""
+    pred = report.prediction
+    if pred is None:
+        return None
+    found = pred.as_json()
+    found.pop("type")
+    found["recovery_point"] = pred.recovery_point
+    found["notes"] = list(pred.notes)
+    if pred.error is not None:
+        found["error"]["consequence"] = pred.error.consequence  # type: ignore[index]
+    return found
+
+
+def log_dir_json(report: LogDirReport) -> dict[str, Any]:
+    """A log directory: every partition's report object and the totals."""
+    t = report.totals
+    error = report.prediction.error
+    return {
+        "path": str(report.path),
+        "log_directory": True,
+        "mode": "salvage" if report.salvage else "kafka",
+        "target": report.target,
+        "output_dir": _path(report.out_dir),
+        "changed": report.changed,
+        "clean_shutdown": report.prediction.clean_shutdown,
+        "error": None if error is None else {**error.as_json(), "consequence": error.consequence},
+        "partitions": [report_json(p) for p in report.partitions],
+        "written": [written_json(f) for f in report.written],
+        "totals": {
+            "partitions": t.partitions,
+            "changed_partitions": t.changed_partitions,
+            "segments": t.segments,
+            "changed_segments": t.changed_segments,
+            "lost_bytes": t.lost_bytes,
+            "kafka_deleted_segments": t.kafka_deleted_segments,
+            "kafka_deleted_bytes": t.kafka_deleted_bytes,
+            "kafka_fails": t.kafka_fails,
+        },
     }

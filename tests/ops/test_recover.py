@@ -35,7 +35,7 @@ from kseg.ops.recover_report import (
     UNCHANGED,
     RecoverRefused,
 )
-from kseg.recovery.log_loader import (
+from kseg.ops.recover_kafka import (
     DELETED,
     RECOVERS_NO_INDEX,
     RECOVERS_UNCLEAN,
@@ -460,6 +460,19 @@ def test_unclean_shutdown_recovers_from_the_segment_holding_the_recovery_point_a
         report.startup.recovery_point_source,
         report.startup.recovers_from,
     ) == (20, RP_CHECKPOINT, 18)
+    # 18, 34 and 52 have no .index: LogLoader.loadSegmentFiles recovers each at once (R3.4) and deletes
+    # nothing; recoverLog then finds 18 already cut, so no later segment is deleted (issue 13)
+    assert views(report) == [
+        (LOG, False, SKIPPED_FLUSHED, None),
+        ("00000000000000000018.log", True, RECOVERS_UNCLEAN, None),
+        ("00000000000000000034.log", True, RECOVERS_UNCLEAN, None),
+        ("00000000000000000052.log", True, RECOVERS_UNCLEAN, None),
+    ]
+    assert report.deletion is None
+    assert [s.kafka.truncated_to for s in report.segments] == [None, 1006, None, 3018]
+    # with 18's .index present, recoverLog is the first to cut it, and deletes every later segment (R4.3)
+    (part / "00000000000000000018.index").write_bytes(b"")
+    report = recover_path(part, dry_run=True)
     assert views(report) == [
         (LOG, False, SKIPPED_FLUSHED, None),
         ("00000000000000000018.log", True, RECOVERS_UNCLEAN, None),
@@ -471,6 +484,8 @@ def test_unclean_shutdown_recovers_from_the_segment_holding_the_recovery_point_a
         "00000000000000000034.log",
         "00000000000000000052.log",
     ]
+    assert report.deletion.bytes == 6036 + 3168
+    assert report.prediction.deleted_segments == [34, 52]
 
 
 def test_a_recovery_point_past_the_damage_spares_the_damaged_segment(tmp_path):
@@ -518,11 +533,15 @@ def test_a_clean_shutdown_recovers_only_segments_without_an_index(tmp_path):
 
 def test_one_segment_given_alone_still_reports_what_kafka_would_delete(tmp_path):
     part = make_partition(tmp_path)
-    report = recover_path(part / "00000000000000000018.log", out_dir=tmp_path / "out", salvage=True)
+    (part / "00000000000000000018.index").write_bytes(b"")
+    report = recover_path(part / "00000000000000000018.log", dry_run=True)
     assert [p.name for p in report.deletion.segments] == [
         "00000000000000000034.log",
         "00000000000000000052.log",
     ]
+    (part / "00000000000000000018.index").unlink()  # missing .index: recovered early, nothing deleted (R3.4)
+    report = recover_path(part / "00000000000000000018.log", out_dir=tmp_path / "out", salvage=True)
+    assert report.deletion is None
     assert [p.name for p in report.later_segments] == ["00000000000000000034.log", "00000000000000000052.log"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "00000000000000000018.index",
@@ -544,7 +563,7 @@ def test_a_partition_output_is_complete_and_the_input_untouched(tmp_path):
     assert digest_tree(part.parent) == before
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [f"{base:020d}.{kind}" for base in (0, 18, 34, 52) for kind in ("log", "index", "timeindex")]
-        + ["leader-epoch-checkpoint", "partition.metadata"]
+        + ["leader-epoch-checkpoint", "partition.metadata", "00000000000000000061.snapshot"]
     )
     pieces = GEN.partition()
     assert (out / "00000000000000000018.log").read_bytes() == pieces["00000000000000000018.log"][0]
@@ -570,8 +589,9 @@ def test_refusals_come_before_anything_is_written(tmp_path):
         recover_path(part, out_dir=out, in_place=True)
     with pytest.raises(RecoverRefused, match="exactly one of"):
         recover_path(part)
+    (tmp_path / "nothing").mkdir()
     with pytest.raises(RecoverRefused, match="not a partition directory"):
-        recover_path(part.parent, dry_run=True)
+        recover_path(tmp_path / "nothing", dry_run=True)
     with pytest.raises(RecoverRefused, match="not a .log segment"):
         recover_path(part / "leader-epoch-checkpoint", dry_run=True)
     odd = tmp_path / "odd.log"

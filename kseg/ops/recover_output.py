@@ -1,0 +1,269 @@
+"""The files besides segments that make ``kseg recover -o`` a directory Kafka 4.3.0 loads without change.
+
+A recovered partition in OUTDIR gets, beside its segments and indexes:
+
+* ``leader-epoch-checkpoint`` as Kafka's cache stands after the load
+  (``PartitionPrediction.leader_epochs``), extended by the epochs of batches
+  kseg keeps beyond Kafka's log end (``LeaderEpochFileCache.assign``, R7.3)
+  and cut at the output's log end and log start (R7.4, R7.5), in
+  ``CheckpointFile``'s text format (R7.7);
+* one producer snapshot at the output's log end, holding each producer's
+  state replayed from the output log (``ProducerStateManager.writeSnapshot``'s
+  fields), so the load reads no log and writes no snapshot (R6.3b);
+* ``partition.metadata``, copied (without it a KRaft broker renames the
+  directory ``-stray``, R1.5).
+
+A log directory in OUTDIR also gets ``.kafka_cleanshutdown`` and the
+recovery-point, log-start and replication checkpoints: every partition was
+written and fsynced whole, so the next start recovers nothing (R4.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from kseg.errors import KsegError
+from kseg.format.checkpoints import read_leader_epochs
+from kseg.format.control import decode_end_txn_marker
+from kseg.format.snapshot import ProducerEntry, encode_snapshot
+from kseg.format.v2 import V2Batch
+from kseg.format.walk import BatchWalk
+from kseg.ops.recover_report import CREATED, Report, SegmentOutcome, Written
+from kseg.recovery.loading import PartitionPrediction
+from kseg.recovery.loading.checkpoints import format_checkpoint
+from kseg.recovery.loading.logdir import (
+    CLEAN_SHUTDOWN,
+    HIGH_WATERMARK,
+    LOG_START,
+    RECOVERY_POINT,
+    read_offsets,
+)
+from kseg.recovery.producer_state import TxnTracker, track_producer_batch
+from kseg.segment import MappedFile, atomic_write, read_small_file
+
+EPOCH_FILE = "leader-epoch-checkpoint"
+METADATA_FILE = "partition.metadata"
+META_PROPERTIES = "meta.properties"
+#: Written when the input log directory has no marker of its own: no broker epoch known.
+CLEAN_SHUTDOWN_TEXT = b'{"version":0,"brokerEpoch":-1}'
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """A new file in OUTDIR, written whole (temporary file, fsync, rename)."""
+    with atomic_write(path, replace=False, like=None) as out:
+        out.write(data)
+
+
+# -- leader epochs -------------------------------------------------------------------------------
+
+
+def _assign(entries: list[tuple[int, int]], epoch: int, start: int) -> None:
+    """``LeaderEpochFileCache.assign`` (R7.1): a later start for the latest epoch changes nothing."""
+    if entries and entries[-1][0] == epoch and start >= entries[-1][1]:
+        return
+    while entries and (entries[-1][0] >= epoch or entries[-1][1] >= start):
+        entries.pop()
+    entries.append((epoch, start))
+
+
+def output_epochs(
+    cached: Iterable[tuple[int, int]], batches: Iterable[tuple[int, int]], log_end: int, log_start: int
+) -> list[tuple[int, int]]:
+    """The epoch cache for the output: ``cached``, then R7.3 over ``batches`` (epoch, base offset), then R7.4/R7.5."""
+    entries = list(cached)
+    for epoch, base_offset in batches:
+        if epoch >= 0 and (not entries or epoch > entries[-1][0]):
+            _assign(entries, epoch, base_offset)
+    while entries and entries[-1][1] >= log_end:
+        entries.pop()
+    removed = [e for e in entries if e[1] <= log_start]
+    if removed:
+        entries = [(removed[-1][0], log_start), *entries[len(removed) :]]
+    return entries
+
+
+def batch_epochs(logs: Sequence[Path], from_offset: int) -> list[tuple[int, int]]:
+    """(partition leader epoch, base offset) of the V2 batches of ``logs`` at or after ``from_offset``."""
+    found = []
+    for log in logs:
+        with MappedFile(log) as mapped:
+            for _, _, _, header, _ in BatchWalk(mapped.buf, 0, None, strict=False).frames():
+                if header is not None and header[0] >= from_offset:
+                    found.append((header[2], header[0]))
+    return found
+
+
+def cached_epochs(prediction: PartitionPrediction | None, directory: Path) -> tuple[list[tuple[int, int]], int]:
+    """Kafka's cache after the load and the offset kseg's output goes beyond it from.
+
+    When the load throws (no cache predicted), the input's checkpoint as it
+    reads, and every batch of the output counts.
+    """
+    if prediction is not None and prediction.leader_epochs is not None and prediction.log_end_offset is not None:
+        return [(e, s) for e, s in prediction.leader_epochs], prediction.log_end_offset
+    path = directory / EPOCH_FILE
+    try:
+        return (read_leader_epochs(read_small_file(path)) if path.is_file() else []), -1
+    except KsegError:
+        return [], -1
+
+
+# -- the producer snapshot --------------------------------------------------------------------
+
+
+def _marker_epoch(batch: V2Batch) -> int | None:
+    """The coordinator epoch of a control batch's end-transaction marker, None if it cannot be read."""
+    try:
+        first = next(iter(batch.iter_records()), None)
+        return None if first is None else decode_end_txn_marker(first.value).coordinator_epoch
+    except KsegError:
+        return None
+
+
+def _producer_batch(state: dict[int, list[int]], tracker: TxnTracker, batch: V2Batch) -> None:
+    """``ProducerAppendInfo.append`` for one batch, as far as the snapshot's fields go."""
+    try:
+        track_producer_batch(tracker, batch)
+    except KsegError:
+        return  # recovery stops after such a batch: the map end does not pass it
+    entry = state.setdefault(batch.producer_id, [0, -1, -1, 0, -1, -1])
+    entry[0] = batch.producer_epoch
+    entry[4] = batch.max_timestamp
+    if batch.is_control:
+        coordinator = _marker_epoch(batch)
+        if coordinator is not None:
+            entry[5] = coordinator
+        return
+    entry[1], entry[2], entry[3] = batch.last_sequence, batch.last_offset, batch.last_offset_delta
+
+
+def producer_snapshot(logs: Sequence[Path]) -> bytes:
+    """A snapshot of the producer state after replaying ``logs`` in order (``writeSnapshot``'s fields)."""
+    state: dict[int, list[int]] = {}
+    tracker = TxnTracker()
+    for log in logs:
+        with MappedFile(log) as mapped:
+            buf = mapped.buf
+            for pos, _, _, header, _ in BatchWalk(buf, 0, None, strict=False).frames():
+                if header is not None and header[9] >= 0:
+                    _producer_batch(state, tracker, V2Batch(buf, pos))
+    open_txns = tracker.open_transactions
+    entries = [
+        ProducerEntry(pid, e[0], e[1], e[2], e[3], e[4], e[5], open_txns.get(pid, -1))
+        for pid, e in sorted(state.items())
+    ]
+    return encode_snapshot(entries)
+
+
+# -- log-directory files ----------------------------------------------------------------------
+
+
+def offset_checkpoint(entries: dict[tuple[str, int], int]) -> bytes:
+    """``OffsetCheckpointFile``'s text: version 0, count, ``<topic> <partition> <offset>`` lines."""
+    body = "".join(f"{topic} {partition} {offset}\n" for (topic, partition), offset in sorted(entries.items()))
+    return f"0\n{len(entries)}\n{body}".encode()
+
+
+
+
+# -- one partition of OUTDIR ------------------------------------------------------------------
+
+
+def output_log_end(outcomes: Sequence[SegmentOutcome]) -> int | None:
+    """``readNextOffset`` of the output's last segment: one past its last kept offset, or its base."""
+    written = [o for o in outcomes if o.files]
+    if not written:
+        return None
+    plan = written[-1].plan
+    return max((run.last_offset for run in plan.runs), default=plan.base_offset - 1) + 1
+
+
+def write_partition_files(
+    directory: Path, out_dir: Path, outcomes: Sequence[SegmentOutcome], prediction: PartitionPrediction | None,
+    log_start_checkpoint: int,
+) -> tuple[tuple[Written, ...], tuple[Written, ...], int | None, int]:
+    """``partition.metadata`` copied; epochs and a producer snapshot written as the load would leave them.
+
+    Returns (copied, written, the output's log end, the log-start checkpoint entry to write (0: none)).
+    """
+    copied = []
+    if (directory / METADATA_FILE).is_file():
+        data = read_small_file(directory / METADATA_FILE)
+        write_file(out_dir / METADATA_FILE, data)
+        copied.append(Written(METADATA_FILE, out_dir / METADATA_FILE, CREATED, len(data)))
+    log_end = output_log_end(outcomes)
+    if log_end is None:
+        return tuple(copied), (), None, 0
+    logs = [o.files[0].path for o in outcomes if o.files]
+    first_base = next(o.plan.base_offset for o in outcomes if o.files)
+    log_start = min(log_start_checkpoint, log_end) if log_start_checkpoint > first_base else 0
+    cached, beyond = cached_epochs(prediction, directory)
+    epochs = output_epochs(cached, batch_epochs(logs, beyond), log_end, log_start)
+    data = format_checkpoint(epochs)
+    write_file(out_dir / EPOCH_FILE, data)
+    written = [Written(EPOCH_FILE, out_dir / EPOCH_FILE, CREATED, len(data), len(epochs))]
+    if log_end > max(log_start, first_base):
+        snapshot = out_dir / f"{log_end:020d}.snapshot"
+        data = producer_snapshot(logs)
+        write_file(snapshot, data)
+        written.append(Written("snapshot", snapshot, CREATED, len(data)))
+    return tuple(copied), tuple(written), log_end, log_start
+
+
+# -- the log directory of OUTDIR ---------------------------------------------------------------
+
+
+def _log_dir_entries(reports: Sequence[Report], hw: dict[tuple[str, int], int]) -> list[dict[tuple[str, int], int]]:
+    """Recovery points (every output's log end), log starts and high watermarks (cut to the log end)."""
+    points: dict[tuple[str, int], int] = {}
+    starts: dict[tuple[str, int], int] = {}
+    marks: dict[tuple[str, int], int] = {}
+    for report in reports:
+        pred = report.prediction
+        if pred is None or pred.kind or report.output_log_end is None:
+            continue
+        key = (pred.topic, pred.partition)
+        points[key] = report.output_log_end
+        if report.output_log_start:
+            starts[key] = report.output_log_start
+        if key in hw:
+            marks[key] = min(hw[key], report.output_log_end)
+    return [points, starts, marks]
+
+
+def write_log_dir_files(log_dir: Path, out_dir: Path, reports: Sequence[Report]) -> tuple[Written, ...]:
+    """The marker, the checkpoints (``LogManager``'s text format) and ``meta.properties`` of OUTDIR."""
+    written = []
+    marker = log_dir / CLEAN_SHUTDOWN
+    data = read_small_file(marker) if marker.is_file() else CLEAN_SHUTDOWN_TEXT
+    files: list[tuple[str, bytes]] = [(CLEAN_SHUTDOWN, data)]
+    hw_path = log_dir / HIGH_WATERMARK
+    hw = read_offsets(log_dir, HIGH_WATERMARK).entries
+    points, starts, marks = _log_dir_entries(reports, hw)
+    files += [(RECOVERY_POINT, offset_checkpoint(points)), (LOG_START, offset_checkpoint(starts))]
+    if hw_path.is_file():
+        files.append((HIGH_WATERMARK, offset_checkpoint(marks)))
+    if (log_dir / META_PROPERTIES).is_file():
+        files.append((META_PROPERTIES, read_small_file(log_dir / META_PROPERTIES)))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, content in files:
+        write_file(out_dir / name, content)
+        written.append(Written(name, out_dir / name, CREATED, len(content)))
+    return tuple(written)
+
+
+__all__ = [
+    "CLEAN_SHUTDOWN_TEXT",
+    "EPOCH_FILE",
+    "METADATA_FILE",
+    "batch_epochs",
+    "cached_epochs",
+    "format_checkpoint",
+    "offset_checkpoint",
+    "output_epochs",
+    "producer_snapshot",
+    "write_file",
+    "write_log_dir_files",
+    "write_partition_files",
+]

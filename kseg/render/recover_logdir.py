@@ -1,0 +1,70 @@
+"""Text for ``kseg recover`` on a log directory: each partition's report, then the totals.
+
+Per partition the same lines as for a partition directory
+(:func:`kseg.render.recover.partition_lines`) and its summary line; then the
+log directory's files written to OUTDIR, and one line of totals: partitions
+and segments changed, bytes recover cuts, the segments (and bytes) Kafka
+deletes at the next start and the partitions whose load throws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING
+
+from kseg.ops import recover_report as report_kinds
+from kseg.ops.recover_report import LogDirReport
+from kseg.render.recover import partition_lines, plural, print_lines, summary_line
+from kseg.render.recover_map import LEGEND
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+
+def _head(report: LogDirReport) -> str:
+    mode = "--salvage" if report.salvage else "Kafka's rules"
+    where = {report_kinds.IN_PLACE: "in place", report_kinds.DRY_RUN: "dry run, nothing written"}.get(
+        report.target, f"into {report.out_dir}"
+    )
+    return f"recover log directory {report.path} ({mode}, {where})"
+
+
+def _log_dir_error(report: LogDirReport) -> list[str]:
+    error = report.prediction.error
+    if error is None:
+        return []
+    return [f"Kafka's load of the log directory throws {error.exception}: {error.message} ({error.consequence})"]
+
+
+def totals_line(report: LogDirReport) -> str:
+    """The log directory's totals."""
+    t = report.totals
+    text = (
+        f"{plural(t.partitions, 'partition')} ({t.changed_partitions} changed), "
+        f"{plural(t.segments, 'segment')} ({t.changed_segments} changed, {plural(t.lost_bytes, 'byte')} lost); "
+        f"Kafka deletes {plural(t.kafka_deleted_segments, 'segment')} ({plural(t.kafka_deleted_bytes, 'byte')})"
+    )
+    if t.kafka_fails:
+        text += f"; the load throws in {plural(t.kafka_fails, 'partition')}"
+    return text
+
+
+def log_dir_lines(report: LogDirReport, width: int) -> Iterator[str | Text]:
+    """Lines of the text report for a log directory."""
+    yield _head(report)
+    yield from _log_dir_error(report)
+    for partition in report.partitions:
+        yield f"== {partition.path.name}"
+        yield from partition_lines(partition, width)
+        yield summary_line(partition)
+    if report.written:
+        yield "wrote " + ", ".join(f.path.name for f in report.written)
+    yield LEGEND
+    yield totals_line(report)
+
+
+def print_log_dir(report: LogDirReport, file: IO[str] | None = None) -> None:
+    print_lines(lambda width: log_dir_lines(report, width), file)
+
+
+__all__ = ["log_dir_lines", "print_log_dir", "totals_line"]

@@ -31,7 +31,7 @@ WHOLE_DIRECTORIES = (
 
 def kafka_json_text(text: str) -> dict[str, Any]:
     """Kafka's message files are JSON with ``//`` comment lines."""
-    return json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.M))
+    return json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.MULTILINE))
 
 
 def normal_kafka_field(spec: dict[str, Any], commons: dict[str, Any]) -> tuple:

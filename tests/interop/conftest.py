@@ -18,7 +18,6 @@ if str(_HERE) not in sys.path:  # lets tests here `from oracle import ...` under
     sys.path.insert(0, str(_HERE))
 
 from oracle import KafkaOracle, oracle_or_skip
-from support import *
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -217,7 +217,9 @@ def test_export_writes_parquet_and_reports_damaged_batches(spark, tmp_path, monk
     )
     back = spark.read.parquet(str(out))
     assert back.columns == [name for name, _, _ in rows.RECORD_COLUMNS]
-    key = lambda r: (r["path"], r["offset"])
+    def key(row):
+        return (row["path"], row["offset"])
+
     got = sorted((r.asDict(recursive=True) for r in back.collect()), key=key)
     want = sorted(expected.to_pylist(), key=key)
     for row in want:

@@ -177,7 +177,7 @@ class Segment:
     # -- batches -------------------------------------------------------------------
     def walk(self, start: int = 0, end: int | None = None, *, strict: bool = False) -> BatchWalk:
         """A walk over the batches; ``walk.end`` tells where and why it stopped."""
-        return BatchWalk(self.buf, start, end, strict=strict)  # type: ignore[arg-type]  # an mmap is a buffer; the format readers' annotations omit it
+        return BatchWalk(self.buf, start, end, strict=strict)
 
     def iter_batches(self, start: int = 0, end: int | None = None) -> Iterator[Batch]:
         """Batches in file order, as Kafka's reader yields them.
@@ -192,7 +192,7 @@ class Segment:
 
     def batch_at(self, position: int) -> Batch:
         try:
-            batch = read_batch(self.buf, position)  # type: ignore[arg-type]  # an mmap is a buffer; the format readers' annotations omit it
+            batch = read_batch(self.buf, position)
         except KsegError as err:
             raise err.with_path(str(self.path))
         if position + batch.size > self.size:
@@ -248,7 +248,7 @@ class Segment:
 
     def _trustworthy(self, position: int, indexed_offset: int) -> bool:
         try:
-            batch = read_batch(self.buf, position)  # type: ignore[arg-type]  # an mmap is a buffer; the format readers' annotations omit it
+            batch = read_batch(self.buf, position)
         except KsegError:
             return False
         return batch.is_valid() and batch.base_offset <= indexed_offset

@@ -17,7 +17,10 @@ from kseg.render.reindex import render_text, report_json
 @click.command()
 @options.paths_argument
 @options.output_dir("Write the new indexes here; the input directories are not touched.")
-@options.in_place("Replace indexes that differ, keeping each old file as <name>.bak.")
+@options.in_place(
+    "Replace indexes that differ, keeping each old file as <name>.bak; "
+    "refused while a running broker holds the log directory's .lock."
+)
 @click.option("--check", is_flag=True, help="Only compare with the existing indexes (exit 1 if any differ).")
 @options.index_interval_bytes
 @options.text_or_json

@@ -21,7 +21,6 @@ stale one becomes a zero-byte file.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,10 +36,13 @@ from kseg.recovery.indexes import (
 )
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
 from kseg.segment import (
+    LOCK_FILE,
     MappedFile,
     atomic_write,
     backup_path,
     base_offset_from_name,
+    keep_backup,
+    log_dir_locked,
     read_small_file,
     sibling,
 )
@@ -101,18 +103,21 @@ class ReindexRefused(Refused):
     """A request kseg will not carry out (an output exists, options conflict): a usage error."""
 
 
+class LogDirLocked(ReindexRefused):
+    """``--in-place`` while another process (a running broker) holds the log directory's ``.lock``."""
+
+
+def refuse_locked(log_dir: Path) -> None:
+    """Refuse ``--in-place`` while ``<log dir>/.lock`` is locked by another process, as a running broker holds it."""
+    if log_dir_locked(log_dir):
+        raise LogDirLocked(
+            f"{log_dir / LOCK_FILE} is locked by another process (a running broker?); "
+            "refusing to change files in place (stop the broker, or use --output-dir)"
+        )
+
+
 def _read_existing(path: Path) -> bytes | None:
     return read_small_file(path) if path.is_file() else None
-
-
-def _backup(path: Path) -> Path:
-    """Keep the old file under its backup name: a hard link when the filesystem allows, else a copy."""
-    target = backup_path(path)
-    try:
-        os.link(path, target)
-    except OSError:
-        shutil.copy2(path, target)
-    return target
 
 
 def _write(path: Path, data: bytes, *, replace: bool, like: Path | None) -> None:
@@ -172,6 +177,8 @@ def reindex_segment(
     target_dir = Path(out_dir) if out_dir is not None else log.parent
     if mode in (MODE_OUTPUT, MODE_CREATE):
         _refuse_existing(target_dir, log)
+    if in_place:
+        refuse_locked(log.parent.parent)
     try:
         with MappedFile(log) as mapped:
             build = build_indexes(
@@ -202,7 +209,7 @@ def _handle_file(kind: str, log: Path, build: IndexBuild, mode: str, target: Pat
     if mode == MODE_IN_PLACE:
         if difference is None:
             return replace(outcome, action=UNCHANGED if old is not None else NOT_WRITTEN)
-        backup = _backup(existing) if old is not None else None
+        backup = keep_backup(existing) if old is not None else None
         # an emptied .txnindex stays as a zero-byte file, as Kafka's reset leaves it
         _write(target, new, replace=old is not None, like=existing if old is not None else log)
         return replace(outcome, action=REPLACED if old is not None else CREATED, target=target, backup=backup)
@@ -280,6 +287,9 @@ def reindex_paths(
     targets = {s.directory: _target_dir(s.directory, out_dir, nest) for s in selections}
     if mode in (MODE_OUTPUT, MODE_CREATE):
         _refuse_outputs(selections, targets)
+    if in_place:
+        for selection in selections:
+            refuse_locked(selection.directory.parent)
     for selection in selections:
         yield from _reindex_directory(
             selection,

@@ -67,6 +67,17 @@ STOP_CORRUPT = "corrupt-batch"  # ensureValid(): V2 batch under 61 bytes, or CRC
 STOP_INVALID_RECORD = "invalid-record"  # a transaction marker that cannot be decoded (InvalidRecordException)
 STOP_FAILED = "recovery-fails"  # Kafka's recover throws an exception it does not catch
 
+#: What the broker does when recover throws these (docs/kafka-log-loading.md R3.5, R4.3-R4.5); the
+#: loading model (kseg.recovery.loading) tells which applies to a given partition.
+INVALID_OFFSET_CONSEQUENCE = (
+    "in recoverLog the segment is emptied and every later segment deleted; in an early recovery "
+    "(its .index missing) the load throws and the broker stops"
+)
+OVERFLOW_CONSEQUENCE = (
+    "the load splits the segment only if its last batch overflows; otherwise the split is refused "
+    "(IllegalArgumentException: Split operation is only permitted for segments with overflow) and the broker stops"
+)
+
 
 # -- results ------------------------------------------------------------------------
 
@@ -195,7 +206,7 @@ class _Indexes:
                 "InvalidOffsetException",
                 f"Attempt to append an offset {offset} to position {self.offset_count} no larger than "
                 f"the last offset appended ({self.last_offset})",
-                "the broker empties this segment and deletes the later ones",
+                INVALID_OFFSET_CONSEQUENCE,
             )
         self.offsets += OFFSET_ENTRY.pack(offset - self.base_offset, position)
         self.offset_count += 1
@@ -214,7 +225,7 @@ class _Indexes:
                 "InvalidOffsetException",
                 f"Attempt to append an offset ({offset}) to slot {self.time_count} no larger than "
                 f"the last offset appended ({self.last_time_offset})",
-                "the broker empties this segment and deletes the later ones",
+                INVALID_OFFSET_CONSEQUENCE,
             )
         if timestamp > self.last_time_timestamp:
             self.times += TIME_ENTRY.pack(timestamp, offset - self.base_offset)
@@ -358,7 +369,7 @@ def _offset_overflow(last_offset: int, base_offset: int) -> RecoveryAbort:
     return RecoveryAbort(
         "LogSegmentOffsetOverflowException",
         f"offset {last_offset} does not fit a segment with base offset {base_offset}",
-        "the broker splits the segment",
+        OVERFLOW_CONSEQUENCE,
     )
 
 

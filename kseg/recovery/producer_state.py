@@ -17,7 +17,8 @@ from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
 from kseg.index import AbortedTxn
 
-FAILS_TO_LOAD = "the partition fails to load"  # the consequence of an exception LogLoader does not handle
+#: An exception LogLoader does not handle: LogManager.loadLogs rethrows it and the broker halts (R9.1).
+FAILS_TO_LOAD = "the load throws: the partition does not load and the broker stops"
 
 
 class RecoveryAbort(Exception):

@@ -6,7 +6,8 @@ gaps between them.  A batch is kept only if ``LogSegment.recover`` would
 accept it *in the output*:
 
 * its last offset fits the segment (``LogSegment.ensureOffsetInRange``; else
-  Kafka throws ``LogSegmentOffsetOverflowException`` and splits the segment);
+  recovery throws ``LogSegmentOffsetOverflowException``, and the load's split
+  is refused unless the segment's last batch overflows: the broker stops);
 * its first offset is above every offset kept so far (offsets strictly
   increase; a batch that does not pass would break the offset index);
 * the producer-state tracking recovery runs does not reject it (an
@@ -249,7 +250,7 @@ def acceptance_refusal(
     if not 0 <= last - base_offset <= MAX_RELATIVE_OFFSET:
         return OUT_OF_RANGE, (
             f"last offset {last} does not fit a segment with base offset {base_offset} "
-            "(Kafka would split the segment)"
+            "(LogSegmentOffsetOverflowException in Kafka's recovery)"
         )
     if high is not None and first <= high:
         return NOT_INCREASING, f"offsets {first}-{last} do not pass {high}, the last offset kept"

@@ -18,8 +18,9 @@ no other choice -- its records are one compressed stream).
 When Kafka's own recovery throws on the input (offsets outside the segment,
 offsets going backwards at an index point, impossible transaction state --
 :class:`~kseg.recovery.indexes.RecoveryFailure`), kafka mode keeps nothing
-(``Plan.refused``): Kafka would split, empty or fail to load the segment, and
-kseg writes no guess.  Salvage mode keeps what is acceptable.
+(``Plan.refused``): what the broker then does (the segment emptied, the load
+refusing the split and the broker stopping) is the loading model's answer
+(:mod:`kseg.recovery.loading`), and kseg writes no guess.  Salvage mode keeps what is acceptable.
 """
 
 from __future__ import annotations

@@ -29,6 +29,10 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: index.py stays free of the format package's imports
+    from kseg.format.layout import Buffer
 
 DEFAULT_INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes: bytes of log between two index entries
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes: recovery resizes both indexes to it
@@ -92,13 +96,13 @@ def live_count(relative_offsets: Sequence[int]) -> int:
     return len(relative_offsets)
 
 
-def written_slots(data: bytes | memoryview, entry_size: int) -> int:
+def written_slots(data: Buffer, entry_size: int) -> int:
     """The slots before the all-zero tail: a preallocated index ends in slots of zero bytes only."""
     stripped = len(bytes(data).rstrip(b"\0"))
     return min(len(data) // entry_size, -(-stripped // entry_size))
 
 
-def read_offset_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
+def read_offset_index(data: Buffer, base_offset: int) -> IndexSlots:
     """Decode every 8-byte slot of a .index file."""
     n = len(data) // OFFSET_ENTRY.size
     raw = [OFFSET_ENTRY.unpack_from(data, i * OFFSET_ENTRY.size) for i in range(n)]
@@ -106,7 +110,7 @@ def read_offset_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
     return IndexSlots(entries, live_count([rel for rel, _ in raw]), len(data) - n * OFFSET_ENTRY.size)
 
 
-def read_time_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
+def read_time_index(data: Buffer, base_offset: int) -> IndexSlots:
     """Decode every 12-byte slot of a .timeindex file."""
     n = len(data) // TIME_ENTRY.size
     raw = [TIME_ENTRY.unpack_from(data, i * TIME_ENTRY.size) for i in range(n)]
@@ -114,7 +118,7 @@ def read_time_index(data: bytes | memoryview, base_offset: int) -> IndexSlots:
     return IndexSlots(entries, live_count([rel for _, rel in raw]), len(data) - n * TIME_ENTRY.size)
 
 
-def read_txn_index(data: bytes | memoryview) -> list[AbortedTxn]:
+def read_txn_index(data: Buffer) -> list[AbortedTxn]:
     """Decode the whole 34-byte entries of a .txnindex (a partial trailing entry is ignored, as Kafka does)."""
     out = []
     for pos in range(0, len(data) - TXN_ENTRY.size + 1, TXN_ENTRY.size):
@@ -138,7 +142,7 @@ class SanityFailure:
     size: int | None = None  # for "length": the bytes after the last whole slot
 
 
-def _length_failure(data: bytes | memoryview, entry_size: int, what: str) -> SanityFailure | None:
+def _length_failure(data: Buffer, entry_size: int, what: str) -> SanityFailure | None:
     """``length % entrySize != 0`` (``what`` names the file as Kafka does: "Index file x", "Time index file x")."""
     extra = len(data) % entry_size
     if not extra:
@@ -150,7 +154,7 @@ def _length_failure(data: bytes | memoryview, entry_size: int, what: str) -> San
     )
 
 
-def offset_index_sanity(data: bytes | memoryview, base_offset: int, name: str) -> list[SanityFailure]:
+def offset_index_sanity(data: Buffer, base_offset: int, name: str) -> list[SanityFailure]:
     """``OffsetIndex.sanityCheck`` of a file as Kafka opens it (every whole slot an entry); ``name``: the file's."""
     failures = []
     length = _length_failure(data, OFFSET_ENTRY.size, f"Index file {name}")
@@ -169,7 +173,7 @@ def offset_index_sanity(data: bytes | memoryview, base_offset: int, name: str) -
     return failures
 
 
-def time_index_sanity(data: bytes | memoryview, base_offset: int, name: str) -> list[SanityFailure]:
+def time_index_sanity(data: Buffer, base_offset: int, name: str) -> list[SanityFailure]:
     """``TimeIndex.sanityCheck`` of a file as Kafka opens it (every whole slot an entry); ``name``: the file's."""
     failures = []
     length = _length_failure(data, TIME_ENTRY.size, f"Time index file {name}")
@@ -242,7 +246,7 @@ class MappedSlots(Sequence):
     find (``Segment.position_of_offset`` does).
     """
 
-    def __init__(self, data: bytes | memoryview, entry: struct.Struct, make, base_offset: int, rel_index: int):
+    def __init__(self, data: Buffer, entry: struct.Struct, make, base_offset: int, rel_index: int):
         self._data = data
         self._entry = entry
         self._make = make
@@ -278,12 +282,12 @@ class MappedSlots(Sequence):
         return self._make(self._entry.unpack_from(self._data, i * self._entry.size), self._base)
 
 
-def offset_slots(data: bytes | memoryview, base_offset: int) -> MappedSlots:
+def offset_slots(data: Buffer, base_offset: int) -> MappedSlots:
     """Lazy live entries of a .index."""
     return MappedSlots(data, OFFSET_ENTRY, lambda f, b: OffsetEntry(b + f[0], f[1]), base_offset, 0)
 
 
-def time_slots(data: bytes | memoryview, base_offset: int) -> MappedSlots:
+def time_slots(data: Buffer, base_offset: int) -> MappedSlots:
     """Lazy live entries of a .timeindex."""
     return MappedSlots(data, TIME_ENTRY, lambda f, b: TimeEntry(f[0], b + f[1]), base_offset, 1)
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass, field
+from itertools import takewhile
 from pathlib import Path
 
 from kseg.errors import KsegError
@@ -37,7 +38,7 @@ from kseg.ops.convert_target import DEFAULT_MAX_BATCH_BYTES, ConvertRefused, Tar
 from kseg.ops.convert_txn import TxnDeliveries
 from kseg.ops.discover import file_kind, is_partition_dir, segment_logs
 from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
-from kseg.recovery.producer_state import TxnTracker, replay_producer_state
+from kseg.recovery.producer_state import TxnTracker, replay_segments
 from kseg.segment import MappedFile, atomic_write, base_offset_from_name, sibling
 
 OUTPUT_KINDS = ("log", "index", "timeindex", "txnindex")
@@ -207,20 +208,15 @@ def convert_segment(
 
 def _earlier_producer_state(log: Path) -> TxnTracker:
     """Transactions begun in earlier segments of the input's directory (for the output's .txnindex)."""
-    tracker = TxnTracker()
     mine = base_offset_from_name(log)
     if mine is None:
-        return tracker
-    for earlier in segment_logs(log.parent):
-        base = base_offset_from_name(earlier)
-        if base is None or base >= mine:
-            break
-        try:
-            with MappedFile(earlier) as mapped:
-                replay_producer_state(mapped.buf, tracker)
-        except KsegError as err:
-            raise err.with_path(str(earlier))
-    return tracker
+        return TxnTracker()
+
+    def earlier(segment: Path) -> bool:
+        base = base_offset_from_name(segment)
+        return base is not None and base < mine
+
+    return replay_segments(takewhile(earlier, segment_logs(log.parent)))
 
 
 def convert_path(

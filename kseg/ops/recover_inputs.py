@@ -9,9 +9,9 @@ directory is recovered whole, in order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import takewhile
 from pathlib import Path
 
-from kseg.errors import KsegError
 from kseg.ops.discover import (
     file_kind,
     is_partition_dir,
@@ -30,8 +30,8 @@ from kseg.recovery.loading.logdir import (
     METADATA_TOPIC,
     RECOVERY_POINT,
 )
-from kseg.recovery.producer_state import TxnTracker, replay_producer_state
-from kseg.segment import LOCK_FILE, MappedFile, base_offset_from_name, log_dir_locked, sibling
+from kseg.recovery.producer_state import TxnTracker, replay_segments
+from kseg.segment import LOCK_FILE, base_offset_from_name, log_dir_locked, sibling
 
 #: Partition files OUTDIR gets besides the segments (copied, or written as the load leaves them).
 COPIED_FILES = ("leader-epoch-checkpoint", "partition.metadata")
@@ -163,16 +163,7 @@ def later_segments(source: Input) -> tuple[Path, ...]:
 
 def tracker_before(source: Input) -> TxnTracker:
     """Producer state at the first segment: a single .log replays the earlier ones of its directory."""
-    tracker = TxnTracker()
     if source.whole_partition:
-        return tracker
+        return TxnTracker()
     first = base_offset_from_name(source.logs[0]) or 0
-    for log in source.all_logs:
-        if (base_offset_from_name(log) or 0) >= first:
-            break
-        try:
-            with MappedFile(log) as mapped:
-                replay_producer_state(mapped.buf, tracker)
-        except KsegError as err:
-            raise err.with_path(str(log))
-    return tracker
+    return replay_segments(takewhile(lambda log: (base_offset_from_name(log) or 0) < first, source.all_logs))

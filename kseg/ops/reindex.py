@@ -34,7 +34,7 @@ from kseg.recovery.indexes import (
     IndexBuild,
     build_indexes,
 )
-from kseg.recovery.producer_state import TxnTracker, replay_producer_state
+from kseg.recovery.producer_state import TxnTracker, replay_segments
 from kseg.segment import (
     LOCK_FILE,
     MappedFile,
@@ -338,11 +338,7 @@ def _reindex_directory(
         if _segment_order(log) > last:
             break
         if log not in wanted:
-            try:
-                with MappedFile(log) as mapped:
-                    replay_producer_state(mapped.buf, tracker)
-            except KsegError as err:
-                raise err.with_path(str(log))
+            replay_segments([log], tracker)
             continue
         yield reindex_segment(
             log,

@@ -10,12 +10,16 @@ it, and an ABORT that closes a non-empty transaction becomes an entry of the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
+
 from kseg.errors import InvalidRecord, KsegError
 from kseg.format.control import ABORT, COMMIT, decode_control_key, decode_end_txn_marker
 from kseg.format.layout import Buffer
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
 from kseg.index import AbortedTxn
+from kseg.segment import MappedFile
 
 #: An exception LogLoader does not handle: LogManager.loadLogs rethrows it and the broker halts (R9.1).
 FAILS_TO_LOAD = "the load throws: the partition does not load and the broker stops"
@@ -152,3 +156,24 @@ def replay_producer_state(buf: Buffer, tracker: TxnTracker, *, end: int | None =
             except InvalidRecord:
                 return pos
     return walk.end.position if walk.end is not None else pos
+
+
+def replay_segments(logs: Iterable[Path], tracker: TxnTracker | None = None) -> TxnTracker:
+    """Replay whole earlier segments, in the order given, into ``tracker`` (a new one by default).
+
+    What ``rebuildProducerState`` reads of the segments below the one being
+    recovered: recover, reindex and convert all start a segment's transaction
+    index from this state.  Errors carry the segment's path.
+    """
+    state = TxnTracker() if tracker is None else tracker
+    for log in logs:
+        _replay_file(log, state)
+    return state
+
+
+def _replay_file(log: Path, tracker: TxnTracker) -> None:
+    try:
+        with MappedFile(log) as mapped:
+            replay_producer_state(mapped.buf, tracker)
+    except KsegError as err:
+        raise err.with_path(str(log))

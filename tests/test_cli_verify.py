@@ -45,8 +45,7 @@ ok     clean/v2-codecs.log  log, 5 batches, 932 bytes
 severity  finding: kind, file, byte position, offset; what is wrong
 ────────────────────────────────────────────────────────────────────────────────────────────────────
 error     crc  corrupt/several.log  byte 0  offset 0
-          Record is corrupt (stored crc = 1384625300, computed crc = 2938831253). Kafka's recovery
-          would truncate the segment here, dropping 1085 bytes.
+          Record is corrupt (stored crc = 1384625300, computed crc = 2938831253).
 error     crc  corrupt/several.log  byte 651  offset 9
           Record is corrupt (stored crc = 2606055682, computed crc = 1268216967).
 error     partial-batch  corrupt/several.log  byte 870  offset 12

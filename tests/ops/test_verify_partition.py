@@ -81,6 +81,8 @@ def test_file_names_missing_indexes_and_leftovers(part):
         ("123.timeindex", "missing-index", "warning", None, 123),
         ("abc.index", "segment-name", "error", None, None),
         ("abc.index", "missing-log", "warning", None, None),
+        # issue 13: the name Long.parseLong refuses stops the broker (R2.6), said by the log-loading model
+        ("orders-0", "load-fails", "error", None, None),
     ]
 
 
@@ -101,9 +103,16 @@ def test_leader_epoch_checkpoint_against_the_batches(part):
         ("leader-epoch-checkpoint", "leader-epoch", "warning", None, 3),  # no entry for epoch 4
     ]
     checkpoint.write_bytes(b"0\n3\n1 0\n")
-    [finding] = verify_paths([part]).findings()
+    finding, load = verify_paths([part]).findings()
     assert (finding.kind, finding.severity, finding.position) == ("leader-epoch", "error", 8)
     assert finding.message == "Expected [3] entries in checkpoint file, but found only [1] (Kafka's loader refuses this file)"
+    # issue 13: what the next start does about it, from the log-loading model (R7.8)
+    assert (load.kind, load.severity, load.path) == ("load-fails", "error", str(checkpoint))
+    assert load.message.startswith("the next start fails: org.apache.kafka.common.errors.KafkaStorageException: "
+                                   "Error while reading checkpoint file ")
+    assert load.message.endswith(f"{checkpoint} (caused by java.io.IOException: Expected [3] entries in checkpoint file "
+                                 f"[{checkpoint}], but found only [1]) -- the log directory goes offline "
+                                 "[R7.8 CheckpointFileWithFailureHandler.read]")
 
 
 def test_the_first_epoch_may_begin_before_the_oldest_segment(part):
@@ -126,6 +135,8 @@ def test_log_directory_text_files(tmp_path):
         ("partition.metadata", "checkpoint-file", "error", 0, None),
         ("quorum-state", "checkpoint-file", "error", 1, None),
         ("replication-offset-checkpoint", "checkpoint-file", "error", 10, None),
+        # issue 13: the log-loading model says the log directory goes offline for it (R9.4)
+        ("replication-offset-checkpoint", "load-fails", "error", None, None),
     ]
 
 

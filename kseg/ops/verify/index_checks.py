@@ -262,11 +262,11 @@ class TxnIndexCheck:
         add = self.findings.add
         for failure in txn_entry_sanity(entry, where, self.base, os.path.basename(self.path)):
             if failure.check == "version":
-                add("txnindex", ERROR, where, failure.offset, f"{failure.message} (Kafka throws while reading it)",
+                add("txnindex", ERROR, where, failure.offset, failure.message,
                     field="version")
             else:
                 add("index-sanity", ERROR, where, failure.offset,
-                    f"{failure.message} (Kafka would recover the segment at startup)", field="last_offset")
+                    failure.message, field="last_offset")
         first, last, lso = entry.first_offset, entry.last_offset, entry.last_stable_offset
         if first > last:
             add("txnindex", ERROR, where, last, f"entry {i}: first offset {first} is above last offset {last}",

@@ -72,7 +72,7 @@ class BatchChecks(DeepChecks):
         if last >= self.overflow_at:
             add("offset-overflow", WARNING, pos, base,
                 f"last offset {last} is more than 2^31-1 above the segment's base offset {self.name_base}: "
-                "an index cannot address it (Kafka's loader would split this segment)", field=field_name)
+                "an index cannot address it", field=field_name)
 
     def _check_producer_fields(self, pos: int, base: int, attrs: int, pid: int, p_epoch: int, seq: int) -> None:
         add = self.findings.add
@@ -117,7 +117,7 @@ class BatchChecks(DeepChecks):
                     decode_end_txn_marker(record.value)
             except KsegError as err:
                 add("control-record", ERROR, pos, record.offset,
-                    f"record {i}: {err.message} (Kafka's recovery reads this record and would stop with an exception)",
+                    f"record {i}: {err.message}",
                     field=f"record[{i}].{err.field}" if err.field else f"record[{i}]")
                 continue
             if key.type_id == UNKNOWN_CONTROL_TYPE:

@@ -98,20 +98,18 @@ class GapChecks(BatchChecks):
         """One finding for what is wrong where the gap starts, and one for any resynchronisation."""
         start, end, size = gap.start, gap.end, gap.end - gap.start
         self.skipped += size
-        kafka = ""
         if self.kafka_cut is None:
-            self.kafka_cut = start
-            kafka = f" Kafka's recovery would truncate the segment here, dropping {self.limit - start} bytes."
-        if self._report_tail(gap, kafka):
+            self.kafka_cut = start  # what the next start does about it is the load model's to say (load_findings)
+        if self._report_tail(gap):
             return
-        expected_end = self._report_damage(gap, kafka)
+        expected_end = self._report_damage(gap)
         if end != expected_end:
             resumed = f"resynchronised on the next valid batch at byte {end}" if end != self.limit else (
                 "no valid batch follows")
             self.findings.add("skipped-bytes", INFO, start, None, f"{resumed}: {size} bytes from byte {start} skipped",
                               size=size)
 
-    def _report_tail(self, gap: Gap, kafka: str) -> bool:
+    def _report_tail(self, gap: Gap) -> bool:
         """Zero-filled regions and torn ends of the file: the whole gap in one finding (True when reported)."""
         start, end, size = gap.start, gap.end, gap.end - gap.start
         trailing = end == self.limit
@@ -120,22 +118,22 @@ class GapChecks(BatchChecks):
             where = "running to the end of the file" if trailing else f"up to byte {end}, with data after it"
             add("zero-filled", ERROR, start, None,
                 f"{size} zero bytes {where}: a preallocated or never-written region (a batch size of 0 is a "
-                f"CorruptRecordException to Kafka).{kafka}", field="batch.batch_length", size=size)
+                f"CorruptRecordException to Kafka).", field="batch.batch_length", size=size)
             return True
         if gap.reason == SHORT_TAIL:
             zeros = ", all zero," if gap.zero_filled else ""
             add("partial-batch", ERROR, start, None,
                 f"{size} bytes at the end of the file{zeros} are too few for a batch header (17 bytes): data that "
-                f"was written is incomplete.{kafka}", size=size)
+                f"was written is incomplete.", size=size)
             return True
         if gap.reason == PARTIAL and trailing:
             add("partial-batch", ERROR, start, self._header_offset(start),
                 f"partial trailing batch of {size} bytes: its header declares {LOG_OVERHEAD + (gap.declared_size or 0)} "
-                f"bytes; data that was written is incomplete.{kafka}", field="batch.batch_length", size=size)
+                f"bytes; data that was written is incomplete.", field="batch.batch_length", size=size)
             return True
         return False
 
-    def _report_damage(self, gap: Gap, kafka: str) -> int | None:
+    def _report_damage(self, gap: Gap) -> int | None:
         """A damaged entry with data after it; returns where the entry would have ended, when that is known."""
         start, end, size, declared = gap.start, gap.end, gap.end - gap.start, gap.declared_size
         add = self.findings.add
@@ -145,7 +143,7 @@ class GapChecks(BatchChecks):
         if gap.reason == PARTIAL:
             add("bad-size", ERROR, start, offset,
                 f"batch length {declared} runs past the end of the file ({self.limit - start} bytes left), "
-                f"yet a valid batch follows at byte {end}.{kafka}", field="batch.batch_length", size=size)
+                f"yet a valid batch follows at byte {end}.", field="batch.batch_length", size=size)
         elif gap.reason == BAD_SIZE:
             minimum = MIN_ENTRY_SIZE.get(magic, MIN_V2_BATCH_LENGTH) if magic is not None else MIN_V2_BATCH_LENGTH
             kafka_view = (
@@ -154,14 +152,14 @@ class GapChecks(BatchChecks):
             )
             add("short-batch", ERROR, start, offset,
                 f"batch length {declared} is below the minimum length {minimum} for magic {magic} "
-                f"({kafka_view}).{kafka}",
+                f"({kafka_view}).",
                 field="batch.batch_length", size=size)
         elif gap.reason == BAD_MAGIC:
-            add("bad-magic", ERROR, start, offset, f"magic byte {magic} is not 0, 1 or 2{self._v2_view(start)}.{kafka}",
+            add("bad-magic", ERROR, start, offset, f"magic byte {magic} is not 0, 1 or 2{self._v2_view(start)}.",
                 field="batch.magic", size=size)
             return start + LOG_OVERHEAD + declared if declared is not None and declared >= 0 else None
         elif gap.reason == BAD_CRC:
-            add("crc", ERROR, start, offset, f"{self._crc_message(start)}.{kafka}",
+            add("crc", ERROR, start, offset, f"{self._crc_message(start)}.",
                 field="batch.crc" if magic == 2 else "message.crc", size=LOG_OVERHEAD + (declared or 0))
             return start + LOG_OVERHEAD + (declared or 0)
         return None

@@ -77,11 +77,9 @@ class WalkState:
         self.last_offset: int | None = None
         self.epochs: list[tuple[int, int]] = []
         self.aborts: list[tuple[int, int]] = []  # (marker offset, producer id) of ABORT markers
-        # Where Kafka's recovery would truncate: the start of the first gap.  NOTE (issue 13): this is
-        # verify's own prediction, not the recovery core's (kseg.recovery.indexes.build_indexes and its
-        # STOP_* reasons); the two differ where Kafka accepts what verify reports as damage (a magic
-        # above 2 whose V2 CRC holds) or stops for a reason that is not framing (an undecodable
-        # transaction marker, an offset overflow).  The sentences built on it are reworked there.
+        # The first damage: where LogSegment.recover would stop if it ran on this segment.  Whether the
+        # next start recovers the segment, and where it really cuts, is the load model's to say
+        # (kseg.recovery.loading, through load_findings): verify's walk makes no claim about it.
         self.kafka_cut: int | None = None
         # walk state shared between the fast loop and the slow paths
         self.name_floor = NO_OFFSET if name_base is None else name_base - 1

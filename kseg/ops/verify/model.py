@@ -59,6 +59,18 @@ KINDS: dict[str, tuple[str, str]] = {
     "missing-index": ("warning", "a segment without its .index or .timeindex (or .txnindex while aborts exist)"),
     "missing-log": ("warning", "an index file whose .log is absent, so it could only be sanity-checked"),
     "checkpoint-file": ("error", "a text checkpoint (offset checkpoints, partition.metadata, quorum-state) is malformed"),
+    # the next start, as the model of Kafka's log loading (kseg.recovery.loading) predicts it
+    "load-truncates": ("error", "Kafka's next start recovers this segment and cuts bytes from its end"),
+    "load-deletes": ("error", "Kafka's next start deletes this segment (renamed .deleted)"),
+    "load-ignores": ("error", "damage or batches Kafka's next start leaves on disk unread or serves as they are"),
+    "load-fails": ("error", "Kafka's load throws: the log directory goes offline or the broker stops"),
+    "high-watermark": ("error", "replication-offset-checkpoint's high watermark is beyond the log end: committed data lost"),
+    "recovery-point": ("warning", "recovery-point-offset-checkpoint is beyond the log end; Kafka lowers it"),
+    "log-start-offset": ("error", "log-start-offset-checkpoint is beyond the log end; Kafka deletes every segment"),
+    "checkpoint-orphan": ("warning", "a log-directory checkpoint entry for a partition with no directory here"),
+    "checkpoint-missing-entry": ("info", "a partition directory with no recovery-point entry: recovered from 0"),
+    "snapshot-beyond-end": ("warning", "a producer snapshot beyond the log end; Kafka deletes it"),
+    "load-model": ("info", "the model of Kafka's log loading could not run on a directory; nothing said about its load"),
     # the run itself
     "unreadable": ("error", "the file could not be opened or read (exit code 2)"),
     "unknown-file": ("info", "not a file kind verify knows; not checked"),
@@ -230,6 +242,7 @@ class SegmentFacts(NamedTuple):
     epochs: list[tuple[int, int]]  # (leader epoch, first offset) wherever the epoch rises
     damaged: bool
     aborts: int  # ABORT markers seen (a .txnindex must then exist)
+    damage_at: int | None = None  # byte position of the first damage (where LogSegment.recover would stop)
 
 
 class UnitResult(NamedTuple):
@@ -261,10 +274,25 @@ class PartitionPlan(NamedTuple):
     units: list[int]  # indexes into the unit list
 
 
+class LoadScope(NamedTuple):
+    """Where verify asks the log-loading model what the next start does.
+
+    ``kind`` is ``"log-dir"`` (a whole log directory: its partitions and its
+    checkpoints) or ``"partition"`` (one partition directory, with the inputs
+    its parent log directory gives); ``only`` limits the statements to those
+    files (files given one by one), None meaning every file of the directory.
+    """
+
+    kind: str
+    directory: str
+    only: tuple[str, ...] | None = None
+
+
 class Plan(NamedTuple):
     units: list[Unit]
     partitions: list[PartitionPlan]
     missing: list[str]  # arguments that do not exist (click normally catches these)
+    loads: tuple[LoadScope, ...] = ()  # where the log-loading model is asked (plan order)
 
 
 # -- reports of files that could not be checked -------------------------------------------------

@@ -11,7 +11,10 @@ Across the segments of one partition (reference §3.1, §3.10, §4.3):
   written in the batches: each epoch starts where its first batch is.
 
 These run on the driver, over the :class:`~kseg.ops.verify.model.SegmentFacts`
-the segment units sent back.
+the segment units sent back.  What Kafka does about a missing index or a
+stale epoch entry at the next start is not decided here: the caller passes
+the log-loading model's answer (:mod:`.load_findings`), and without one
+(a directory Kafka would not load) nothing is said about the load.
 """
 
 from __future__ import annotations
@@ -37,17 +40,27 @@ def _line_starts(data: bytes) -> list[int]:
 
 
 PartitionFinding = tuple[str, Finding, "str | None"]  # (path it is about, finding, file it belongs after)
+EpochsAfterLoad = tuple[int, list[tuple[int, int]]]  # (log end, epoch entries) as the model's load leaves them
 
 
-def check_partition(plan: PartitionPlan, facts: list[SegmentFacts]) -> list[PartitionFinding]:
-    """Cross-file checks of one partition directory."""
+def check_partition(
+    plan: PartitionPlan,
+    facts: list[SegmentFacts],
+    indexes: dict[str, str] | None = None,
+    epochs: EpochsAfterLoad | None = None,
+) -> list[PartitionFinding]:
+    """Cross-file checks of one partition directory.
+
+    ``indexes`` maps an index file's absolute path to what the next start does
+    about it, ``epochs`` is the epoch cache after the load: both from the model.
+    """
     out: list[PartitionFinding] = []
     out.extend(_check_names(plan.files))
-    out.extend(_check_missing_indexes(plan.files, facts))
+    out.extend(_check_missing_indexes(plan.files, facts, indexes or {}))
     out.extend(_check_contiguity(facts))
     epoch_file = os.path.join(plan.directory, "leader-epoch-checkpoint")
     if epoch_file in plan.files:
-        out.extend(_check_leader_epochs(epoch_file, facts))
+        out.extend(_check_leader_epochs(epoch_file, facts, epochs))
     return out
 
 
@@ -71,18 +84,19 @@ def _check_names(files: list[str]) -> Iterator[PartitionFinding]:
                            f"the base offset in the name has {len(stem)} digits; Kafka writes 20")
 
 
-def _check_missing_indexes(files: list[str], facts: list[SegmentFacts]) -> Iterator[PartitionFinding]:
+def _check_missing_indexes(files: list[str], facts: list[SegmentFacts],
+                           indexes: dict[str, str]) -> Iterator[PartitionFinding]:
     present = set(files)
     aborts = {f.path: f.aborts for f in facts}
     for path in files:
         if not path.endswith(".log"):
             continue
         stem = path[: -len(".log")]
-        for suffix, what in ((".index", "the offset index (Kafka would rebuild it at startup)"),
-                             (".timeindex", "the time index (Kafka would start an empty one)")):
+        for suffix, what in ((".index", "the offset index"), (".timeindex", "the time index")):
             if stem + suffix not in present:
+                kafka = indexes.get(os.path.abspath(stem + suffix))
                 yield _finding(stem + suffix, "missing-index", WARNING, None, segment_base(path),
-                               f"missing: {what}", anchor=path)
+                               f"missing: {what}" + (f"; {kafka}" if kafka else ""), anchor=path)
         if aborts.get(path) and stem + ".txnindex" not in present:
             yield _finding(stem + ".txnindex", "missing-index", WARNING, None, segment_base(path),
                            f"missing, yet the log holds {aborts[path]} ABORT markers: read_committed consumers "
@@ -114,7 +128,8 @@ def _check_contiguity(facts: list[SegmentFacts]) -> Iterator[PartitionFinding]:
 EpochLine = tuple[int, int, "int | None"]  # (epoch, start offset, byte position of its line)
 
 
-def _check_leader_epochs(path: str, facts: list[SegmentFacts]) -> Iterator[PartitionFinding]:
+def _check_leader_epochs(path: str, facts: list[SegmentFacts],
+                         after: EpochsAfterLoad | None) -> Iterator[PartitionFinding]:
     """The checkpoint against the epochs the batches carry (Kafka assigns an epoch where it first rises)."""
     from kseg.format.checkpoints import read_leader_epochs  # only for partitions that have the file
 
@@ -125,27 +140,30 @@ def _check_leader_epochs(path: str, facts: list[SegmentFacts]) -> Iterator[Parti
         return  # reported by the file's own check
     starts = _line_starts(data)
     lines = [(epoch, start, starts[2 + i] if 2 + i < len(starts) else None) for i, (epoch, start) in enumerate(entries)]
+    disordered = set()
     for (prev_epoch, prev_start, _), (epoch, start, where) in pairwise(lines):
         if epoch <= prev_epoch or start <= prev_start:
+            disordered.add((epoch, start))
             yield _finding(path, "leader-epoch", ERROR, where, start,
                            f"entry ({epoch} {start}) does not follow ({prev_epoch} {prev_start}): epochs and start "
                            "offsets must both increase")
     segments = _named_segments(facts)
     if segments:
+        ordered = [line for line in lines if line[:2] not in disordered]
         yield from _check_epochs_against_batches(path, lines, segments)
+        yield from _check_epoch_ends(path, ordered, segments, after)
 
 
 def _check_epochs_against_batches(
     path: str, lines: list[EpochLine], segments: list[SegmentFacts]
 ) -> Iterator[PartitionFinding]:
-    """Each epoch where its first batch is, and no entry beyond the log end."""
+    """Each epoch where its first batch is."""
     derived: list[tuple[int, int]] = []
     for fact in segments:
         for epoch, offset in fact.epochs:
             if not derived or epoch > derived[-1][0]:
                 derived.append((epoch, offset))
     log_first = segments[0].first_offset
-    log_end = max(f.last_offset for f in segments if f.last_offset is not None) + 1
     checkpoint = {epoch: (start, where) for epoch, start, where in lines}
     for k, (epoch, offset) in enumerate(derived):
         if epoch not in checkpoint:
@@ -159,8 +177,26 @@ def _check_epochs_against_batches(
         yield _finding(path, "leader-epoch", WARNING, where, start,
                        f"the checkpoint says epoch {epoch} starts at offset {start}, but its first batch is at "
                        f"offset {offset}")
-    for epoch, start, where in lines:
-        if start > log_end:
+
+
+def _check_epoch_ends(
+    path: str, lines: list[EpochLine], segments: list[SegmentFacts], after: EpochsAfterLoad | None
+) -> Iterator[PartitionFinding]:
+    """Entries beyond the log end (the model says whether the next start drops them) or that no batch carries."""
+    log_end = max(f.last_offset for f in segments if f.last_offset is not None) + 1
+    log_first = segments[0].first_offset or 0
+    carried = {epoch for fact in segments for epoch, _ in fact.epochs}
+    for k, (epoch, start, where) in enumerate(lines):
+        if after is not None and (epoch, start) not in after[1] and start >= after[0]:
             yield _finding(path, "leader-epoch", WARNING, where, start,
-                           f"entry ({epoch} {start}) starts beyond the log end offset {log_end} (Kafka truncates the "
-                           "cache to the log end when it loads the log)")
+                           f"entry ({epoch} {start}) starts at or beyond the log end {after[0]}: the next start drops "
+                           "it and rewrites the file [R7.4 LeaderEpochFileCache.truncateFromEndAsyncFlush]")
+        elif after is None and start > log_end:
+            yield _finding(path, "leader-epoch", WARNING, where, start,
+                           f"entry ({epoch} {start}) starts beyond the log end offset {log_end}")
+        elif epoch not in carried and start < log_end:
+            following = lines[k + 1][1] if k + 1 < len(lines) else log_end
+            if following > log_first:
+                yield _finding(path, "leader-epoch", WARNING, where, start,
+                               f"no batch carries leader epoch {epoch} (entry ({epoch} {start})): its batches are "
+                               "missing, which is normal only if compaction removed them")

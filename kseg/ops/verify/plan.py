@@ -12,8 +12,14 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, partition_files
-from kseg.ops.verify.model import PartitionPlan, Plan, Unit
+from kseg.ops.discover import (
+    file_kind,
+    is_partition_dir,
+    parse_partition_dir,
+    partition_dirs,
+    partition_files,
+)
+from kseg.ops.verify.model import LoadScope, PartitionPlan, Plan, Unit
 from kseg.segment import base_offset_from_name
 
 SEGMENT_KINDS = ("log", "index", "timeindex", "txnindex")
@@ -44,6 +50,22 @@ class _Planner:
         self.units: list[Unit] = []
         self.partitions: list[PartitionPlan] = []
         self.missing: list[str] = []
+        self.loads: list[LoadScope] = []
+
+    def add_load(self, kind: str, directory: Path, only: tuple[str, ...] | None = None) -> None:
+        """Ask the log-loading model about ``directory`` -- only where Kafka would load it as a partition."""
+        if kind == "partition" and (parse_partition_dir(directory) is None or not is_partition_dir(directory)):
+            return  # Kafka loads no such directory as a partition: verify says nothing about the next start
+        self.loads.append(LoadScope(kind, str(directory), only))
+
+    def add_given(self, files: list[Path]) -> None:
+        """Files named one by one; the model is asked about the partition directories they are in."""
+        self.add_files(files, None, explicit=True)
+        by_dir: dict[Path, list[str]] = {}
+        for path in files:
+            by_dir.setdefault(path.parent, []).append(str(path))
+        for directory, paths in by_dir.items():
+            self.add_load("partition", directory, tuple(paths))
 
     def add_files(self, files: list[Path], directory: str | None, explicit: bool = False) -> list[int]:
         """Group the files of each segment into one unit; other files get a unit each."""
@@ -74,12 +96,14 @@ class _Planner:
         files = partition_files(directory)
         units = self.add_files(files, str(directory))
         self.partitions.append(PartitionPlan(str(directory), [str(f) for f in files], units))
+        self.add_load("partition", directory)
 
     def add_directory(self, path: Path) -> None:
         """A partition directory, or a log directory: each partition in it, then its own files."""
         if is_partition_dir(path):
             self.add_partition(path)
             return
+        self.add_load("log-dir", path)
         for part in partition_dirs(path):
             self.add_partition(part)
         self.add_files(sorted(p for p in path.iterdir() if p.is_file()), None)
@@ -100,7 +124,7 @@ def plan_paths(paths: Sequence[str | os.PathLike[str]]) -> Plan:
             given.append(path)
             continue
         if given:
-            planner.add_files(given, None, explicit=True)
+            planner.add_given(given)
             given = []
         if path is None:
             break
@@ -108,7 +132,7 @@ def plan_paths(paths: Sequence[str | os.PathLike[str]]) -> Plan:
             planner.add_directory(path)
         else:
             planner.missing.append(str(path))
-    return Plan(planner.units, planner.partitions, planner.missing)
+    return Plan(planner.units, planner.partitions, planner.missing, tuple(planner.loads))
 
 
 def unit_bytes(unit: Unit) -> int:

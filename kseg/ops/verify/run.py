@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from kseg.ops.verify.load_checks import load_checks
 from kseg.ops.verify.model import (
     SEVERITY_RANK,
     FileReport,
@@ -21,7 +22,6 @@ from kseg.ops.verify.model import (
     missing_report,
 )
 from kseg.ops.verify.other_files import check_other_file
-from kseg.ops.verify.partition import check_partition
 from kseg.ops.verify.plan import plan_paths, unit_bytes
 from kseg.ops.verify.segment_unit import check_segment_unit
 
@@ -114,21 +114,26 @@ def _merge(plan: Plan, results: list[UnitResult]) -> list[FileReport]:
     reports.extend(((-1, 0, 0), missing_report(path)) for path in plan.missing)
 
     by_path = {report.path: report for _, report in reports}
-    for partition in plan.partitions:
-        facts = [fact for i in partition.units if (fact := results[i].facts) is not None]
-        for finding_path, finding, anchor in check_partition(partition, facts):
-            target = by_path.get(finding_path)
-            if target is None:
-                target = FileReport(finding_path, "missing", None)
-                by_path[finding_path] = target
-                reports.append((_anchor_key(anchor, reports, finding_path), target))
-            target.findings.append(finding)
+    for finding_path, finding, anchor in load_checks(plan, results):
+        target = by_path.get(finding_path)
+        if target is None:
+            target = FileReport(finding_path, _kind_of_missing(finding_path), None)
+            by_path[finding_path] = target
+            reports.append((_anchor_key(anchor, reports, finding_path), target))
+        target.findings.append(finding)
 
     reports.sort(key=lambda item: item[0])
     files = [report for _, report in reports]
     for report in files:
         report.findings.sort(key=_finding_order)
     return files
+
+
+def _kind_of_missing(path: str) -> str:
+    """A report for a path no unit read: a missing file, or a directory or log-directory file the load is about."""
+    if os.path.isdir(path):
+        return "directory"
+    return "checkpoint" if os.path.isfile(path) else "missing"
 
 
 def _anchor_key(anchor: str | None, reports: list[tuple[SortKey, FileReport]], path: str) -> SortKey:

@@ -93,7 +93,7 @@ def check_segment_unit(unit: Unit, deep: bool = False, progress: Callable[[int],
     if walk is not None and unit.log is not None and log_requested:
         reports[unit.log] = _log_report(unit.log, walk, size, deep)
         facts = SegmentFacts(unit.log, name_base, size, walk.batches, walk.first_offset, walk.last_offset,
-                             walk.epochs, walk.kafka_cut is not None, len(walk.aborts))
+                             walk.epochs, walk.kafka_cut is not None, len(walk.aborts), walk.kafka_cut)
     if unit.log is None or walk is not None:
         _finish_against(checks, walk, size)
     for check in checks:

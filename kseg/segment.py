@@ -278,6 +278,10 @@ def open_segment(path: str | os.PathLike[str]) -> Segment:
     return Segment(path)
 
 
+#: The suffix of every temporary kseg writes (``.<name>.<random>.kseg-tmp``): Kafka's loader ignores it.
+TMP_SUFFIX = ".kseg-tmp"
+
+
 def copy_permissions(fd: int, like: str | os.PathLike[str] | None) -> None:
     """Give an open file the mode (and, when allowed, the owner) of ``like``.
 
@@ -311,18 +315,24 @@ def atomic_write(
     if dest.exists() and not replace:
         raise FileExistsError(f"{dest} exists; refusing to replace it")
     directory = dest.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".kseg-tmp", dir=directory)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=TMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as out:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held while we live: not a stray (kseg.recovery.segment_files)
             copy_permissions(out.fileno(), like)
             yield out
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp_name, dest)
+            os.replace(tmp_name, dest)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
         raise
+    fsync_dir(directory)
+
+
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
+    """Make the renames in ``directory`` durable, in the order they were made."""
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import mmap
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,10 +91,10 @@ from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, buil
 from kseg.recovery.loading import PartitionPrediction, predict_log_dir
 from kseg.recovery.plan import Plan
 from kseg.recovery.producer_state import TxnTracker
+from kseg.recovery.segment_files import SegmentFiles
 from kseg.recovery.segment_plan import plan_segment
 from kseg.segment import (
     MappedFile,
-    atomic_write,
     base_offset_from_name,
     keep_backup,
     read_small_file,
@@ -156,25 +157,26 @@ def _index_written(
     return build
 
 
-def _write_file(path: Path, data: bytes, *, replace: bool, like: Path | None) -> None:
-    with atomic_write(path, replace=replace, like=like) as out:
-        out.write(data)
-
-
-def _write_index(kind: str, log_target: Path, build: IndexBuild, in_place: bool, log: Path) -> Written:
-    """One index file of a written segment (in place: only if it differs, old one kept as a backup)."""
-    target = sibling(log_target, kind)
+def _index_file(kind: str, dest: Path, build: IndexBuild, in_place: bool, log: Path, files: SegmentFiles) -> Written:
+    """One index of a written segment, handed to ``files`` (in place: identical ones are kept as they are)."""
+    target = sibling(dest, kind)
     data = index_bytes(build, kind)
     entries = len(data) // ENTRY_SIZES[kind]
     old = read_small_file(target) if in_place and target.is_file() else None
     if in_place and old == data:
+        files.index(kind, data, like=target, changed=False)
         return Written(kind, target, UNCHANGED, len(data), entries)
     if old is None and kind == "txnindex" and not data:
         return Written(kind, target, NOT_WRITTEN, 0, 0)
-    backup = keep_backup(target) if old is not None else None
     like = (target if old is not None else log) if in_place else None
-    _write_file(target, data, replace=old is not None, like=like)
-    return Written(kind, target, REPLACED if backup else CREATED, len(data), entries, backup)
+    files.index(kind, data, like=like)
+    return Written(kind, target, CREATED, len(data), entries)
+
+
+def _with_backup(written: Written, backups: dict[str, Path]) -> Written:
+    """What the commit did to a file it replaced: kept the old one as a backup."""
+    backup = backups.get(written.kind)
+    return written if backup is None else dataclasses.replace(written, action=REPLACED, backup=backup)
 
 
 def write_segment(
@@ -186,16 +188,23 @@ def write_segment(
     in_place: bool,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
 ) -> tuple[IndexBuild, tuple[Written, ...]]:
-    """Write the plan's runs as ``target_dir/<log name>`` with its indexes (``tracker``: state at base)."""
+    """Write the plan's runs as ``target_dir/<log name>`` with its indexes (``tracker``: state at base).
+
+    The files go in through :class:`~kseg.recovery.segment_files.SegmentFiles`:
+    in place, the stale indexes leave first, then the new ``.log`` comes in,
+    then its indexes (``.index`` last); into OUTDIR, the indexes come before the ``.log``.
+    """
     log = source.path
     dest = target_dir / log.name
-    backup = keep_backup(log) if in_place else None
-    with atomic_write(dest, replace=in_place, like=log if in_place else None) as out:
-        copy_runs(source, plan, out)
-        build = _index_written(out, plan, source, tracker, index_interval_bytes, log)
-        indexes = [_write_index(kind, dest, build, in_place, log) for kind in INDEX_KINDS]
+    with SegmentFiles(dest, in_place=in_place) as files:
+        with files.log_file(like=log if in_place else None) as out:
+            copy_runs(source, plan, out)
+            build = _index_written(out, plan, source, tracker, index_interval_bytes, log)
+        indexes = [_index_file(kind, dest, build, in_place, log, files) for kind in INDEX_KINDS]
+        backups = files.commit()
     action = REPLACED if in_place else CREATED
-    return build, (Written("log", dest, action, plan.output_size, None, backup), *indexes)
+    written_log = Written("log", dest, action, plan.output_size, None, backups.get("log"))
+    return build, (written_log, *(_with_backup(w, backups) for w in indexes))
 
 
 # -- the operation --------------------------------------------------------------------------------

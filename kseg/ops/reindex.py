@@ -6,9 +6,9 @@ Built on the recovery core (:func:`kseg.recovery.indexes.build_indexes`,
 * check (``--check``): compare the rebuilt bytes with the files beside the
   .log; nothing is created, locked or modified.
 * output (``-o DIR``): write ``<base>.index``/``.timeindex`` (and ``.txnindex``
-  when a transaction was aborted) into DIR; an existing output is refused.
-* in-place (``--in-place``): replace only the files that differ, atomically
-  (:func:`kseg.segment.atomic_write`), each old file kept as a backup
+  when a transaction was aborted) into DIR; an existing output, or DIR being the input's directory, is refused.
+* in-place (``--in-place``): replace only the files that differ, in the order
+  of :class:`kseg.recovery.segment_files.SegmentFiles` (``.index`` out first, in last), each old file kept as a backup
   (:func:`backup_path`); new files take the old file's mode and owner.
 * create (no option): write indexes beside the .log where none exist; any
   existing index is refused, before anything is read or written.
@@ -35,13 +35,12 @@ from kseg.recovery.indexes import (
     build_indexes,
 )
 from kseg.recovery.producer_state import TxnTracker, replay_segments
+from kseg.recovery.segment_files import SegmentFiles
 from kseg.segment import (
     LOCK_FILE,
     MappedFile,
-    atomic_write,
     backup_path,
     base_offset_from_name,
-    keep_backup,
     log_dir_locked,
     read_small_file,
     sibling,
@@ -120,12 +119,6 @@ def _read_existing(path: Path) -> bytes | None:
     return read_small_file(path) if path.is_file() else None
 
 
-def _write(path: Path, data: bytes, *, replace: bool, like: Path | None) -> None:
-    """Write ``path`` atomically with the permissions (and, when allowed, the owner) of ``like``."""
-    with atomic_write(path, replace=replace, like=like) as out:
-        out.write(data)
-
-
 def _mode(out_dir: object, in_place: bool, check: bool) -> str:
     if sum((out_dir is not None, in_place, check)) > 1:
         raise ReindexRefused("--check, --output-dir and --in-place exclude each other")
@@ -134,6 +127,14 @@ def _mode(out_dir: object, in_place: bool, check: bool) -> str:
     if out_dir is not None:
         return MODE_OUTPUT
     return MODE_IN_PLACE if in_place else MODE_CREATE
+
+
+def _refuse_input_dir(target_dir: Path, directory: Path) -> None:
+    """``-o`` never writes into an input directory (as recover and convert refuse)."""
+    if target_dir.exists() and target_dir.resolve() == directory.resolve():
+        raise ReindexRefused(
+            f"{target_dir} is the input's own directory; use --in-place (keeps backups) or another -o"
+        )
 
 
 def _refuse_existing(target_dir: Path, log: Path) -> None:
@@ -175,6 +176,8 @@ def reindex_segment(
             f"{log}: cannot tell the base offset from the file name (expected <20 digits>.log)"
         )
     target_dir = Path(out_dir) if out_dir is not None else log.parent
+    if mode == MODE_OUTPUT:
+        _refuse_input_dir(target_dir, log.parent)
     if mode in (MODE_OUTPUT, MODE_CREATE):
         _refuse_existing(target_dir, log)
     if in_place:
@@ -190,32 +193,54 @@ def reindex_segment(
             )
     except KsegError as err:
         raise err.with_path(str(log))
-    files = tuple(
-        _handle_file(kind, log, build, mode, sibling(target_dir / log.name, kind)) for kind in INDEX_KINDS
-    )
-    return Report(log, build, files, mode)
+    compared = [_compare(kind, log, build) for kind in INDEX_KINDS]
+    if mode == MODE_CHECK:
+        return Report(log, build, tuple(outcome for outcome, _, _ in compared), mode)
+    if build.failure is not None:
+        return Report(log, build, tuple(replace(outcome, action=SKIPPED) for outcome, _, _ in compared), mode)
+    return Report(log, build, _write_set(log, target_dir / log.name, mode, compared), mode)
 
 
-def _handle_file(kind: str, log: Path, build: IndexBuild, mode: str, target: Path) -> FileOutcome:
+def _compare(kind: str, log: Path, build: IndexBuild) -> tuple[FileOutcome, bytes | None, bytes]:
+    """The file beside the .log against the rebuild: (outcome so far, old bytes, new bytes)."""
     existing = sibling(log, kind)
     old = _read_existing(existing)
     new = index_bytes(build, kind)
     difference = compare_index(kind, old, new, build.base_offset)
     outcome = FileOutcome(kind, len(new) // ENTRY_SIZES[kind], existing, old is not None, difference, CHECKED)
-    if mode == MODE_CHECK:
-        return outcome
-    if build.failure is not None:
-        return replace(outcome, action=SKIPPED)
+    return outcome, old, new
+
+
+def _write_set(
+    log: Path, dest: Path, mode: str, compared: list[tuple[FileOutcome, bytes | None, bytes]]
+) -> tuple[FileOutcome, ...]:
+    """Write the segment's new indexes together (:class:`~kseg.recovery.segment_files.SegmentFiles`).
+
+    In place, the stale ``.index`` leaves first and the new one comes last, so
+    a kill leaves the old set, the new set, or no ``.index`` (Kafka rebuilds all).
+    """
+    with SegmentFiles(dest, in_place=mode == MODE_IN_PLACE) as files:
+        planned = [_plan_file(outcome, old, new, mode, log, sibling(dest, outcome.kind), files)
+                   for outcome, old, new in compared]
+        backups = files.commit()
+    return tuple(replace(o, backup=backups.get(o.kind)) if o.action == REPLACED else o for o in planned)
+
+
+def _plan_file(
+    outcome: FileOutcome, old: bytes | None, new: bytes, mode: str, log: Path, target: Path, files: SegmentFiles
+) -> FileOutcome:
+    kind, existing = outcome.kind, outcome.existing
     if mode == MODE_IN_PLACE:
-        if difference is None:
+        if outcome.difference is None:
+            if old is not None:  # left as it is (an identical .index leaves and comes back while others change)
+                files.index(kind, old, like=existing, changed=False)
             return replace(outcome, action=UNCHANGED if old is not None else NOT_WRITTEN)
-        backup = keep_backup(existing) if old is not None else None
         # an emptied .txnindex stays as a zero-byte file, as Kafka's reset leaves it
-        _write(target, new, replace=old is not None, like=existing if old is not None else log)
-        return replace(outcome, action=REPLACED if old is not None else CREATED, target=target, backup=backup)
+        files.index(kind, new, like=existing if old is not None else log)
+        return replace(outcome, action=REPLACED if old is not None else CREATED, target=target)
     if kind == "txnindex" and not new:
         return replace(outcome, action=NOT_WRITTEN)
-    _write(target, new, replace=False, like=log if mode == MODE_CREATE else None)
+    files.index(kind, new, like=log if mode == MODE_CREATE else None)
     return replace(outcome, action=CREATED, target=target)
 
 
@@ -285,6 +310,9 @@ def reindex_paths(
     mode = _mode(out_dir, in_place, check)
     selections, nest = select_segments(paths)
     targets = {s.directory: _target_dir(s.directory, out_dir, nest) for s in selections}
+    if mode == MODE_OUTPUT:
+        for selection in selections:
+            _refuse_input_dir(targets[selection.directory], selection.directory)
     if mode in (MODE_OUTPUT, MODE_CREATE):
         _refuse_outputs(selections, targets)
     if in_place:

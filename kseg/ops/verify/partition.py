@@ -194,7 +194,7 @@ def _check_epoch_ends(
         elif after is None and start > log_end:
             yield _finding(path, "leader-epoch", WARNING, where, start,
                            f"entry ({epoch} {start}) starts beyond the log end offset {log_end}")
-        elif epoch not in carried and start < log_end:
+        elif carried and epoch not in carried and start < log_end:  # no epochs at all: pre-0.11 or -1
             following = lines[k + 1][1] if k + 1 < len(lines) else log_end
             if following > log_first:
                 yield _finding(path, "leader-epoch", WARNING, where, start,

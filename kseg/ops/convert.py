@@ -9,10 +9,11 @@ of transactions) and :mod:`~kseg.ops.convert_tally` (the counts).
 
 * Input: one ``.log`` segment or one partition directory (its segments in
   Kafka's order).  Inputs are only read, through :class:`~kseg.segment.MappedFile`.
-* Output: ``OUTDIR/<same name>.log`` written atomically, then its
+* Output: ``OUTDIR/<same name>.log`` written to a temporary, its
   ``.index``/``.timeindex`` rebuilt from the written bytes by
   :func:`kseg.recovery.indexes.build_indexes` (Kafka's recovery rules) and a
-  ``.txnindex`` when an aborted transaction survives (magic 2 only).  An
+  ``.txnindex`` when an aborted transaction survives (magic 2 only); the
+  indexes are renamed in before the ``.log`` (:mod:`kseg.recovery.segment_files`).  An
   existing output, or OUTDIR being the input's own directory, is refused
   before anything is read.  If anything is refused half way, every file this
   run wrote is removed again: OUTDIR is left as it was.
@@ -39,7 +40,8 @@ from kseg.ops.convert_txn import TxnDeliveries
 from kseg.ops.discover import file_kind, is_partition_dir, segment_logs
 from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
 from kseg.recovery.producer_state import TxnTracker, replay_segments
-from kseg.segment import MappedFile, atomic_write, base_offset_from_name, sibling
+from kseg.recovery.segment_files import SegmentFiles
+from kseg.segment import MappedFile, base_offset_from_name, sibling
 
 OUTPUT_KINDS = ("log", "index", "timeindex", "txnindex")
 
@@ -137,15 +139,15 @@ class _Written:
 
 
 def _write_log(
-    log: Path, out_log: Path, target: Target, txn: TxnDeliveries, skip_corrupt: bool, written: _Written
+    log: Path, files: SegmentFiles, target: Target, txn: TxnDeliveries, skip_corrupt: bool
 ) -> tuple[Tally, list[Skipped], int]:
-    """Convert ``log`` into ``out_log``; returns (tally, skipped, input size)."""
+    """Convert ``log`` into the new ``.log``'s temporary; returns (tally, skipped, input size)."""
     tally, skipped = Tally(), []
     converter = Converter(target, tally, txn)
     with MappedFile(log) as mapped:
         size = mapped.size
         try:
-            with atomic_write(out_log) as out:
+            with files.log_file(like=None) as out:
                 for item in iter_source(mapped, skip_corrupt):
                     if isinstance(item, Skipped):
                         skipped.append(item)
@@ -158,28 +160,26 @@ def _write_log(
                     tally.bytes_out += len(chunk)
         except KsegError as err:
             raise err.with_path(str(log))
-    written.paths.append(out_log)
     return tally, skipped, size
 
 
 def _write_indexes(
-    out_log: Path, base_offset: int | None, tracker: TxnTracker, interval: int, written: _Written
+    files: SegmentFiles, base_offset: int | None, tracker: TxnTracker, interval: int, written: _Written
 ) -> tuple[int, IndexBuild, str | None]:
-    """Build the output's indexes from its bytes (Kafka's recovery rules) and write them."""
-    with MappedFile(out_log) as mapped:
+    """Build the output's indexes from its written bytes (Kafka's recovery rules) and hand them to ``files``."""
+    assert files.log_temp is not None
+    with MappedFile(files.log_temp) as mapped:
         if base_offset is None:  # a name Kafka would not give: index relative to the first batch
             base_offset = first_base_offset(mapped)
         build = build_indexes(mapped.buf, base_offset, index_interval_bytes=interval, txn=tracker)
     if build.failure is not None:
         return base_offset, build, f"{build.failure.exception}: {build.failure.message}"
-    files = {"index": build.offset_index, "timeindex": build.time_index}
+    indexes = {"timeindex": build.time_index, "index": build.offset_index}
     if build.aborted:
-        files["txnindex"] = build.txn_index_bytes()
-    for kind, data in files.items():
-        path = sibling(out_log, kind)
-        with atomic_write(path) as out:
-            out.write(data)
-        written.paths.append(path)
+        indexes["txnindex"] = build.txn_index_bytes()
+    for kind, data in indexes.items():
+        written.paths.append(sibling(files.log_dest, kind))
+        files.index(kind, data, like=None)
     return base_offset, build, None
 
 
@@ -194,11 +194,19 @@ def convert_segment(
     index_interval_bytes: int,
     written: _Written,
 ) -> SegmentResult:
-    """Convert one segment into ``out_dir`` and index it."""
+    """Convert one segment into ``out_dir`` and index it.
+
+    The new ``.log`` is written to a temporary and indexed from it; its
+    indexes land first and the ``.log`` last (:class:`~kseg.recovery.segment_files.SegmentFiles`),
+    so a ``.log`` in OUTDIR never lacks its indexes.
+    """
     out_log = out_dir / log.name
-    tally, skipped, size = _write_log(log, out_log, target, txn, skip_corrupt, written)
     named_base = base_offset_from_name(log)
-    base, build, note = _write_indexes(out_log, named_base, tracker, index_interval_bytes, written)
+    with SegmentFiles(out_log, in_place=False) as files:
+        tally, skipped, size = _write_log(log, files, target, txn, skip_corrupt)
+        base, build, note = _write_indexes(files, named_base, tracker, index_interval_bytes, written)
+        written.paths.append(out_log)
+        files.commit()
     entries = (0, 0, 0) if note else (len(build.offset_entries), len(build.time_entries), len(build.aborted))
     return SegmentResult(log, out_log, base, size, tally, tuple(skipped), *entries, index_note=note)
 

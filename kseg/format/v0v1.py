@@ -57,6 +57,7 @@ from kseg.format.model import (
     NO_TIMESTAMP_TYPE,
     Record,
     codec_name,
+    wrap_int64,
 )
 
 LENGTH = struct.Struct(">i")  # key and value lengths
@@ -320,6 +321,8 @@ def _deep_messages(wrapper: _Message, max_decompressed: int) -> tuple[list[_Mess
     if not inner:
         raise InvalidRecord("Found invalid compressed record set with no inner records", offset=value_start, field="message.value")
     absolute_base = _absolute_base(wrapper, inner[-1].offset) if magic == 1 else None
+    if absolute_base is not None and absolute_base < 0:
+        absolute_base = None  # Kafka: ``if (absoluteBaseOffset >= 0)``, else the inner offsets as stored
     return inner, absolute_base, value_start
 
 
@@ -334,7 +337,7 @@ def _absolute_base(wrapper: _Message, last_inner: int) -> int:
             offset=wrapper.position,
             field="message.offset",
         )
-    return wrapper.offset - last_inner
+    return wrap_int64(wrapper.offset - last_inner)  # Java long arithmetic: it may wrap to a negative base
 
 
 def _check_inner_uncompressed(msg: _Message, index: int, value_start: int) -> None:
@@ -348,7 +351,7 @@ def _deep_base_offset(wrapper: _Message, max_decompressed: int) -> int:
     """``baseOffset()`` of a wrapper: the first inner offset, without decoding inner keys and values."""
     inner, absolute_base, value_start = _deep_messages(wrapper, max_decompressed)
     _check_inner_uncompressed(inner[0], 0, value_start)
-    return inner[0].offset if absolute_base is None else absolute_base + inner[0].offset
+    return inner[0].offset if absolute_base is None else wrap_int64(absolute_base + inner[0].offset)
 
 
 def _deep_records(wrapper: _Message, max_decompressed: int) -> list[Record]:
@@ -372,7 +375,7 @@ def _deep_records(wrapper: _Message, max_decompressed: int) -> list[Record]:
             err.offset = value_start
             raise
         if absolute_base is not None:
-            record = record.replace(offset=absolute_base + record.offset)
+            record = record.replace(offset=wrap_int64(absolute_base + record.offset))
         records.append(record)
     return records
 

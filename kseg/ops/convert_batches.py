@@ -47,6 +47,7 @@ from kseg.ops.convert_build import (
     SPLIT_MARGIN,
     Params,
     builder_records,
+    check_offset_span,
     codec_of,
     estimate_size,
     output_params,
@@ -216,6 +217,8 @@ class Converter:
                     base_sequence = increment_sequence(params.base_sequence, shift)
             if end < len(specs):
                 last_offset = None
+        elif self.target.magic == 2:
+            check_offset_span(part)
         data = encode_batch(
             part,
             magic=self.target.magic,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from kseg.errors import KsegError
+from kseg.errors import EncodeError, KsegError
 from kseg.format import Batch, compression
 from kseg.format import v2 as v2_format
 from kseg.format.compression import CODEC_NONE
@@ -138,6 +138,27 @@ def recompress(batch: v2_format.V2Batch, records: Sequence[Record], codec: int, 
     )
 
 
+def check_offset_span(specs: Sequence[RecordSpec]) -> None:
+    """Refuse a new V2 batch whose offsets reach past ``Integer.MAX_VALUE`` from its base only by wrapping.
+
+    ``MemoryRecordsBuilder.recordWritten`` (kafka-clients) throws "Maximum offset
+    delta exceeded" when ``offset - baseOffset > Integer.MAX_VALUE`` in Java long
+    arithmetic, for every magic.  Offsets read under a magic-1 wrapper at the top
+    of the long range wrap (``AbstractLegacyRecordBatch.DeepRecordsIterator``:
+    ``absoluteBaseOffset + entry.offset()``), so -9223372036854775804 may precede
+    9223372036854775807: Java's difference wraps to -5 and passes, and the batch
+    would store an offset delta of -5.  The magic 0/1 writer
+    (:mod:`kseg.format.v0v1_encode`) refuses that span; a converted V2 batch is
+    refused the same way, so no magic re-encodes offsets only overflow joins.
+    """
+    if not specs:
+        return
+    base = specs[0].offset
+    for spec in specs:
+        if not -MAX_OFFSET_DELTA - 1 <= spec.offset - base <= MAX_OFFSET_DELTA:
+            raise EncodeError(f"Maximum offset delta exceeded, base offset: {base}, last offset: {spec.offset}")
+
+
 def estimate_size(spec: RecordSpec, magic: int) -> int:
     """An upper bound of a record's uncompressed bytes in ``magic`` (the whole entry for V0/V1)."""
     size = (len(spec.key) if spec.key is not None else 0) + (len(spec.value) if spec.value is not None else 0)
@@ -181,6 +202,7 @@ __all__ = [
     "SPLIT_MARGIN",
     "Params",
     "builder_records",
+    "check_offset_span",
     "codec_of",
     "estimate_size",
     "output_params",

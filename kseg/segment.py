@@ -20,7 +20,7 @@ import stat
 import struct
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
@@ -41,6 +41,20 @@ from kseg.index import (
 
 #: Drop mapped pages behind a walk every this many bytes, so memory stays flat on any file size.
 RELEASE_EVERY = 16 * 1024 * 1024
+
+#: Told how many bytes each :func:`release_pages` call passed: the one place every long walk reaches,
+#: so the CLI edge can draw progress without a callback through every layer.  None: nobody listens.
+read_observer: Callable[[int], None] | None = None
+
+
+class NotARegularFile(KsegError):
+    """A FIFO, device, socket or directory where a file was expected (a FIFO blocks, a device never ends)."""
+
+
+def check_regular(path: str | os.PathLike[str], mode: int) -> None:
+    """Raise :class:`NotARegularFile` unless ``mode`` (from a stat of ``path``) is a regular file's."""
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile("not a regular file", path=os.fspath(path))
 
 
 def base_offset_from_name(path: str | os.PathLike[str]) -> int | None:
@@ -64,16 +78,24 @@ def sibling(path: str | os.PathLike[str], suffix: str) -> Path:
 
 
 def open_read_only(path: str | os.PathLike[str]) -> int:
-    """A read-only descriptor that leaves the file's access time alone where the kernel allows.
+    """A read-only descriptor on a regular file that leaves its access time alone where the kernel allows.
 
     ``O_NOATIME`` is refused (EPERM) for files the caller does not own; the
     plain open that follows still changes nothing but, on some mounts, atime.
+    ``O_NONBLOCK`` makes opening a FIFO return at once, so that it is refused
+    (:class:`NotARegularFile`) instead of waiting for a writer forever.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOATIME", 0)
+    flags = os.O_RDONLY | os.O_NONBLOCK
     try:
-        return os.open(path, flags)
+        fd = os.open(path, flags | getattr(os, "O_NOATIME", 0))
     except PermissionError:
-        return os.open(path, os.O_RDONLY)
+        fd = os.open(path, flags)
+    try:
+        check_regular(path, os.fstat(fd).st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class MappedFile:
@@ -130,6 +152,8 @@ def release_pages(buf: object, start: int, upto: int) -> int:
     The file stays in the page cache; only this process's mapping drops the
     pages, so a long walk does not grow the resident set.
     """
+    if read_observer is not None and upto > start:
+        read_observer(upto - start)
     if not isinstance(buf, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
         return upto
     page_end = upto - upto % mmap.PAGESIZE

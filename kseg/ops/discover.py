@@ -8,11 +8,15 @@ partitions by topic then partition number, files by base offset then suffix.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kseg.segment import base_offset_from_name
+from kseg.errors import KsegError
+from kseg.segment import base_offset_from_name, check_regular
 
 #: Kinds of file, by name.  Order within one base offset follows this tuple.
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
@@ -137,3 +141,31 @@ def segment_logs(directory: Path) -> list[Path]:
     """The .log segments of a directory, by base offset (Kafka's load order)."""
     files = partition_files(directory)
     return [p for p in files if file_kind(p) == "log" and base_offset_from_name(p) is not None]
+
+
+class NotAKafkaFile(KsegError):
+    """A file named on the command line is no kind of file a Kafka broker writes: an error, not a finding."""
+
+
+def check_named_inputs(paths: Iterable[Path], known: Callable[[Path], bool] = lambda p: file_kind(p) != "unknown") -> None:
+    """Refuse, before anything is read, a named input that is not a directory or a Kafka file.
+
+    A FIFO, device or socket raises :class:`~kseg.segment.NotARegularFile`
+    (opening a FIFO would block); a regular file whose name is no kind
+    ``known`` accepts raises :class:`NotAKafkaFile`.  Files found inside a
+    directory are not checked here: commands list or skip those as before.
+    """
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue  # missing or unreadable: the reader says so, naming the file
+        if stat.S_ISDIR(mode):
+            continue
+        check_regular(path, mode)
+        if not known(path):
+            raise NotAKafkaFile(
+                "not a Kafka file (a segment .log, .index, .timeindex, .txnindex, .snapshot, .checkpoint, "
+                "or a checkpoint or metadata file by Kafka's name)",
+                path=str(path),
+            )

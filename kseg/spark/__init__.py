@@ -26,11 +26,16 @@ if TYPE_CHECKING:
 __all__ = ["findings", "get_session", "read", "register", "verify"]
 
 
-def get_session(master: str | None = None, conf: Sequence[tuple[str, str]] = ()) -> tuple[SparkSession, bool]:
-    """The active SparkSession, or a new local[*] one set up for kseg; see :mod:`kseg.spark.session`."""
+def get_session(
+    master: str | None = None, conf: Sequence[tuple[str, str]] = (), *, progress: bool | None = None
+) -> tuple[SparkSession, bool]:
+    """The active SparkSession, or a new local[*] one set up for kseg; see :mod:`kseg.spark.session`.
+
+    ``progress=True`` shows the start-up line on stderr even when it is not a terminal.
+    """
     from kseg.spark.session import get_session as _get_session
 
-    return _get_session(master, conf)
+    return _get_session(master, conf, progress=progress)
 
 
 def register(spark: SparkSession) -> None:

@@ -12,6 +12,10 @@ What a laptop needs and nobody should have to know:
   stderr (its startup warnings, its log) sent to a log file, not the terminal.
 
 The log file is ``$TMPDIR/kseg-spark-<uid>.log`` (overwritten per session).
+Before a JVM is launched, :mod:`kseg.spark.preflight` checks that there is a
+Java and that a standalone master answers; while it starts, a terminal shows
+a live line (:mod:`kseg.spark.progress`).  A standalone master on loopback
+(``spark://127.0.0.1:7077``) gets the loopback settings of local mode.
 """
 
 from __future__ import annotations
@@ -24,10 +28,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kseg.errors import KsegError
+from kseg.spark.failures import SparkFailed, is_spark_error, log_path
+from kseg.spark.preflight import check_java, check_master, is_loopback_master
+from kseg.spark.progress import StartProgress
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+__all__ = ["SparkFailed", "command_session", "get_session", "is_spark_error", "log_path", "register"]
 
 DEFAULT_MASTER = "local[*]"
 LOOPBACK = "127.0.0.1"
@@ -46,14 +54,16 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith(("local[", "local-cluster"))
 
 
-def log_path() -> Path:
-    return Path(tempfile.gettempdir()) / f"kseg-spark-{os.getuid()}.log"
+def on_loopback(master: str) -> bool:
+    """Local mode, or a standalone master on 127.0.0.1: everything then binds to loopback only."""
+    return is_local(master) or is_loopback_master(master)
 
 
 def prepare_environment(master: str) -> None:
     """The environment variables Spark reads at launch (see the module docstring)."""
-    if is_local(master):
+    if on_loopback(master):
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    if is_local(master):
         os.environ["PYSPARK_PYTHON"] = sys.executable
     else:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -68,7 +78,7 @@ def session_conf(master: str, conf: Sequence[tuple[str, str]] = (), log_level: s
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
     }
-    if is_local(master):
+    if on_loopback(master):
         settings["spark.driver.host"] = LOOPBACK
         settings["spark.driver.bindAddress"] = LOOPBACK
     java_options = f"-Dlog4j2.configurationFile=file:{_log4j_file(log_level)}"
@@ -107,11 +117,14 @@ def _stderr_to(path: Path) -> Iterator[None]:
 
 
 def get_session(
-    master: str | None = None, conf: Sequence[tuple[str, str]] = (), log_level: str = "WARN"
+    master: str | None = None, conf: Sequence[tuple[str, str]] = (), log_level: str = "WARN",
+    progress: bool | None = None,
 ) -> tuple[SparkSession, bool]:
     """(session, created): the active session if there is one, else a new quiet one.
 
     ``created`` tells the caller whether it owns the session (and should stop it).
+    ``progress``: show the start-up line (default: when stderr is a terminal).
+    A new session is preceded by the preflight checks (:class:`SparkFailed`).
     """
     from pyspark.sql import SparkSession
 
@@ -119,12 +132,16 @@ def get_session(
     if active is not None:
         register(active)
         return active, False
-    master = master or DEFAULT_MASTER
+    settings = session_conf(master or DEFAULT_MASTER, conf, log_level)
+    master = settings["spark.master"]  # --conf spark.master=... wins, as it does in Spark
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # else pyspark joins a JVM that is already running
+        check_java()
+    check_master(master)
     prepare_environment(master)
     builder = SparkSession.builder
-    for key, value in session_conf(master, conf, log_level).items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
-    with _stderr_to(log_path()):
+    with StartProgress(master, show=progress), _stderr_to(log_path()):
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
     register(spark)
@@ -141,27 +158,6 @@ def register(spark: SparkSession) -> None:
     spark._kseg_registered = True  # type: ignore[attr-defined]
 
 
-class SparkFailed(KsegError):
-    """Spark could not start, or a job failed: one line naming Spark's log (exit 2 at the CLI edge).
-
-    Spark's own messages are long and say where in Spark, not where in the
-    data; the whole story is in the log file.
-    """
-
-    @classmethod
-    def from_error(cls, err: BaseException) -> SparkFailed:
-        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        # a Python worker's error comes with its traceback: the last line says what went wrong
-        pick = lines[-1] if any(line.startswith("Traceback") for line in lines) else lines[0] if lines else ""
-        return cls(f"spark: {pick or type(err).__name__} (Spark's log: {log_path()})")
-
-
-def is_spark_error(err: BaseException) -> bool:
-    """Raised by pyspark or py4j (a job, the JVM), not by kseg's own code."""
-    module = type(err).__module__ or ""
-    return module.startswith(("pyspark", "py4j"))
-
-
 @contextlib.contextmanager
 def command_session(master: str | None, conf: Sequence[tuple[str, str]]) -> Iterator[SparkSession]:
     """The session for one command: started quietly, stopped only if this command started it.
@@ -171,8 +167,10 @@ def command_session(master: str | None, conf: Sequence[tuple[str, str]]) -> Iter
     """
     try:
         spark, created = get_session(master, conf)
+    except SparkFailed:
+        raise
     except Exception as err:  # JVM launch failures come in many types
-        raise SparkFailed.from_error(err) from err
+        raise SparkFailed.at_start(err) from err
     try:
         yield spark
     except Exception as err:

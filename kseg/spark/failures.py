@@ -115,7 +115,9 @@ def _log_lines(*, last: bool) -> str:
         return _clip(first.strip())
     said = [line.strip() for line in lines if line.strip() and not line[0].isspace() and not _SHELL.match(line)]
     errors = [line for line in said if "Error" in line or "Exception" in line]
-    return _clip((errors or said or [""])[0 if errors else -1])
+    line = (errors or said or [""])[0 if errors else -1]
+    # 'Exception in thread "main" org.apache.spark.SparkException: Master must ...' -> 'Master must ...'
+    return _clip(_JAVA_CLASS.sub("", line.removeprefix('Exception in thread "main" '), count=1) or line)
 
 
 def _clip(line: str) -> str:

@@ -79,6 +79,15 @@ def test_a_java_that_exits_at_launch_says_why(tmp_path):
     )
 
 
+def test_a_master_url_spark_does_not_know_is_one_line(tmp_path):
+    result = kseg_process(tmp_path, "spark", "verify", "--master", "yran", CLEAN_LOG)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "kseg: error: spark: Java exited while Spark was starting: Master must either be yarn or start with "
+        f"spark, k8s, or local (Spark's log: {spark_log(tmp_path)})\n"
+    )
+
+
 def test_an_unreachable_master_fails_at_once(tmp_path):
     started = time.monotonic()
     result = kseg_process(tmp_path, "spark", "verify", "--master", "spark://127.0.0.1:1", CLEAN_LOG, timeout=30)

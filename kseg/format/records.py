@@ -67,6 +67,8 @@ HEADER_STRIDE = 4
 
 _INT32_MAX = 0x7FFFFFFF
 _SHORT = 1 << 13  # a two-byte zigzag varint lies in [-2**13, 2**13)
+#: A record with more headers goes to the validating reader, which reads it alone under its cap.
+SCAN_MAX_HEADERS = 1 << 12
 
 
 def scan_records(
@@ -169,7 +171,7 @@ def _scan_headers(buf: Buffer, pos: int, end: int, out: list[int], short: tuple[
         count, pos = short[b], pos + 1
     else:
         count, pos = decode_varint(buf, pos, end)
-    if count < 0 or count > end - pos:
+    if count < 0 or count > end - pos or count > SCAN_MAX_HEADERS:
         raise IndexError
     for _ in range(count):
         if (b := buf[pos]) < 0x80:

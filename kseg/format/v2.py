@@ -78,7 +78,7 @@ from kseg.format.records import (
     scan_records,
     scan_some_records,
 )
-from kseg.format.v2_validate import RecordValidator
+from kseg.format.v2_validate import RecordValidator, header_cap
 from kseg.format.v2_write import (  # noqa: F401 - re-exported: writing is part of this module's API
     assemble_batch,
     check_producer_state,
@@ -92,7 +92,7 @@ from kseg.format.varint import Readable
 _new_tuple = tuple.__new__  # builds a Record without the keyword-friendly __new__
 #: Batches with more records or bytes than this are decoded a part at a time (memory stays flat).
 _PART_RECORDS = 4096
-_PART_BYTES = 4 << 20
+_PART_BYTES = 1 << 20
 _unpack_header = BATCH_HEADER.unpack_from
 
 
@@ -252,15 +252,16 @@ class V2Batch(tuple):
         if count == 0:
             return iter(())
         data, start, end, compressed_at, shift = self._records_bytes(max_decompressed)
+        cap = header_cap(max_decompressed)
         if count > _PART_RECORDS or end - start > _PART_BYTES:
-            return chain.from_iterable(self._record_parts(data, start, end, compressed_at, shift))
+            return chain.from_iterable(self._record_parts(data, start, end, compressed_at, shift, cap))
         scan = scan_records(data, start, end, count, self[0], self[7])
         if scan is not None:
             return iter(self._records_of(scan))
-        return RecordValidator(self, data, start, end, compressed_at, shift).records()
+        return RecordValidator(self, data, start, end, compressed_at, shift, max_headers=cap).records()
 
     def _record_parts(
-        self, data: Buffer, pos: int, end: int, compressed_at: int | None, shift: int
+        self, data: Buffer, pos: int, end: int, compressed_at: int | None, shift: int, cap: int
     ) -> Iterator[Iterable[Record]]:
         """The records of a large batch a part at a time, so that memory holds one part, not the batch.
 
@@ -278,7 +279,7 @@ class V2Batch(tuple):
             size = max(1, min(_PART_RECORDS, _PART_BYTES * scan.count // max(1, after - pos)))
             pos = after
         if index < count or pos != end:
-            yield RecordValidator(self, data, pos, end, compressed_at, shift, first=index).records()
+            yield RecordValidator(self, data, pos, end, compressed_at, shift, first=index, max_headers=cap).records()
 
     def scan(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> RecordScan | None:
         """The records as columns (:class:`~kseg.format.records.RecordScan`) when every one is well-formed.
@@ -340,7 +341,7 @@ class V2Batch(tuple):
                 return buf, start, end, None, 0
             return bytes(buf[start:end]), 0, end - start, None, start
         try:
-            data = compression.decompress(codec_id, memoryview(buf)[start:end], magic=MAGIC, max_size=max_decompressed)
+            data = compression.decompress_buffer(codec_id, memoryview(buf)[start:end], magic=MAGIC, max_size=max_decompressed)
         except KsegError as err:
             raise err.located(start, "batch.records")
         return data, 0, len(data), start, 0

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from kseg.errors import InvalidRecord, KsegError, Truncated
+from kseg.errors import InvalidRecord, KsegError, LimitExceeded, Truncated
 from kseg.format.layout import CONTROL_MASK, TIMESTAMP_TYPE_MASK
 from kseg.format.model import (
     CREATE_TIME,
@@ -72,6 +72,7 @@ class RecordValidator:
         "first",
         "is_control",
         "log_append_time",
+        "max_headers",
         "shift",
         "start",
         "timestamp_type",
@@ -86,10 +87,12 @@ class RecordValidator:
         compressed_at: int | None,
         shift: int = 0,
         first: int = 0,
+        max_headers: int = 1 << 18,
     ) -> None:
         """``header`` is the batch header as unpacked (``layout.BATCH_HEADER``): the batch's own fields.
 
-        ``first`` is the index of the record at ``start`` when the records before it were read already.
+        ``first`` is the index of the record at ``start`` when the records before it were read already;
+        ``max_headers`` the most headers one record may have (:func:`header_cap`), beyond Kafka's own checks.
         """
         attributes = header[5] & 0xFF
         self.base_offset = header[0]
@@ -105,6 +108,7 @@ class RecordValidator:
         self.compressed_at = compressed_at
         self.shift = shift
         self.first = first
+        self.max_headers = max_headers
 
     def _fail(self, err: KsegError, index: int) -> KsegError:
         err.field = f"record[{index}].{err.field}" if err.field else f"record[{index}]"
@@ -206,7 +210,7 @@ class RecordValidator:
                 headers: tuple[Header, ...] = ()
                 pos += 1
             else:
-                headers, pos = _decode_headers(data, pos, limit)
+                headers, pos = _decode_headers(data, pos, limit, self.max_headers)
             if pos > limit:
                 raise IndexError
         except (IndexError, Truncated) as exc:
@@ -234,14 +238,31 @@ class RecordValidator:
         )
 
 
-def _decode_headers(data: Buffer, pos: int, end: int) -> tuple[tuple[Header, ...], int]:
-    """Headers of one record; count and key-size checks raise Kafka's own messages."""
+def header_cap(max_batch_bytes: int) -> int:
+    """The most headers kseg reads in one record of a batch under ``max_batch_bytes``.
+
+    Kafka bounds a header count only by the bytes left; each header read is an
+    object of ~100 bytes in memory against 2 bytes on disk, so kseg caps them at
+    one per 256 bytes of the batch cap (524288 at the 128 MiB default).
+    """
+    return max(1, max_batch_bytes >> 8)
+
+
+def _decode_headers(data: Buffer, pos: int, end: int, cap: int) -> tuple[tuple[Header, ...], int]:
+    """Headers of one record; count and key-size checks raise Kafka's own messages, then kseg's cap."""
     count, pos = decode_varint(data, pos, end)
     if count < 0:
         raise InvalidRecord(f"Found invalid number of record headers {count}", offset=pos, field="headers")
     if count > end - pos:
         raise InvalidRecord(
             f"Found invalid number of record headers. {count} is larger than the remaining size of the buffer",
+            offset=pos,
+            field="headers",
+        )
+    if count > cap:
+        raise LimitExceeded(
+            f"record has {count} headers, more than the {cap} kseg reads in one record "
+            f"(one per 256 bytes of --max-batch-bytes); --max-batch-bytes raises the limit",
             offset=pos,
             field="headers",
         )

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
-from kseg.errors import Unsupported
+from kseg.errors import KsegError, Unsupported
 from kseg.format.compression import gzip, lz4, snappy, zstd
-from kseg.format.compression.core import refuse_level
+from kseg.format.compression.core import OutputBuffer, refuse_level
 from kseg.format.compression.lz4 import lz4_header_checksum
 
 __all__ = [
@@ -45,19 +46,22 @@ __all__ = [
     "codec_id",
     "compress",
     "decompress",
+    "decompress_buffer",
     "lz4_header_checksum",
 ]
 
 CODEC_NONE, CODEC_GZIP, CODEC_SNAPPY, CODEC_LZ4, CODEC_ZSTD = 0, 1, 2, 3, 4
 #: ``CompressionType.name`` by codec id.
 CODEC_NAMES: tuple[str, ...] = ("none", "gzip", "snappy", "lz4", "zstd")
-#: Cap on the decompressed bytes of one batch (or one legacy wrapper).
+#: Cap on the decompressed bytes of one batch (or one legacy wrapper): ``--max-batch-bytes``.
+#: A batch's records are decompressed into an anonymous map (:func:`decompress_buffer`) and held
+#: once while it is read, so a command stays under 200 MB at this cap (bench/bench_memory.py).
 DEFAULT_MAX_DECOMPRESSED: int = 128 * 1024 * 1024
 
 _MAGICS = (0, 1, 2)
 
 
-def _none_decompress(view: memoryview, magic: int, max_size: int) -> bytes:
+def _none_decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False) -> bytes:
     return bytes(view)
 
 
@@ -71,7 +75,7 @@ class _Codec:
     """One row of the codec table."""
 
     name: str
-    decompress: Callable[[memoryview, int, int], bytes]  # (data, magic, max_size)
+    decompress: Callable[[memoryview, int, int, bool], OutputBuffer]  # (data, magic, max_size, mapped)
     compress: Callable[[memoryview, int, int | None], bytes]  # (data, magic, level)
 
 
@@ -136,10 +140,25 @@ def decompress(
         CodecError: anything else wrong with the stream (no offset: the caller adds it
             with ``err.located(pos, field)``).
     """
+    return cast("bytes", decompress_buffer(codec, data, magic=magic, max_size=max_size, mapped=False))
+
+
+def decompress_buffer(
+    codec: int, data: bytes | memoryview, *, magic: int, max_size: int = DEFAULT_MAX_DECOMPRESSED, mapped: bool = True
+) -> OutputBuffer:
+    """:func:`decompress` into an anonymous map (``mapped``): the output is held once, never copied.
+
+    What a batch's records are read from (``V2Batch``); its slices are bytes like those of ``bytes``.
+    """
     _check_magic(magic)
     if max_size < 0:
         raise ValueError(f"max_size must be >= 0, not {max_size}")
-    return _codec(codec).decompress(_as_view(data), magic, max_size)
+    try:
+        return _codec(codec).decompress(_as_view(data), magic, max_size, mapped)
+    except KsegError as err:
+        # Dropped here, the decoder's frames -- and the partial output they hold -- are freed
+        # now, not when whoever keeps the error (a finding, a report) lets it go.
+        raise err.with_traceback(None) from None
 
 
 def compress(codec: int, data: bytes | memoryview, *, magic: int, level: int | None = None) -> bytes:

@@ -10,6 +10,7 @@ uncompressed or gzip data never pays for them.
 from __future__ import annotations
 
 import importlib
+import mmap
 from types import ModuleType
 
 from kseg.errors import EncodeError, LimitExceeded, Unsupported
@@ -22,42 +23,70 @@ OUTPUT_STEP = 1 << 20
 INPUT_STEP = 64 * 1024
 
 
+#: What a decoder hands back: bytes, or (``mapped=True``) an anonymous map whose slices are bytes.
+OutputBuffer = bytes | mmap.mmap
+
+
 class BoundedOutput:
     """Decompressed bytes collected under a hard cap: the decompression-bomb guard.
 
     Decoders call :meth:`claim` with a size they know *before* producing the
     bytes (a Snappy length prefix, a stored LZ4 block), and :meth:`append` for
     bytes produced in bounded steps.
+
+    ``mapped``: the bytes go into an anonymous map reserved at the cap (only the
+    pages written cost memory) and :meth:`result` hands over the map itself,
+    shrunk to the output: a batch's records are then held once, not twice (a
+    ``bytearray`` must be copied into ``bytes``).  A map is unmapped when its
+    last reference goes, so nothing of a batch outlives its reading.
     """
 
-    __slots__ = ("_buf", "_codec", "_limit")
+    __slots__ = ("_buf", "_codec", "_length", "_limit", "_map")
 
-    def __init__(self, codec: str, limit: int) -> None:
+    def __init__(self, codec: str, limit: int, *, mapped: bool = False) -> None:
         self._codec = codec
         self._limit = limit
         self._buf = bytearray()
+        self._length = 0
+        self._map: mmap.mmap | None = None
+        if mapped and limit > 0:
+            try:
+                self._map = mmap.mmap(-1, limit, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            except (OSError, OverflowError, ValueError):  # no address space for the cap: collect as bytes
+                self._map = None
 
     @property
     def room(self) -> int:
         """How many more bytes may be produced."""
-        return self._limit - len(self._buf)
+        return self._limit - (self._length if self._map is not None else len(self._buf))
 
     def claim(self, size: int) -> None:
         """Raise LimitExceeded if ``size`` more bytes would pass the cap."""
         if size > self.room:
             raise LimitExceeded(
                 f"{self._codec}: decompressed data exceeds the limit of {self._limit} bytes "
-                f"(at least {len(self._buf) + size} bytes)"
+                f"(at least {self._limit - self.room + size} bytes); --max-batch-bytes raises the limit"
             )
 
     def append(self, chunk: bytes | memoryview) -> None:
         """Add produced bytes, refusing them if they pass the cap."""
         self.claim(len(chunk))
-        self._buf += chunk
+        if self._map is None:
+            self._buf += chunk
+        else:
+            end = self._length + len(chunk)
+            self._map[self._length : end] = chunk
+            self._length = end
 
-    def result(self) -> bytes:
-        """The collected bytes (one copy: callers get immutable ``bytes``)."""
-        return bytes(self._buf)
+    def result(self) -> OutputBuffer:
+        """The collected bytes: ``bytes`` (one copy), or the map itself when ``mapped``."""
+        if self._map is None:
+            return bytes(self._buf)
+        if self._length == 0:
+            self._map.close()
+            return b""
+        self._map.resize(self._length)
+        return self._map
 
 
 #: The codec libraries, imported on first use: a walk over uncompressed or gzip data never pays for them.

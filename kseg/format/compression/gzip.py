@@ -24,7 +24,7 @@ import struct
 import zlib
 
 from kseg.errors import CodecError
-from kseg.format.compression.core import INPUT_STEP, OUTPUT_STEP, BoundedOutput, check_level
+from kseg.format.compression.core import INPUT_STEP, OUTPUT_STEP, BoundedOutput, OutputBuffer, check_level
 
 GZIP_HEADER = struct.Struct(
     "<H"  # ID1 ID2: 1f 8b, read little-endian as 0x8b1f like GZIPInputStream.readUShort
@@ -141,9 +141,9 @@ def _gzip_check_trailer(view: memoryview, pos: int, crc: int, size: int) -> int:
     return pos + GZIP_TRAILER.size
 
 
-def decompress(view: memoryview, magic: int, max_size: int) -> bytes:
+def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False) -> OutputBuffer:
     """Decode one or more gzip members as GZIPInputStream does."""
-    out = BoundedOutput("gzip", max_size)
+    out = BoundedOutput("gzip", max_size, mapped=mapped)
     pos = _gzip_header_end(view, 0)
     while True:
         pos, crc, size = _gzip_inflate_member(view, pos, out)

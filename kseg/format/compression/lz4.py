@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 
 from kseg.errors import CodecError
-from kseg.format.compression.core import BoundedOutput, _need, check_level
+from kseg.format.compression.core import BoundedOutput, OutputBuffer, _need, check_level
 from kseg.format.xxhash32 import xxh32
 
 LZ4_FRAME_HEADER = struct.Struct(
@@ -118,10 +118,10 @@ def _lz4_block_data(block: memoryview, stored: bool, max_block: int) -> bytes | 
         raise CodecError(f"lz4: corrupt block ({exc})") from exc
 
 
-def decompress(view: memoryview, magic: int, max_size: int) -> bytes:
+def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False) -> OutputBuffer:
     """Decode a Kafka LZ4 frame as Lz4BlockInputStream does (bytes after the EndMark are ignored)."""
     flg, max_block, pos = _lz4_read_header(view, magic)
-    out = BoundedOutput("lz4", max_size)
+    out = BoundedOutput("lz4", max_size, mapped=mapped)
     while True:
         if len(view) - pos < LZ4_BLOCK_SIZE.size:
             raise CodecError("lz4: Stream ended prematurely (no EndMark)")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import struct
 
 from kseg.errors import CodecError
-from kseg.format.compression.core import BoundedOutput, _need, refuse_level
+from kseg.format.compression.core import BoundedOutput, OutputBuffer, _need, refuse_level
 
 XERIAL_HEADER = struct.Struct(
     ">8s"  # magic: 82 53 4E 41 50 50 59 00 (-126, 'S', 'N', 'A', 'P', 'P', 'Y', 0)
@@ -83,11 +83,11 @@ def _snappy_concatenated_header(view: memoryview, pos: int) -> bool:
     return True
 
 
-def decompress(view: memoryview, magic: int, max_size: int) -> bytes:
+def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False) -> OutputBuffer:
     """Decode as SnappyInputStream does: xerial chunks after the magic, else one raw block."""
     if not view:
         raise CodecError("snappy: Cannot decompress empty stream")
-    out = BoundedOutput("snappy", max_size)
+    out = BoundedOutput("snappy", max_size, mapped=mapped)
     if len(view) < XERIAL_HEADER.size or view[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
         # Not framed: snappy-java decodes the whole input as Snappy.compress(byte[]) output.
         _snappy_raw_block(view, out)

@@ -20,7 +20,7 @@ import struct
 from dataclasses import dataclass
 
 from kseg.errors import CodecError, EncodeError
-from kseg.format.compression.core import BoundedOutput, _need, check_level
+from kseg.format.compression.core import BoundedOutput, OutputBuffer, _need, check_level
 
 ZSTD_MIN_MAGIC = 2  # CompressionType.ZSTD needs RecordBatch.MAGIC_VALUE_V2
 ZSTD_MAGIC = 0xFD2FB528  # on disk 28 B5 2F FD
@@ -150,7 +150,7 @@ def _zstd_error_text(exc: Exception) -> str:
     return text.split(": ", 1)[1] if ": " in text else text
 
 
-def decompress(view: memoryview, magic: int, max_size: int) -> bytes:
+def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False) -> OutputBuffer:
     """Decode concatenated zstd frames (skippable frames are skipped) with bounded output.
 
     Empty input decodes to ``b""``: zstd-jni's ZstdInputStream returns end of
@@ -163,7 +163,7 @@ def decompress(view: memoryview, magic: int, max_size: int) -> bytes:
     """
     if magic < ZSTD_MIN_MAGIC:
         raise CodecError(f"ZStandard compression is not supported for magic {magic}")
-    out = BoundedOutput("zstd", max_size)
+    out = BoundedOutput("zstd", max_size, mapped=mapped)
     pos = 0
     while pos < len(view):
         frame = _zstd_walk_frame(view, pos)

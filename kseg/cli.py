@@ -1,19 +1,20 @@
-"""The ``kseg`` command line: a click group over thin commands.
+"""The ``kseg`` command line: a click group over thin commands, and the one place a run ends.
 
 Commands live one per module in :mod:`kseg.commands` and are imported only
 when invoked, so ``kseg --help`` stays fast.  Each command parses its
 arguments, calls one ``kseg.ops`` function, hands the result to
 ``kseg.render`` and picks the exit code.
 
-Exit codes (``kseg.errors.EXIT_*``), for every command: 0 success (verify:
-clean), 1 problems found, 2 usage errors, refusals or unreadable input.  This
-is the one place that turns an exception into an exit: a ``KsegError`` (a
-refusal included: ``kseg.errors.Refused``) and an ``OSError`` are caught here,
-once for every command, and printed as one line on stderr,
-``kseg: error: <file>: <message>`` (with the byte position and field when the
-error has them); ``--traceback`` shows the stack instead.  A closed pipe
-(``kseg dump ... | head``) ends quietly.  Commands therefore never catch
-their own refusals or ``OSError``, and never import this module.
+The contract every command keeps is written in docs/cli.md; this module holds
+the part no command can: :meth:`LazyGroup.main` turns however a run ends into
+one exit code (``kseg.errors.EXIT_*``: 0 done, 1 problems found or data cut,
+2 usage, unreadable input or could not complete, 130 interrupted) and one line
+on stderr, ``kseg: error: <file>[ byte N (field)]: message`` -- for a
+``KsegError`` (a refusal included), an ``OSError``, a full stdout (named
+``stdout``) and click's usage errors alike (``--traceback``, anywhere on the
+line, shows the stack instead).  A closed pipe (``kseg dump ... | head``) ends
+quietly.  Commands therefore never catch their own refusals or ``OSError``,
+and never import this module.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
 from kseg import __version__
-from kseg.errors import EXIT_OK, EXIT_USAGE, KsegError
+from kseg.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KsegError
 
 #: command name -> "module:attribute", imported on first use.
 COMMANDS = {
@@ -42,7 +44,7 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    """A group that imports each command's module only when that command runs."""
+    """A group that imports each command's module only when that command runs, and ends every run itself."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name, target in COMMANDS.items() if _importable(target))
@@ -54,17 +56,124 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def main(  # type: ignore[override]  # click's overloads; this one always exits (or returns the code)
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> int:
+        """Run one command line and turn however it ends into one exit code (docs/cli.md).
+
+        Click's own ``main`` prints usage errors on four lines, ``Aborted!`` on
+        Ctrl-C with exit 1, and a traceback when stdout is full; here each ends
+        as the contract says.
+        """
+        words = traceback_first(list(sys.argv[1:] if args is None else args))
+        prog_name = "kseg"  # also under a test runner, which would say "cli"
+        self._main_shell_completion(extra, prog_name, complete_var)
+        real_stdout = sys.stdout
+        sys.stdout = NamedStdout(real_stdout)  # a TextIO in all but name
         try:
-            return super().invoke(ctx)
-        except BrokenPipeError:  # before OSError: a reader that went away is not an error
-            _quiet_broken_pipe()
-            ctx.exit(EXIT_OK)
-        except (KsegError, OSError) as err:
-            if ctx.obj and ctx.obj.get("traceback"):
-                raise
-            click.echo(f"kseg: error: {error_line(err)}", err=True)
-            ctx.exit(EXIT_USAGE)
+            code = self._run(list(words), prog_name, **extra)  # click consumes the list it parses
+            sys.stdout.flush()  # a full disk shows itself here at the latest
+        except BaseException as err:
+            code = _ending(err, words)
+        finally:
+            sys.stdout = real_stdout
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _run(self, words: list[str], prog_name: str, **extra: Any) -> int:
+        try:
+            with self.make_context(prog_name, words, **extra) as ctx:
+                self.invoke(ctx)
+        except click.exceptions.Exit as done:
+            return done.exit_code
+        return EXIT_OK
+
+
+class _Named:
+    """A stream whose failed writes name it: an ``OSError`` from ``write`` has no file name of its own."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self._stream = stream
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._stream, attr)
+
+    def _named(self, err: OSError) -> OSError:
+        if err.filename is None and not isinstance(err, BrokenPipeError):
+            err.filename = self._name
+        return err
+
+    def write(self, data: Any) -> int:
+        try:
+            return self._stream.write(data)
+        except OSError as err:
+            raise self._named(err) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as err:
+            raise self._named(err) from None
+
+
+class NamedStdout(_Named):
+    """``sys.stdout`` (and its ``buffer``) for the length of one run: ``> /dev/full`` reads ``stdout: No space...``."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream, "stdout")
+
+    @property
+    def buffer(self) -> Any:
+        return _Named(self._stream.buffer, "stdout")
+
+
+def traceback_first(words: list[str]) -> list[str]:
+    """``--traceback`` is accepted anywhere on the line (before ``--``): moved to the front, where the group reads it."""
+    end = words.index("--") if "--" in words else len(words)
+    if "--traceback" not in words[:end]:
+        return words
+    rest = [w for w in words[:end] if w != "--traceback"]
+    return ["--traceback", *rest, *words[end:]]
+
+
+def _ending(err: BaseException, words: list[str]) -> int:
+    """The exit code for a run that raised ``err``, after printing its one line (or its stack)."""
+    if isinstance(err, SystemExit):
+        raise err
+    if isinstance(err, (KeyboardInterrupt, click.Abort)):
+        click.echo(("\n" if _terminal(sys.stderr) else "") + "kseg: interrupted", err=True)  # past the ^C
+        return EXIT_INTERRUPTED
+    if isinstance(err, BrokenPipeError):  # before OSError: a reader that went away is not an error
+        _quiet_stdout()
+        return EXIT_OK
+    if isinstance(err, click.exceptions.NoArgsIsHelpError):  # bare ``kseg``: the help, as before
+        click.echo(err.format_message(), err=True)
+        return err.exit_code
+    if isinstance(err, click.ClickException):
+        click.echo(f"kseg: error: {usage_line(err)}", err=True)
+        return err.exit_code
+    if not isinstance(err, (KsegError, OSError)) or (words and words[0] == "--traceback"):
+        raise err
+    if isinstance(err, OSError) and err.filename == "stdout":
+        _quiet_stdout()
+    click.echo(f"kseg: error: {error_line(err)}", err=True)
+    return EXIT_USAGE
+
+
+def usage_line(err: click.ClickException) -> str:
+    """Click's usage error on one line, with where to look: ``No such option: --bogus (see 'kseg verify --help')``."""
+    message = " ".join(err.format_message().split())
+    ctx = getattr(err, "ctx", None)
+    if isinstance(err, click.UsageError) and ctx is not None:
+        message += f" (see '{ctx.command_path} --help')"
+    return message
 
 
 def error_line(err: KsegError | OSError) -> str:
@@ -84,10 +193,21 @@ def _importable(target: str) -> bool:
     return importlib.util.find_spec(module_name) is not None
 
 
-def _quiet_broken_pipe() -> None:
-    """Point stdout at /dev/null so Python's exit-time flush does not complain."""
+def _terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so Python's exit-time flush does not complain (a pipe closed, a disk full)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (a test runner's buffer)
+        return
     with open(os.devnull, "wb") as devnull:
-        os.dup2(devnull.fileno(), sys.stdout.fileno())
+        os.dup2(devnull.fileno(), fd)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -97,8 +217,9 @@ def _quiet_broken_pipe() -> None:
 def cli(ctx: click.Context, traceback: bool) -> None:
     """Forensics for Apache Kafka log segment files.
 
-    Read-only by default: dump and verify never create or change a file.
-    Exit codes: 0 ok, 1 problems found, 2 usage error or unreadable input.
+    Read-only by default: dump, verify and triage never create or change a file.
+    Exit codes: 0 ok, 1 problems found or data cut, 2 usage error, unreadable
+    input or could not complete, 130 interrupted (docs/cli.md).
     """
     ctx.ensure_object(dict)
     ctx.obj["traceback"] = traceback

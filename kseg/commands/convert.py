@@ -8,9 +8,12 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
+from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.model import CODEC_NAMES
 from kseg.ops.convert import DEFAULT_MAX_BATCH_BYTES, Target, convert_path
+from kseg.ops.discover import check_named_inputs
+from kseg.render import progress
 from kseg.render.convert import render_text, report_json
 
 
@@ -36,6 +39,7 @@ from kseg.render.convert import render_text, report_json
 @click.option("--skip-corrupt", is_flag=True, help="Skip damaged batches and bytes, report them, exit 1.")
 @options.index_interval_bytes
 @options.text_or_json
+@options.progress
 def convert(
     path: Path,
     output_dir: Path,
@@ -48,6 +52,7 @@ def convert(
     skip_corrupt: bool,
     index_interval_bytes: int,
     fmt: str,
+    show_progress: bool,
 ) -> None:
     """Convert a segment or a partition to another magic and/or codec, the way Kafka converts.
 
@@ -57,7 +62,8 @@ def convert(
     transactions and headers below magic 2) is refused unless a --drop-*
     flag allows it, and every drop is counted in the report.  Exit 0
     converted, 1 damaged input skipped (--skip-corrupt), 2 usage errors,
-    refusals or damaged input (nothing is written).
+    refusals or damaged input (nothing is left in OUTDIR), 130 on Ctrl-C
+    (likewise).
 
     \b
     Example:
@@ -66,10 +72,16 @@ def convert(
     """
     codec = None if compression is None else CODEC_NAMES.index(compression)
     target = Target(to_magic, codec, level, max_batch_bytes, drop_control, drop_headers)
-    # a refusal (ConvertRefused) or an unreadable input ends at the CLI edge: one line, exit 2
-    report = convert_path(
-        path, output_dir, target, skip_corrupt=skip_corrupt, index_interval_bytes=index_interval_bytes
-    )
+    check_named_inputs([path])
+    # a refusal (ConvertRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
+    # and what OUTDIR got so far is removed
+    with (
+        removed_unless_finished(output_dir),
+        progress.watching("convert", log_bytes([path]), forced=show_progress),
+    ):
+        report = convert_path(
+            path, output_dir, target, skip_corrupt=skip_corrupt, index_interval_bytes=index_interval_bytes
+        )
     if fmt == "json":
         click.echo(json.dumps(report_json(report), sort_keys=True))
     else:

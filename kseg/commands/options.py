@@ -35,11 +35,40 @@ text_or_json = click.option(
 )
 
 
+class AliasedOption(click.Option):
+    """An option that also answers to older spellings, left out of ``--help`` so scripts keep working."""
+
+    def __init__(self, *args: Any, hidden_aliases: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hidden_aliases = hidden_aliases
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        shown = [name for name in self.opts if name not in self.hidden_aliases]
+        saved, self.opts = self.opts, shown
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = saved
+
+
 def output_dir(help_text: str, *, required: bool = False) -> Callable[[F], F]:
-    """``-o/--output-dir``: a directory the command writes into (created if needed)."""
+    """``-o/--output``: a directory the command writes into (created if needed; ``--output-dir`` still works)."""
     return click.option(
-        "-o", "--output-dir", required=required, type=click.Path(file_okay=False, path_type=Path), help=help_text
+        "-o", "--output", "--output-dir", "output_dir", cls=AliasedOption, hidden_aliases=("--output-dir",),
+        required=required, type=click.Path(file_okay=False, path_type=Path), metavar="OUTDIR", help=help_text,
     )
+
+
+def dry_run(help_text: str, *, aliases: tuple[str, ...] = (), name: str = "dry_run") -> Callable[[F], F]:
+    """``--dry-run``: write nothing, report what would happen; exit 1 where the write would change data."""
+    return click.option("--dry-run", *aliases, name, is_flag=True, help=help_text)
+
+
+#: ``--progress``: a progress line on stderr even when it is not a terminal (a terminal always gets the bar).
+progress = click.option(
+    "--progress", "show_progress", is_flag=True,
+    help="Show progress on stderr even when it is not a terminal (a terminal always gets a live bar).",
+)
 
 
 def in_place(help_text: str) -> Callable[[F], F]:

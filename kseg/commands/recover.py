@@ -8,9 +8,12 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
+from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+from kseg.ops.discover import check_named_inputs
 from kseg.ops.recover import recover_path
 from kseg.ops.recover_report import LogDirReport
+from kseg.render import progress
 from kseg.render.recover import print_report
 from kseg.render.recover_json import log_dir_json, report_json
 from kseg.render.recover_logdir import print_log_dir
@@ -23,7 +26,7 @@ from kseg.render.recover_logdir import print_log_dir
     "Rewrite segments that change, keeping each original as <name>.bak; never deletes a segment. "
     "Refused while a running broker holds the log directory's .lock."
 )
-@click.option("--dry-run", is_flag=True, help="Only report what would be kept and lost; write nothing.")
+@options.dry_run("Write nothing: only report what would be kept and lost (exit 1 if anything would be cut).")
 @click.option(
     "--salvage",
     is_flag=True,
@@ -31,6 +34,7 @@ from kseg.render.recover_logdir import print_log_dir
 )
 @options.index_interval_bytes
 @options.text_or_json
+@options.progress
 def recover(
     path: Path,
     output_dir: Path | None,
@@ -39,6 +43,7 @@ def recover(
     salvage: bool,
     index_interval_bytes: int,
     fmt: str,
+    show_progress: bool,
 ) -> None:
     """Keep what Kafka's recovery keeps of a segment, or every intact batch.
 
@@ -49,7 +54,8 @@ def recover(
     By default exactly Kafka's valid prefix is kept;
     with --salvage every intact batch after the damage is kept too.  Give one
     of -o OUTDIR, --in-place or --dry-run.  Exit 0 when nothing had to be
-    cut, 1 when something was, 2 on usage errors or unreadable input.
+    cut, 1 when something was, 2 on usage errors or unreadable input (an
+    OUTDIR this run started is removed), 130 on Ctrl-C.
 
     \b
     Example:
@@ -58,15 +64,21 @@ def recover(
       kseg recover --dry-run --format json /var/lib/kafka/orders-0
       kseg recover /var/lib/kafka -o /srv/recovered-logdir
     """
-    # a refusal (RecoverRefused) or an unreadable input ends at the CLI edge: one line, exit 2
-    report = recover_path(
-        path,
-        out_dir=output_dir,
-        in_place=in_place,
-        dry_run=dry_run,
-        salvage=salvage,
-        index_interval_bytes=index_interval_bytes,
-    )
+    check_named_inputs([path])
+    # a refusal (RecoverRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
+    # and what -o OUTDIR got so far is removed
+    with (
+        removed_unless_finished(output_dir),
+        progress.watching("recover", log_bytes([path]), forced=show_progress),
+    ):
+        report = recover_path(
+            path,
+            out_dir=output_dir,
+            in_place=in_place,
+            dry_run=dry_run,
+            salvage=salvage,
+            index_interval_bytes=index_interval_bytes,
+        )
     if isinstance(report, LogDirReport):
         if fmt == "json":
             click.echo(json.dumps(log_dir_json(report), sort_keys=True))

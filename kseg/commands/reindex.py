@@ -9,8 +9,11 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
+from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+from kseg.ops.discover import check_named_inputs
 from kseg.ops.reindex import Report, reindex_paths
+from kseg.render import progress
 from kseg.render.reindex import render_text, report_json
 
 
@@ -21,9 +24,12 @@ from kseg.render.reindex import render_text, report_json
     "Replace indexes that differ, keeping each old file as <name>.bak; "
     "refused while a running broker holds the log directory's .lock."
 )
-@click.option("--check", is_flag=True, help="Only compare with the existing indexes (exit 1 if any differ).")
+@options.dry_run(
+    "Write nothing: only compare with the existing indexes (exit 1 if any differ).", aliases=("--check",), name="check"
+)
 @options.index_interval_bytes
 @options.text_or_json
+@options.progress
 def reindex(
     paths: tuple[Path, ...],
     output_dir: Path | None,
@@ -31,13 +37,16 @@ def reindex(
     check: bool,
     index_interval_bytes: int,
     fmt: str,
+    show_progress: bool,
 ) -> None:
     """Rebuild segment indexes exactly as Kafka's LogSegment.recover writes them.
 
     PATHS are .log segments, partition directories or log directories.
-    Without -o, --in-place or --check, indexes are created beside each .log
-    only where none exist.  Exit 1 when --check finds differences or a .log
-    has bytes recovery would truncate; 2 on usage errors or unreadable input.
+    Without -o, --in-place or --dry-run (also spelt --check), indexes are
+    created beside each .log only where none exist.  Exit 1 when --dry-run
+    finds differences or a .log has bytes recovery would truncate; 2 on usage
+    errors or unreadable input (what -o OUTDIR got so far is removed); 130 on
+    Ctrl-C.
 
     \b
     Example:
@@ -45,20 +54,33 @@ def reindex(
       kseg reindex /var/lib/kafka/orders-0 -o /tmp/rebuilt
       kseg reindex --in-place /var/lib/kafka/orders-0/00000000000000000000.log
     """
+    check_named_inputs(paths)
     reports: list[Report] = []
-    found = reindex_paths(
-        list(paths), out_dir=output_dir, in_place=in_place, check=check, index_interval_bytes=index_interval_bytes
-    )
     # each report is printed as its segment is done; a refusal (ReindexRefused) or an unreadable
-    # input then ends at the CLI edge: one line, exit 2
-    if fmt == "json":
-        for report in _kept(found, reports):
-            click.echo(json.dumps(report_json(report), sort_keys=True))
-    else:
-        for line in render_text(_kept(found, reports), check):
-            click.echo(line)
+    # input then ends at the CLI edge: one line, exit 2, and what -o OUTDIR got so far is removed
+    with (
+        removed_unless_finished(output_dir),
+        progress.watching("reindex", log_bytes(paths), forced=show_progress) as line,
+    ):
+        found = reindex_paths(
+            list(paths), out_dir=output_dir, in_place=in_place, check=check, index_interval_bytes=index_interval_bytes
+        )
+        if fmt == "json":
+            for report in _kept(found, reports):
+                _clear(line)
+                click.echo(json.dumps(report_json(report), sort_keys=True))
+        else:
+            for text in render_text(_kept(found, reports), check):
+                _clear(line)
+                click.echo(text)
     problems = any(r.problems for r in reports) or (check and any(r.differs for r in reports))
     click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
+
+
+def _clear(line: progress.ProgressLine | None) -> None:
+    """Wipe the progress bar before a report line takes its place."""
+    if line is not None:
+        line.clear()
 
 
 def _kept(reports: Iterable[Report], into: list[Report]) -> Iterator[Report]:

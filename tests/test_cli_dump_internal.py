@@ -156,16 +156,14 @@ def test_tombstones_print_delete(tmp_path):
 # --------------------------------------------------------------------------- options
 
 
-def test_decoder_precedence_is_kafkas():
-    offsets = run(["--offsets-decoder", f"{INTERNAL}/__share_group_state-0"])
+def test_two_decoders_are_a_usage_error():
+    """docs/cli.md: conflicting options are usage errors (Kafka's tool silently takes the first in its order)."""
     both = run(["--share-group-state-decoder", "--offsets-decoder", f"{INTERNAL}/__share_group_state-0"])
-    share = run(["--share-group-state-decoder", f"{INTERNAL}/__share_group_state-0"])
-    assert both.stdout == offsets.stdout != share.stdout
-    # share-state keys read as offsets keys: type 0 and 1 are OffsetCommitKeys there
-    assert "key: Error at offset 0, skipping. Could not read record with version 0 from key's buffer" in both.stdout
-    tx = run(["--transaction-log-decoder", f"{INTERNAL}/__transaction_state-0"])
-    assert run(["--cluster-metadata-decoder", "--transaction-log-decoder",
-                f"{INTERNAL}/__transaction_state-0"]).stdout == tx.stdout
+    assert (both.exit_code, both.stdout) == (2, "")
+    assert both.stderr == ("kseg: error: --offsets-decoder and --share-group-state-decoder exclude each other; "
+                           "give one (see 'kseg dump --help')\n")
+    tx = run(["--cluster-metadata-decoder", "--transaction-log-decoder", f"{INTERNAL}/__transaction_state-0"])
+    assert tx.exit_code == 2 and "exclude each other" in tx.stderr
 
 
 def test_a_decoder_implies_print_data_log_and_deep_iteration():

@@ -111,10 +111,9 @@ def test_usage_errors_and_unreadable_input_exit_2(tmp_path):
     assert run("--jobs", "0", "clean/empty.log").exit_code == 2
     fifo = tmp_path / "00000000000000000000.log"
     os.mkfifo(fifo)
-    result = run(str(fifo))
-    assert result.exit_code == 2
-    assert result.stdout.splitlines()[0] == f"ERROR  {fifo}  missing  [unreadable 1]"
-    assert result.stdout.splitlines()[-1].endswith(": unreadable input")
+    result = run(str(fifo))  # docs/cli.md: refused before any read, one error line
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == f"kseg: error: {fifo}: not a regular file\n"
 
 
 def test_a_directory_without_kafka_files_is_a_usage_error(tmp_path):
@@ -124,16 +123,22 @@ def test_a_directory_without_kafka_files_is_a_usage_error(tmp_path):
     assert f"nothing to verify: no Kafka files in {tmp_path}" in result.stderr
 
 
-def test_progress_goes_to_stderr_for_long_runs(capsys):
-    from kseg.commands.verify import _Progress
+def test_progress_goes_to_stderr_for_long_runs():
+    """verify's progress is the shared line (kseg.render.progress): bytes, total and a rate that is never 0.0."""
+    import io
 
-    progress = _Progress()
-    progress(1, 2)  # the first second of a run stays silent
+    from kseg.render.progress import ProgressLine
+
+    err = io.StringIO()
+    progress = ProgressLine("verify", 0, err)
+    progress.update(1, 2)  # the first second of a run stays silent
+    assert err.getvalue() == ""
     progress.start -= 5
-    progress(512 << 20, 1 << 30)
+    progress.next = 0
+    progress.update(512 << 20, 1 << 30)
     progress.clear()
-    err = capsys.readouterr().err
-    assert err.startswith("\rverify:  50% of 1.00 GiB (") and err.endswith("\r")
+    text = err.getvalue()
+    assert text.startswith("\rverify [") and " 50%  512 MiB of 1 GiB  102 MiB/s" in text and text.endswith("\r")
 
 
 def test_jobs_do_not_change_the_output():

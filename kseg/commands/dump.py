@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+from kseg.ops.discover import check_named_inputs
 from kseg.ops.dump import (
     DECODER_PRECEDENCE,
     INT_MAX,
@@ -82,6 +83,9 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
             args.append(name)
     if not args:
         raise click.UsageError("give at least one PATH (or --files a,b)")
+    # a named file dump has no reader for is an error, before any output (inside a directory it is skipped
+    # with Kafka's "Ignoring unknown file" line); a FIFO or device is refused before it is opened
+    check_named_inputs([Path(arg) for arg in args], known=lambda path: handler_kind(path.name) is not None)
     for arg in args:
         if os.path.isdir(arg) and not any(
             handler_kind(t.path.name) is not None for t in targets_for([arg])
@@ -196,11 +200,11 @@ def _dump_options(
 
 
 def _chosen_decoder(flags: dict[str, bool]) -> str | None:
-    """``DumpLogSegmentsOptions.messageParser``: the first decoder option in Kafka's order wins."""
-    for index, name in enumerate(DECODER_PRECEDENCE):
-        if flags.get(f"decoder_{index}"):
-            return name
-    return None
+    """The one internal-topic decoder asked for; two are a usage error (Kafka's tool silently takes the first)."""
+    chosen = [name for index, name in enumerate(DECODER_PRECEDENCE) if flags.get(f"decoder_{index}")]
+    if len(chosen) > 1:
+        raise click.UsageError(f"--{chosen[0]}-decoder and --{chosen[1]}-decoder exclude each other; give one")
+    return chosen[0] if chosen else None
 
 
 def _check_windows(

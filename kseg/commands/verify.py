@@ -4,41 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from kseg.commands import options
+from kseg.ops.discover import check_named_inputs
+from kseg.render.progress import wanted
 
 if TYPE_CHECKING:
     from kseg.ops.verify import VerifyResult
-
-
-class _Progress:
-    """Progress on stderr for long runs, only when stderr is a terminal."""
-
-    DELAY = 1.0  # seconds before the first report: short runs stay silent
-    EVERY = 0.25
-
-    def __init__(self) -> None:
-        self.start = time.monotonic()
-        self.last = 0.0
-        self.shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.start < self.DELAY or now - self.last < self.EVERY or not total:
-            return
-        self.last = now
-        self.shown = True
-        rate = done / (now - self.start) / 1e9
-        click.echo(f"\rverify: {done / total:4.0%} of {total / 2**30:.2f} GiB ({rate:.1f} GB/s)", err=True, nl=False)
-
-    def clear(self) -> None:
-        if self.shown:
-            click.echo("\r" + " " * 60 + "\r", err=True, nl=False)
 
 
 @click.command()
@@ -48,7 +24,10 @@ class _Progress:
 @options.text_or_json
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @options.max_findings
-def verify(paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, jobs: int | None, max_findings: int) -> None:
+@options.progress
+def verify(
+    paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, jobs: int | None, max_findings: int, show_progress: bool
+) -> None:
     """Check segment files, partition directories or log directories; report every problem.
 
     Goes on past damage (resynchronising on the next valid batch), locates each
@@ -56,7 +35,8 @@ def verify(paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, jobs: in
     what Kafka would do.  Never creates, locks or modifies a file.
 
     Exit 0 when clean, 1 when errors are found (warnings too with --strict),
-    2 on usage errors or unreadable input.
+    2 on usage errors, unreadable input or a named file that is not a Kafka
+    file, 130 on Ctrl-C.
 
     \b
     Example:
@@ -65,12 +45,15 @@ def verify(paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, jobs: in
     """
     from kseg.ops.verify import verify_paths
 
-    progress = _Progress() if sys.stderr.isatty() else None
+    check_named_inputs(paths)
+    line = wanted(show_progress)
+    if line is not None:
+        line.label = "verify"
     try:
-        result = verify_paths(list(paths), deep=deep, jobs=jobs, progress=progress)
+        result = verify_paths(list(paths), deep=deep, jobs=jobs, progress=None if line is None else line.update)
     finally:
-        if progress is not None:
-            progress.clear()
+        if line is not None:
+            line.clear()
     if not result.files:
         raise click.UsageError(f"nothing to verify: no Kafka files in {', '.join(map(str, paths))}")
     show_result(result, fmt, strict=strict, max_findings=max_findings)

@@ -185,6 +185,9 @@ class RecordsEvent:
     path: str
     records: Sequence[AnyRecord]
     encoded: EncodedRecords | None = None
+    #: False when more of this batch's records follow in the next event: a large batch comes in
+    #: chunks, so that memory holds one chunk of records, never the whole batch.
+    last: bool = True
 
     @property
     def json(self) -> EncodedRecords | None:

@@ -8,7 +8,7 @@ described and when Kafka's tool dies on one.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from kseg.errors import KsegError
@@ -78,7 +78,7 @@ def records_events(
     """The records of one batch as one event, then the problems; returns True when Kafka's tool would
     stop the file here (the records were cut short).  Records an internal-topic decoder reports Kafka
     would have died on are problems too, but the dump goes on after those."""
-    if options.json_records and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch):
+    if options.json_records and options.decoder is None and not batch.is_control and _small(batch):
         encoded = EncodedRecords(batch)
         yield RecordsEvent(display, [], encoded)
         offsets, err = encoded.outcome()  # the consumer has read them by now (or they are decoded here)
@@ -86,20 +86,74 @@ def records_events(
         if err is not None:
             yield _problem(display, batch, err)
         return err is not None
-    records, err = decode_records(batch)
-    problem = None if err is None else _problem(display, batch, err)
     if batch.is_control:
+        records, err = decode_records(batch)
+        problem = None if err is None else _problem(display, batch, err)
         return (yield from _control_events(records, display, batch, options, state, problem))
-    state.track([r[0] for r in records])
-    if options.decoder is None:
-        yield RecordsEvent(display, records)
-    else:
-        decoded, aborts = _decode_data_records(records, options.decoder, display, batch.position)
-        yield RecordsEvent(display, decoded)
-        yield from aborts
-    if problem is not None:
-        yield problem
-    return problem is not None
+    aborts: list[Problem] = []
+    chunks = _record_chunks(batch)
+    for records, last in chunks:
+        state.track([r[0] for r in records])
+        if options.decoder is None:
+            yield RecordsEvent(display, records, last=last)
+        else:
+            decoded, chunk_aborts = _decode_data_records(records, options.decoder, display, batch.position)
+            aborts += chunk_aborts
+            yield RecordsEvent(display, decoded, last=last)
+    yield from aborts
+    if chunks.error is not None:
+        yield _problem(display, batch, chunks.error)
+    return chunks.error is not None
+
+
+#: Records per :class:`RecordsEvent`: a batch larger than this comes in several events.
+CHUNK_RECORDS = 4096
+#: Largest batch whose records go to the JSON writer encoded (its one-pass writer reads a batch whole).
+_ENCODED_MAX_BYTES = 1 << 20
+
+
+def _small(batch: Batch) -> bool:
+    """A magic-2 batch small enough to be written whole by the one-pass JSON writer."""
+    return isinstance(batch, V2Batch) and batch.count <= CHUNK_RECORDS and batch.size <= _ENCODED_MAX_BYTES
+
+
+class _RecordChunks:
+    """A batch's records as Kafka's iterator hands them out, ``CHUNK_RECORDS`` at a time, then what it threw.
+
+    Iterating gives (records, last) pairs, the last one flagged (possibly empty); :attr:`error` is then
+    set.  One record is held back: Kafka's V2 iterator notices left-over bytes only when asked for the
+    last record and throws instead of returning it, so on "records still remaining" (field
+    ``batch.records``) the record read last is dropped, as :func:`decode_records` does.
+    """
+
+    __slots__ = ("batch", "error")
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+        self.error: KsegError | None = None
+
+    def __iter__(self) -> Iterator[tuple[list[Record], bool]]:
+        chunk: list[Record] = []
+        pending: Record | None = None
+        try:
+            for record in self.batch.iter_records():
+                if pending is not None:
+                    chunk.append(pending)
+                    if len(chunk) >= CHUNK_RECORDS:
+                        yield chunk, False
+                        chunk = []
+                pending = record
+        except KsegError as err:
+            self.error = err
+            if err.field == "batch.records":
+                pending = None
+        if pending is not None:
+            chunk.append(pending)
+        yield chunk, True
+
+
+def _record_chunks(batch: Batch) -> _RecordChunks:
+    return _RecordChunks(batch)
 
 
 def _control_events(

@@ -38,6 +38,14 @@ class Sink:
             self.out.write(data.encode("utf-8", "surrogateescape"))
         self.out.flush()
 
+    def part(self, text: str) -> None:
+        """Text of a line still being written (a large batch's records): out now, the line ended later."""
+        if self._lines:
+            self.out.write(("\n".join(self._lines) + "\n").encode("utf-8", "surrogateescape"))
+            self._lines.clear()
+            self._size = 0
+        self.out.write(text.encode("utf-8", "surrogateescape"))
+
     def err_line(self, text: str) -> None:
         self.flush()
         self.err.write((text + "\n").encode("utf-8", "surrogateescape"))

@@ -107,6 +107,7 @@ class JsonRenderer:
         self.payload = PAYLOAD_ENCODERS[payload]
         self.problems = 0
         self._head: str | None = None
+        self._chunked = False  # records of the open batch line written already
         self._path = ""
         self._path_json = '""'
 
@@ -144,8 +145,19 @@ class JsonRenderer:
             self._head = None
 
     def _write_records(self, event: RecordsEvent) -> None:
-        self.sink.line(f'{self._head},"records":[{",".join(self._record_parts(event))}]}}')
-        self._head = None
+        """The batch line's records; a batch in several chunks is written chunk by chunk, never whole."""
+        body = ",".join(self._record_parts(event))
+        if self._head is not None:
+            text = f'{self._head},"records":[{body}'
+            self._head = None
+        else:  # a further chunk of the batch whose line is open
+            text = f",{body}" if body and self._chunked else body
+        self._chunked = bool(body) or self._chunked
+        if event.last:
+            self.sink.line(text + "]}")
+            self._chunked = False
+        else:
+            self.sink.part(text)
 
     def _record_parts(self, event: RecordsEvent) -> list[str]:
         encoded = event.encoded

@@ -78,7 +78,7 @@ def records_events(
     """The records of one batch as one event, then the problems; returns True when Kafka's tool would
     stop the file here (the records were cut short).  Records an internal-topic decoder reports Kafka
     would have died on are problems too, but the dump goes on after those."""
-    if options.json_records and options.decoder is None and not batch.is_control and _small(batch):
+    if options.json_records and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch) and _small(batch):
         encoded = EncodedRecords(batch)
         yield RecordsEvent(display, [], encoded)
         offsets, err = encoded.outcome()  # the consumer has read them by now (or they are decoded here)
@@ -112,9 +112,9 @@ CHUNK_RECORDS = 4096
 _ENCODED_MAX_BYTES = 1 << 20
 
 
-def _small(batch: Batch) -> bool:
-    """A magic-2 batch small enough to be written whole by the one-pass JSON writer."""
-    return isinstance(batch, V2Batch) and batch.count <= CHUNK_RECORDS and batch.size <= _ENCODED_MAX_BYTES
+def _small(batch: V2Batch) -> bool:
+    """A batch small enough to be written whole by the one-pass JSON writer."""
+    return batch.count <= CHUNK_RECORDS and batch.size <= _ENCODED_MAX_BYTES
 
 
 class _RecordChunks:

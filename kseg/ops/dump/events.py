@@ -241,6 +241,9 @@ class TxnEntry:
     first_offset: int
     last_offset: int
     last_stable_offset: int
+    #: This entry stands for itself and ``repeat - 1`` all-zero entries after it: a run of
+    #: all-zero slots (a preallocated or sparse file) is summarised, not printed slot by slot.
+    repeat: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,22 +36,65 @@ def dump_txn_index(target: DumpTarget) -> Iterator[Event]:
         yield base
         return
     with MappedFile(target.path) as mapped:
-        buf = mapped.buf
-        count = len(buf) // TXN_ENTRY.size
-        for i in range(count):
+        count = len(mapped.buf) // TXN_ENTRY.size
+        bad = _first_bad_version(mapped, count)
+        if bad is not None:
+            version, position = bad
+            yield Problem(
+                target.display,
+                position,
+                f"Unexpected aborted transaction version {version} in transaction index "
+                f"{target.absolute}, current version is 0",
+            )
+            return
+        yield from _txn_entries(target, mapped, count)
+
+
+#: Entries looked at in one step: all-zero steps are recognised in one comparison (sparse files).
+_STEP_ENTRIES = 1 << 16
+_ZERO_STEP = bytes(_STEP_ENTRIES * TXN_ENTRY.size)
+
+
+def _zero_steps(mapped: MappedFile, count: int) -> Iterator[tuple[int, int, bool]]:
+    """(first entry, end entry, all zero) per step of the file, releasing the pages passed."""
+    buf, size = mapped.buf, TXN_ENTRY.size
+    for first in range(0, count, _STEP_ENTRIES):
+        end = min(count, first + _STEP_ENTRIES)
+        data = buf[first * size : end * size]
+        zero = data == _ZERO_STEP  # whole steps only: a short file prints as Kafka prints it
+        mapped.release(end * size)
+        yield first, end, zero
+
+
+def _first_bad_version(mapped: MappedFile, count: int) -> tuple[int, int] | None:
+    """Kafka collects every entry first: the first version above 0 and its position, if any."""
+    buf = mapped.buf
+    for first, end, zero in _zero_steps(mapped, count):
+        if zero:
+            continue
+        for i in range(first, end):
             version = _signed_byte(buf[i * TXN_ENTRY.size])
             if version > 0:
-                yield Problem(
-                    target.display,
-                    i * TXN_ENTRY.size,
-                    f"Unexpected aborted transaction version {version} in transaction index "
-                    f"{target.absolute}, current version is 0",
-                )
-                return
-        for i in range(count):
+                return version, i * TXN_ENTRY.size
+    return None
+
+
+def _txn_entries(target: DumpTarget, mapped: MappedFile, count: int) -> Iterator[Event]:
+    """Every entry, a run of all-zero steps as one entry with its ``repeat``."""
+    buf, zero_from = mapped.buf, None
+    for first, end, zero in _zero_steps(mapped, count):
+        if zero:
+            zero_from = first if zero_from is None else zero_from
+            continue
+        if zero_from is not None:
+            yield TxnEntry(target.display, 0, 0, 0, 0, 0, repeat=first - zero_from)
+            zero_from = None
+        for i in range(first, end):
             position = i * TXN_ENTRY.size
-            _, producer_id, first, last, lso = TXN_ENTRY.unpack_from(buf, position)
-            yield TxnEntry(target.display, _signed_byte(buf[position]), producer_id, first, last, lso)
+            _, producer_id, first_offset, last, lso = TXN_ENTRY.unpack_from(buf, position)
+            yield TxnEntry(target.display, _signed_byte(buf[position]), producer_id, first_offset, last, lso)
+    if zero_from is not None:
+        yield TxnEntry(target.display, 0, 0, 0, 0, 0, repeat=count - zero_from)
 
 
 def _signed_byte(value: int) -> int:

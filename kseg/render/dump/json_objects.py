@@ -74,7 +74,8 @@ def event_objects(event: Event) -> list[JsonObject]:
         case TxnEntry():
             return [{"type": "txn_entry", "path": event.path, "version": event.version,
                      "producer_id": event.producer_id, "first_offset": event.first_offset,
-                     "last_offset": event.last_offset, "last_stable_offset": event.last_stable_offset}]
+                     "last_offset": event.last_offset, "last_stable_offset": event.last_stable_offset}
+                    | ({"repeat": event.repeat} if event.repeat > 1 else {})]
         case ProducerEntryEvent():
             return [_producer_object(event)]
         case Ignored(path=path):

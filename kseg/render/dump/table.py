@@ -99,6 +99,9 @@ class TableRenderer:
                 self._row("txn", ("producer", "first", "last", "LSO", "v"),
                           (str(event.producer_id), str(event.first_offset), str(event.last_offset),
                            str(event.last_stable_offset), str(event.version)))
+                if event.repeat > 1:
+                    self._row("txn", ("producer", "first", "last", "LSO", "v"),
+                              (f"x{event.repeat - 1} more all-zero", "", "", "", ""))
             case ProducerEntryEvent(entry=e):
                 self._row("producers", ("producer", "epoch", "last seq", "last offset", "txn first", "time (UTC)"),
                           (str(e.producer_id), str(e.epoch), str(e.last_sequence), str(e.last_offset),

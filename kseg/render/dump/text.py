@@ -85,6 +85,8 @@ class TextRenderer:
                 line(f"timestamp: {timestamp} offset: {offset}")
             case TxnEntry():
                 line(txn_text(event))
+                if event.repeat > 1:
+                    line(f"... and {event.repeat - 1} more entries like it (all-zero slots: kseg summarises them)")
             case ProducerEntryEvent():
                 line(producer_text(event))
             case _:

@@ -26,6 +26,7 @@ Kafka's own checks of an index it opens (``sanityCheck`` of ``OffsetIndex``,
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -96,10 +97,39 @@ def live_count(relative_offsets: Sequence[int]) -> int:
     return len(relative_offsets)
 
 
+#: Bytes looked at in one step when looking for the end of the written slots, from the end backwards.
+_TAIL_STEP = 1 << 20
+_ZERO_TAIL = bytes(_TAIL_STEP)
+
+
 def written_slots(data: Buffer, entry_size: int) -> int:
-    """The slots before the all-zero tail: a preallocated index ends in slots of zero bytes only."""
-    stripped = len(bytes(data).rstrip(b"\0"))
-    return min(len(data) // entry_size, -(-stripped // entry_size))
+    """The slots before the all-zero tail: a preallocated index ends in slots of zero bytes only.
+
+    Read backwards a step at a time, without copying the file: a sparse 2 GiB
+    index costs one step of memory, and a mapped file's pages are given back
+    (``MADV_DONTNEED``) as the steps pass.
+    """
+    end = len(data)
+    while end > 0:
+        start = max(0, end - _TAIL_STEP)
+        step = data[start:end]
+        if step != _ZERO_TAIL[: end - start]:
+            end = start + len(bytes(step).rstrip(b"\0"))
+            break
+        _drop_pages(data, start, end)
+        end = start
+    return min(len(data) // entry_size, -(-end // entry_size))
+
+
+def _drop_pages(data: Buffer, start: int, end: int) -> None:
+    """Give a mapped file's pages in ``[start, end)`` back to the kernel (no-op for bytes)."""
+    madvise = getattr(data, "madvise", None)
+    if madvise is None:
+        return
+    page = mmap.PAGESIZE
+    first = -(-start // page) * page
+    if end - first >= page:
+        madvise(mmap.MADV_DONTNEED, first, (end - first) // page * page)
 
 
 def read_offset_index(data: Buffer, base_offset: int) -> IndexSlots:

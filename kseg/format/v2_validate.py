@@ -218,6 +218,8 @@ class RecordValidator:
             # batch) before the bounds check caught it: report the batch end, not beyond.
             where = min(getattr(exc, "offset", None) or pos, limit)
             raise self._fail(InvalidRecord("Found invalid record structure", offset=where), index) from None
+        except LimitExceeded as err:
+            raise self._fail(err, index) from None
         except InvalidRecord as err:
             if err.message.startswith(("Varint is too long", "Varlong is too long")):
                 err = InvalidRecord(f"Found invalid record structure ({err.message})", offset=err.offset)

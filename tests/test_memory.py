@@ -1,0 +1,112 @@
+"""Bounded memory on hostile input (issue 14): small versions of bench/bench_memory.py's inputs.
+
+Exact errors and outputs are asserted here; peak RSS only with generous margins,
+measured on a child started from a small interpreter (a child forked from
+pytest would start with pytest's own peak already counted).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from kseg.errors import LimitExceeded
+from kseg.format import BatchWalk
+from kseg.format.compression import CODEC_GZIP, compress, decompress_buffer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_memory", ROOT / "bench" / "bench_memory.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = _bench()
+
+
+def _kseg(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kseg", *args], capture_output=True, text=True, check=False)
+
+
+def test_decompression_cap_is_a_located_limit_naming_the_option() -> None:
+    data = compress(CODEC_GZIP, bytes(1 << 20), magic=2)
+    with pytest.raises(LimitExceeded) as caught:
+        decompress_buffer(CODEC_GZIP, data, magic=2, max_size=1000)
+    assert "exceeds the limit of 1000 bytes" in caught.value.message
+    assert "--max-batch-bytes" in caught.value.message
+    assert caught.value.__traceback__ is not None and caught.value.__cause__ is None
+
+
+def test_records_are_read_from_one_map_not_a_copy() -> None:
+    out = decompress_buffer(CODEC_GZIP, compress(CODEC_GZIP, b"abc" * 1000, magic=2), magic=2)
+    assert len(out) == 3000 and out[:3] == b"abc" and type(out[:3]) is bytes
+
+
+def test_a_record_with_too_many_headers_is_refused_at_the_cap(tmp_path: Path) -> None:
+    path = BENCH.many_headers(tmp_path, 0.02)  # one record, 400 000 headers
+    batch = next(iter(BatchWalk(path.read_bytes())))
+    with pytest.raises(LimitExceeded) as caught:
+        list(batch.iter_records(max_decompressed=1 << 24))
+    assert caught.value.field == "record[0].headers"
+    assert "record has 400000 headers, more than the 65536" in caught.value.message
+    assert "--max-batch-bytes" in caught.value.message
+    assert len(list(batch.iter_records())) == 1  # under the default cap it is read
+
+
+def test_dump_streams_a_large_batch_in_chunks_as_one_json_line(tmp_path: Path) -> None:
+    path = BENCH.tiny_records(tmp_path, 0.001)  # 10 000 records in one batch
+    done = _kseg("dump", "--format", "json", "--deep-iteration", str(path))
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    batch = lines[-1]
+    assert batch["type"] == "batch" and batch["count"] == 10_000
+    assert [r["offset"] for r in batch["records"]] == list(range(10_000))
+    text = _kseg("dump", "--deep-iteration", str(path))
+    assert text.stdout.count("| offset: ") == 10_000
+
+
+def test_sparse_txnindex_is_summarised(tmp_path: Path) -> None:
+    path = BENCH.sparse_txnindex(tmp_path, 34 * (1 << 16) * 3 / (2 << 30))  # three whole steps of zeros
+    done = _kseg("dump", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:] == [
+        "version: 0 producerId: 0 firstOffset: 0 lastOffset: 0 lastStableOffset: 0",
+        "... and 196607 more entries like it (all-zero slots: kseg summarises them)",
+    ]
+
+
+def test_v1_wrapper_at_the_top_of_the_long_range_wraps_as_java(tmp_path: Path) -> None:
+    from kseg.format.v0v1_encode import encode_entry, encode_message
+
+    inner = b"".join(encode_entry(o, encode_message(1, 0, 1000, b"k", b"v")) for o in (5, 0))
+    wrapper = encode_entry(2**63 - 1, encode_message(1, 1, 1000, None, compress(1, inner, magic=1)))
+    log = tmp_path / "p-0" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes(wrapper)
+    done = _kseg("dump", "--deep-iteration", str(log))
+    assert "Traceback" not in done.stderr
+    assert "| offset: -9223372036854775804 CreateTime: 1000" in done.stdout
+    refused = _kseg("convert", str(log.parent), "-o", str(tmp_path / "out"), "--to-magic", "2")
+    assert refused.returncode == 2
+    assert ("Maximum offset delta exceeded, base offset: -9223372036854775804, "
+            "last offset: 9223372036854775807") in refused.stderr
+
+
+@pytest.mark.parametrize("name", ["tiny-records", "many-headers", "zero-batches", "sparse-index"])
+def test_peak_rss_stays_bounded(tmp_path: Path, name: str) -> None:
+    scale = {"tiny-records": 0.05, "many-headers": 0.2, "zero-batches": 0.5, "sparse-index": 0.25}[name]
+    path = BENCH.INPUTS[name](tmp_path, scale) if name != "zero-batches" else BENCH.zero_batches(tmp_path, scale, 4)
+    for label, argv in BENCH.commands(path, tmp_path / "out").items():
+        code, rss, _ = BENCH.measure(argv, 120.0)
+        assert code is not None, f"{label} timed out"
+        assert rss < 250, f"{label} on {name}: {rss:.0f} MB"

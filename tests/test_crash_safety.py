@@ -1,0 +1,174 @@
+"""Crash safety: every writing command, killed (SIGKILL) or interrupted (SIGINT) at every filesystem step.
+
+Each command runs as ``python -m kseg ...`` in a child whose ``os`` functions
+that change a directory or make data durable (``replace``, ``rename``,
+``link``, ``unlink``, ``fsync``, ``mkdir``, ``rmdir``) count their calls; at
+call N the child signals itself, before the step is done.  Nothing in kseg
+knows about the test.  After each run the directory must be one Kafka loads
+(kseg's own loading model, ``predict_log_dir``: no partition "fails"), each
+``.log`` must be the old or the new one, and a segment with an ``.index``
+must hold exactly the old set or exactly the new set; every backup is the
+old file.  After an interrupt or a clean exit no ``.kseg-tmp`` is left
+anywhere; after a kill, the next in-place run removes the strays it finds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kseg.recovery.loading import FAILS, predict_log_dir
+
+REPO = Path(__file__).resolve().parents[1]
+PARTITION = REPO / "fixtures" / "recover" / "logdir" / "orders-0"
+KINDS = ("log", "index", "timeindex", "txnindex")
+
+RUNNER = r"""
+import atexit, os, runpy, signal, sys
+
+stop_at, signum, count_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+calls = [0]
+
+def counted(real):
+    def step(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == stop_at:
+            os.kill(os.getpid(), signum)
+        return real(*args, **kwargs)
+    return step
+
+for name in ("replace", "rename", "link", "unlink", "fsync", "mkdir", "rmdir"):
+    setattr(os, name, counted(getattr(os, name)))
+atexit.register(lambda: open(count_file, "w").write(str(calls[0])))
+sys.argv = ["kseg", *sys.argv[4:]]
+runpy.run_module("kseg", run_name="__main__")
+"""
+
+#: command -> (arguments, whether it writes into the input partition)
+COMMANDS = {
+    "recover-in-place": (["recover", "--in-place", "{part}"], True),
+    "recover-salvage-in-place": (["recover", "--salvage", "--in-place", "{part}"], True),
+    "reindex-in-place": (["reindex", "--in-place", "{part}"], True),
+    "convert-o": (["convert", "{part}", "-o", "{out}", "--to-magic", "2", "--skip-corrupt"], False),
+    "recover-o": (["recover", "--salvage", "{part}", "-o", "{out}"], False),
+    "reindex-o": (["reindex", "-o", "{out}", "{part}"], False),
+}
+
+
+def _setup(root: Path) -> tuple[Path, Path]:
+    """A log directory holding orders-0 (stale indexes beside two segments), and an empty output log dir."""
+    part = root / "logdir" / "orders-0"
+    shutil.copytree(PARTITION, part)
+    (part / "00000000000000000000.index").write_bytes(bytes(range(1, 17)))  # entries no build would write
+    (part / "00000000000000000000.timeindex").write_bytes(b"\x00" * 12)
+    (part / "00000000000000000018.index").write_bytes(b"\x00\x00\x00\x01\x00\x00\x00\x00")  # recover rewrites 18
+    (part / "00000000000000000018.timeindex").write_bytes(b"\x00" * 12)
+    (root / "out").mkdir()
+    return part, root / "out" / "orders-0"
+
+
+def _run(name: str, root: Path, stop_at: int, signum: int) -> tuple[int, int]:
+    """Run one command in a child stopped at step ``stop_at`` (0: never); (exit code, steps counted)."""
+    args, _ = COMMANDS[name]
+    part, out = root / "logdir" / "orders-0", root / "out" / "orders-0"
+    count_file = root / "steps"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    argv = [a.format(part=part, out=out) for a in args]
+    child = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(stop_at), str(signum), str(count_file), *argv],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    steps = int(count_file.read_text()) if count_file.exists() else -1
+    count_file.unlink(missing_ok=True)
+    return child.returncode, steps
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    if not directory.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in directory.iterdir() if p.is_file() and not p.name.startswith(".")}
+
+
+def _set(files: dict[str, bytes], log: str) -> tuple[bytes | None, ...]:
+    base = log.split(".", 1)[0]
+    return tuple(files.get(f"{base}.{kind}") for kind in KINDS)
+
+
+def _temps(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*.kseg-tmp"))
+
+
+def _check_state(name: str, root: Path, old: dict[str, bytes], new: dict[str, bytes]) -> None:
+    """What Kafka finds after the run is the old set, the new set, or a .log without .index -- and it loads."""
+    _, in_place = COMMANDS[name]
+    directory = root / "logdir" / "orders-0" if in_place else root / "out" / "orders-0"
+    before = old if in_place else {}
+    now = _files(directory)
+    for log in (n for n in now if n.endswith(".log")):
+        assert now[log] in (before.get(log), new[log]), f"{log} is neither the old nor the new one"
+        if f"{log.split('.')[0]}.index" in now:
+            assert _set(now, log) in (_set(before, log), _set(new, log)), f"{log}: an index from another set"
+    for backup in (n for n in now if n.endswith(".bak")):
+        assert now[backup] == old[backup[: -len(".bak")]]
+    if name == "reindex-o":  # indexes only: each one whole
+        assert all(data == new[n] for n, data in now.items())
+        return
+    for log_dir in (root / "logdir", root / "out"):
+        prediction = predict_log_dir(log_dir)
+        assert prediction.error is None
+        assert [p.outcome for p in prediction.partitions if p.outcome == FAILS] == []
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory) -> dict[str, tuple[dict[str, bytes], dict[str, bytes], int]]:
+    """Per command: the old files, the new files (a clean run) and how many steps the clean run takes."""
+    found = {}
+    for name, (_, in_place) in COMMANDS.items():
+        root = tmp_path_factory.mktemp(name)
+        part, out = _setup(root)
+        old = _files(part)
+        code, steps = _run(name, root, 0, signal.SIGKILL)
+        assert code in (0, 1) and steps > 0, name
+        assert _temps(root) == []
+        found[name] = (old, _files(part if in_place else out), steps)
+    return found
+
+
+def test_the_old_set_loads(tmp_path):
+    _setup(tmp_path)
+    assert [p.outcome for p in predict_log_dir(tmp_path / "logdir").partitions] != [FAILS]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_a_kill_at_every_step_leaves_a_set_kafka_loads(name, expected, tmp_path):
+    old, new, steps = expected[name]
+    for stop_at in range(1, steps + 1):
+        root = tmp_path / str(stop_at)
+        _setup(root)
+        code, _ = _run(name, root, stop_at, signal.SIGKILL)
+        assert code == -signal.SIGKILL, (stop_at, code)
+        _check_state(name, root, old, new)
+        if COMMANDS[name][1] and name.startswith("reindex"):  # the next run finishes the job, strays gone
+            assert _run(name, root, 0, signal.SIGKILL)[0] in (0, 1)
+            assert _temps(root) == []
+            assert _files(root / "logdir" / "orders-0").keys() >= {n for n in new if not n.endswith(".bak")}
+        shutil.rmtree(root)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_an_interrupt_at_every_step_leaves_no_temporary(name, expected, tmp_path):
+    old, new, steps = expected[name]
+    for stop_at in range(1, steps + 1):
+        root = tmp_path / str(stop_at)
+        _setup(root)
+        code, _ = _run(name, root, stop_at, signal.SIGINT)
+        assert code != 0, stop_at
+        assert _temps(root) == [], stop_at
+        _check_state(name, root, old, new)
+        shutil.rmtree(root)

@@ -25,14 +25,14 @@ directory (every partition, each with the same model).  Targets, one per run:
 Later segments are never deleted, in any mode: the report says which ones
 Kafka's ``LogLoader`` deletes, and why (reference §4.3).
 
-Writes go through :func:`kseg.segment.atomic_write`: a hidden temporary
-``.<name>.<random>.kseg-tmp`` in the target directory, fsynced, renamed into
-place.  For each segment the indexes are built from the temporary ``.log``
-and renamed into place *before* the ``.log`` itself, so a ``.log`` in OUTDIR
-always has its indexes beside it; a process killed mid-way leaves complete
-files only, plus at most two stray ``.kseg-tmp`` files (the ``.log`` being
-written and one of its indexes), which neither Kafka nor kseg takes for a
-segment or an index: their names end in ``.kseg-tmp``.
+Each segment's files go through :class:`kseg.recovery.segment_files.SegmentFiles`:
+every new file is written whole as a hidden ``.<name>.<random>.kseg-tmp``
+first.  In place, the stale ``.index`` leaves first, then the other stale
+indexes, then the new ``.log`` replaces the old, then its ``.txnindex``,
+``.timeindex`` and ``.index`` (last) come in: a kill leaves the old set, the
+new set or a ``.log`` without ``.index``, which Kafka rebuilds.  Into OUTDIR
+the indexes land before the ``.log``, so a ``.log`` there always has them; a
+killed run leaves at most two temporaries, an interrupted one none.
 """
 
 from __future__ import annotations

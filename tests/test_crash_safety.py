@@ -172,3 +172,31 @@ def test_an_interrupt_at_every_step_leaves_no_temporary(name, expected, tmp_path
         assert _temps(root) == [], stop_at
         _check_state(name, root, old, new)
         shutil.rmtree(root)
+
+
+def test_reindex_refuses_to_write_into_the_input_directory(tmp_path):
+    from kseg.errors import Refused
+    from kseg.ops.reindex import reindex_paths, reindex_segment
+
+    part, _ = _setup(tmp_path)
+    before = _files(part)
+    with pytest.raises(Refused, match="input's own directory"):
+        list(reindex_paths([part], out_dir=part))
+    with pytest.raises(Refused, match="input's own directory"):
+        reindex_segment(part / "00000000000000000018.log", out_dir=part)
+    assert _files(part) == before
+
+
+def test_a_stray_is_removed_only_when_no_writer_holds_it(tmp_path):
+    from kseg.recovery.segment_files import TempFile, remove_strays
+
+    dest = tmp_path / "00000000000000000000.index"
+    live = TempFile(dest, None)  # a writer still at work: its flock is held
+    dead = tmp_path / ".00000000000000000000.index.abcd1234.kseg-tmp"
+    dead.write_bytes(b"left by a killed run")
+    other = tmp_path / ".00000000000000000001.index.abcd1234.kseg-tmp"
+    other.write_bytes(b"another segment's")
+    assert remove_strays(tmp_path, (dest.name,)) == [dead]
+    assert live.path is not None and live.path.exists() and other.exists()
+    live.discard()
+    assert _temps(tmp_path) == [other.name]

@@ -74,12 +74,16 @@ class LazyGroup(click.Group):
         prog_name = "kseg"  # also under a test runner, which would say "cli"
         self._main_shell_completion(extra, prog_name, complete_var)
         real_stdout = sys.stdout
-        sys.stdout = NamedStdout(real_stdout)  # a TextIO in all but name
+        named = NamedStdout(real_stdout)
+        sys.stdout = named  # a TextIO in all but name
         try:
             code = self._run(list(words), prog_name, **extra)  # click consumes the list it parses
             sys.stdout.flush()  # a full disk shows itself here at the latest
         except BaseException as err:
-            code = _ending(err, words)
+            try:
+                code = EXIT_OK if isinstance(err, SystemExit) and named.pipe_closed else _ending(err, words)
+            except KeyboardInterrupt:  # a second Ctrl-C while the first is being reported
+                code = EXIT_INTERRUPTED
         finally:
             sys.stdout = real_stdout
         if standalone_mode:
@@ -98,15 +102,19 @@ class LazyGroup(click.Group):
 class _Named:
     """A stream whose failed writes name it: an ``OSError`` from ``write`` has no file name of its own."""
 
-    def __init__(self, stream: Any, name: str) -> None:
+    def __init__(self, stream: Any, name: str, owner: NamedStdout | None = None) -> None:
         self._stream = stream
         self._name = name
+        self._owner = owner
 
     def __getattr__(self, attr: str) -> Any:
         return getattr(self._stream, attr)
 
     def _named(self, err: OSError) -> OSError:
-        if err.filename is None and not isinstance(err, BrokenPipeError):
+        if isinstance(err, BrokenPipeError):
+            if self._owner is not None:
+                self._owner.pipe_closed = True
+        elif err.filename is None:
             err.filename = self._name
         return err
 
@@ -124,14 +132,20 @@ class _Named:
 
 
 class NamedStdout(_Named):
-    """``sys.stdout`` (and its ``buffer``) for the length of one run: ``> /dev/full`` reads ``stdout: No space...``."""
+    """``sys.stdout`` (and its ``buffer``) for the length of one run: ``> /dev/full`` reads ``stdout: No space...``.
+
+    It also remembers a closed pipe, because rich turns one into ``SystemExit(1)``
+    (``Console.on_broken_pipe``): that exit is the quiet end of a closed pipe too.
+    """
 
     def __init__(self, stream: Any) -> None:
         super().__init__(stream, "stdout")
+        self._owner = self
+        self.pipe_closed = False
 
     @property
     def buffer(self) -> Any:
-        return _Named(self._stream.buffer, "stdout")
+        return _Named(self._stream.buffer, "stdout", self)
 
 
 def traceback_first(words: list[str]) -> list[str]:

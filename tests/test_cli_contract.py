@@ -1,4 +1,5 @@
-"""The contract of the command line's edge, for every command at once.
+"""The contract of the command line's edge, for every command at once (docs/cli.md; real processes,
+signals, FIFOs and a full or closed stdout are in tests/test_cli_faults.py).
 
 * Exit codes live in ``kseg.errors`` only; no command imports ``kseg.cli`` (the lazy
   loader imports the commands, so the other way round would be a hidden cycle).
@@ -224,3 +225,194 @@ def test_a_spark_that_cannot_start_is_one_line_and_exit_2(monkeypatch):
     result = run("spark", "verify", CLEAN_LOG)
     assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
     assert result.stderr == f"kseg: error: spark: Java gateway process exited (Spark's log: {session.log_path()})\n"
+
+
+# -- docs/cli.md, clause by clause, for every command ---------------------------------------------------
+
+#: every command -> (module holding the op it calls, the op's name there, arguments that reach the op)
+EVERY_OP = {
+    **OPS,
+    "triage": ("kseg.ops.triage", "triage", ["{dir}"]),
+}
+#: the commands that write into -o OUTDIR, with arguments that do
+WRITERS = {
+    "reindex": ["reindex", "{log}", "-o", "{out}"],
+    "recover": ["recover", "{log}", "-o", "{out}"],
+    "convert": ["convert", "{log}", "-o", "{out}", "--to-magic", "2"],
+}
+
+
+def _fake_op(error: BaseException, out: Path | None = None):
+    """An op that has begun writing into ``out`` (a segment's index) and then raises ``error``."""
+
+    def op(*args, **kwargs):
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "00000000000000000000.index").write_bytes(b"\0" * 8)
+        raise error
+
+    return op
+
+
+def _run_op_raising(name, error, tmp_path, monkeypatch, args=None, out=None, *options):
+    module, attr, op_args = EVERY_OP[name]
+    monkeypatch.setattr(importlib.import_module(module), attr, _fake_op(error, out))
+    words = [name, *op_args] if args is None else args
+    return run(*options, *(a.format(log=CLEAN_LOG, dir=tmp_path, out=out or tmp_path / "out") for a in words))
+
+
+@pytest.mark.parametrize("name", sorted(EVERY_OP))
+def test_ctrl_c_is_exit_130_and_one_line(name, tmp_path, monkeypatch):
+    result = _run_op_raising(name, KeyboardInterrupt(), tmp_path, monkeypatch)
+    assert (result.exit_code, result.stdout, result.stderr) == (130, "", "kseg: interrupted\n")
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), KsegError("Record is corrupt", path="/e/0.log", offset=9)],
+                         ids=["interrupted", "failed"])
+def test_an_outdir_the_command_created_is_removed_when_it_cannot_finish(name, error, tmp_path, monkeypatch):
+    out = tmp_path / "made" / "orders-0"
+    result = _run_op_raising(name, error, tmp_path, monkeypatch, WRITERS[name], out)
+    assert result.exit_code == (130 if isinstance(error, KeyboardInterrupt) else EXIT_USAGE)
+    assert not (tmp_path / "made").exists()
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_an_existing_outdir_loses_only_what_the_run_added(name, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    result = _run_op_raising(name, OSError(28, "No space left on device"), tmp_path, monkeypatch, WRITERS[name], out)
+    assert result.exit_code == EXIT_USAGE
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("name", sorted(EVERY_OP))
+def test_traceback_is_accepted_after_the_command_too(name, tmp_path, monkeypatch):
+    error = PermissionError(errno.EACCES, "Permission denied", "/evidence/0.log")
+    module, attr, op_args = EVERY_OP[name]
+    monkeypatch.setattr(importlib.import_module(module), attr, _fake_op(error))
+    words = [a.format(log=CLEAN_LOG, dir=tmp_path, out=tmp_path / "out") for a in op_args]
+    result = run(name, *words, "--traceback")
+    assert result.exception is error and "kseg: error:" not in result.stderr
+
+
+def test_traceback_after_double_dash_is_an_argument():
+    from kseg.cli import traceback_first
+
+    assert traceback_first(["dump", "--", "--traceback"]) == ["dump", "--", "--traceback"]
+    assert traceback_first(["dump", "x", "--traceback"]) == ["--traceback", "dump", "x"]
+
+
+@pytest.mark.parametrize("words", _all_commands(), ids=" ".join)
+def test_a_usage_error_is_one_line_with_a_pointer_to_help(words):
+    result = run(*words, "--no-such-option")
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr.startswith("kseg: error: No such option") and result.stderr.count("\n") == 1
+    assert result.stderr.endswith(f"(see 'kseg {' '.join(words)} --help')\n")
+
+
+def test_a_missing_argument_is_one_line_too():
+    result = run("verify")
+    assert (result.exit_code, result.stderr) == (
+        EXIT_USAGE, "kseg: error: Missing argument 'PATHS...'. (see 'kseg verify --help')\n"
+    )
+
+
+NAMED = {
+    "dump": ["dump", "{file}"],
+    "verify": ["verify", "{file}"],
+    "reindex": ["reindex", "--dry-run", "{file}"],
+    "recover": ["recover", "--dry-run", "{file}"],
+    "convert": ["convert", "{file}", "-o", "{out}", "--to-magic", "2"],
+    "triage": ["triage", "{file}"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_a_named_file_that_is_not_a_kafka_file_is_an_error(name, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a segment")
+    result = run(*(a.format(file=notes, out=tmp_path / "out") for a in NAMED[name]))
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr.startswith(f"kseg: error: {notes}: ") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_output_is_spelt_the_same_everywhere_and_old_spellings_still_work(tmp_path):
+    commands = [importlib.import_module(f"kseg.commands.{n}") for n in ("reindex", "recover", "convert")]
+    for module in commands:
+        command = getattr(module, module.__name__.rsplit(".", 1)[1])
+        option = _option(command, "output_dir")
+        assert option.opts == ["-o", "--output", "--output-dir"]
+        help_text = run(command.name, "--help").stdout
+        assert "-o, --output OUTDIR" in help_text and "--output-dir" not in help_text
+    log = tmp_path / "in" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes((FIXTURES / "verify" / "clean" / "partition" / "orders-0" / log.name).read_bytes())
+    for spelling in ("-o", "--output", "--output-dir"):
+        out = tmp_path / spelling.strip("-")
+        assert run("reindex", str(log), spelling, str(out)).exit_code == 0
+        assert (out / "00000000000000000000.index").is_file()
+
+
+def test_dry_run_is_spelt_the_same_everywhere():
+    from kseg.commands.recover import recover
+    from kseg.commands.reindex import reindex
+
+    assert _option(recover, "dry_run").opts == ["--dry-run"]
+    assert _option(reindex, "check").opts == ["--dry-run", "--check"]
+    dry, check = run("reindex", "--dry-run", CLEAN_LOG), run("reindex", "--check", CLEAN_LOG)
+    assert (dry.exit_code, dry.stdout) == (check.exit_code, check.stdout)
+
+
+def test_format_means_the_report_form_everywhere():
+    for words in _all_commands():
+        command = cli.get_command(click.Context(cli), words[0])
+        if len(words) > 1 or isinstance(command, click.Group):
+            continue  # spark export --format is the file format (docs/cli.md)
+        fmt = next(p for p in command.params if "--format" in p.opts)
+        assert {"text", "json"} <= set(fmt.type.choices), words
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dump", "--offsets-decoder", "--cluster-metadata-decoder", "{log}"],
+        ["recover", "--dry-run", "-o", "{out}", "{log}"],
+        ["reindex", "--dry-run", "--in-place", "{log}"],
+        ["dump", "--from-offset", "9", "--to-offset", "3", "{log}"],
+    ],
+    ids=lambda args: " ".join(a for a in args if a.startswith("--")),
+)
+def test_conflicting_options_are_one_line_and_exit_2(args, tmp_path):
+    result = run(*(a.format(log=CLEAN_LOG, out=tmp_path / "out") for a in args))
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr.startswith("kseg: error: ") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_progress_is_nothing_in_a_pipe_and_a_bar_on_a_terminal():
+    import io
+
+    from kseg.render import progress
+
+    assert progress.wanted(False, io.StringIO()) is None
+    piped = progress.wanted(True, io.StringIO())
+    assert piped is not None and not piped.live
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    line = progress.wanted(False, screen)
+    assert line is not None and line.live
+    line.label, line.total = "convert", 4 << 30
+    line.start -= 2
+    line.next = 0
+    line.advance(1 << 30)
+    line.clear()
+    assert screen.getvalue().startswith("\rconvert [######..................]  25%  1 GiB of 4 GiB  ")
+    drawn, wiped = screen.getvalue()[1:].split("\r", 1)
+    assert drawn.endswith("/s") and wiped == " " * len(drawn) + "\r"  # the bar is wiped before the report

@@ -13,7 +13,7 @@ from kseg.format.snapshot import check_snapshot, read_snapshot
 from kseg.index import TXN_ENTRY
 from kseg.ops.dump.events import Event, Problem, ProducerEntryEvent, TxnEntry
 from kseg.ops.dump.targets import DumpTarget, name_offset
-from kseg.segment import MappedFile, read_small_file
+from kseg.segment import MappedFile, read_small_file, release_pages
 
 
 def dump_producer_snapshot(target: DumpTarget) -> Iterator[Event]:
@@ -62,7 +62,7 @@ def _zero_steps(mapped: MappedFile, count: int) -> Iterator[tuple[int, int, bool
         end = min(count, first + _STEP_ENTRIES)
         data = buf[first * size : end * size]
         zero = data == _ZERO_STEP  # whole steps only: a short file prints as Kafka prints it
-        mapped.release(end * size)
+        release_pages(buf, first * size, end * size)  # steps are whole pages (34 * 64 Ki bytes)
         yield first, end, zero
 
 

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import importlib
 import mmap
-from mmap import (
-    mmap as anonymous_map,  # called with fd -1 only: memory, never a file (no evidence is read here)
-)
 from types import ModuleType
 
 from kseg.errors import EncodeError, LimitExceeded, Unsupported
@@ -54,7 +51,8 @@ class BoundedOutput:
         self._map: mmap.mmap | None = None
         if mapped and limit > 0:
             try:
-                self._map = anonymous_map(-1, limit, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+                # anonymous memory (fd -1), never a file: no evidence is read here
+                self._map = mmap.mmap(-1, limit, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
             except (OSError, OverflowError, ValueError):  # no address space for the cap: collect as bytes
                 self._map = None
 

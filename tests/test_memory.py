@@ -102,13 +102,24 @@ def test_v1_wrapper_at_the_top_of_the_long_range_wraps_as_java(tmp_path: Path) -
             "last offset: 9223372036854775807") in refused.stderr
 
 
-@pytest.mark.parametrize("name", ["tiny-records", "many-headers", "zero-batches", "sparse-index"])
+def test_verify_reports_a_zero_run_of_a_txnindex_once(tmp_path: Path) -> None:
+    path = BENCH.sparse_txnindex(tmp_path, 34 * (1 << 16) * 3 / (2 << 30))  # three whole steps of zeros
+    done = _kseg("verify", "--format", "json", str(path.parent))
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    found = [f for f in lines if f.get("type") == "finding" and f["path"].endswith(".txnindex")]
+    assert len(found) == 1, found
+    assert found[0]["kind"] == "txnindex" and found[0]["severity"] == "error"
+    assert found[0]["position"] == 0 and found[0]["size"] == 34 * 196608
+    assert found[0]["message"].startswith(
+        "entries 0..196607: 196608 all-zero entries (bytes 0..6684671), which Kafka reads as aborted")
+
+
+@pytest.mark.parametrize("name", ["tiny-records", "many-headers", "zero-batches", "sparse-index", "sparse-txnindex"])
 def test_peak_rss_stays_bounded(tmp_path: Path, name: str) -> None:
-    scale = {"tiny-records": 0.05, "many-headers": 0.2, "zero-batches": 0.5, "sparse-index": 0.25}[name]
+    scale = {"tiny-records": 0.05, "many-headers": 0.2, "zero-batches": 0.5, "sparse-index": 0.25,
+             "sparse-txnindex": 0.1}[name]
     path = BENCH.INPUTS[name](tmp_path, scale) if name != "zero-batches" else BENCH.zero_batches(tmp_path, scale, 4)
     for label, argv in BENCH.commands(path, tmp_path / "out").items():
-        if name == "sparse-index" and label == "verify --deep":
-            continue  # verify's index checks decode every slot (kseg/ops/verify/index_checks.py): not yet bounded
         code, rss, _ = BENCH.measure(argv, 120.0)
         assert code is not None, f"{label} timed out"
         assert rss < 250, f"{label} on {name}: {rss:.0f} MB"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from kseg.errors import KsegError
 from kseg.format.snapshot import check_snapshot, read_snapshot
-from kseg.index import TXN_ENTRY
+from kseg.index import TXN_ENTRY, zero_steps
 from kseg.ops.dump.events import Event, Problem, ProducerEntryEvent, TxnEntry
 from kseg.ops.dump.targets import DumpTarget, name_offset
 from kseg.segment import MappedFile, read_small_file, release_pages
@@ -50,20 +50,10 @@ def dump_txn_index(target: DumpTarget) -> Iterator[Event]:
         yield from _txn_entries(target, mapped, count)
 
 
-#: Entries looked at in one step: all-zero steps are recognised in one comparison (sparse files).
-_STEP_ENTRIES = 1 << 16
-_ZERO_STEP = bytes(_STEP_ENTRIES * TXN_ENTRY.size)
-
-
 def _zero_steps(mapped: MappedFile, count: int) -> Iterator[tuple[int, int, bool]]:
-    """(first entry, end entry, all zero) per step of the file, releasing the pages passed."""
-    buf, size = mapped.buf, TXN_ENTRY.size
-    for first in range(0, count, _STEP_ENTRIES):
-        end = min(count, first + _STEP_ENTRIES)
-        data = buf[first * size : end * size]
-        zero = data == _ZERO_STEP  # whole steps only: a short file prints as Kafka prints it
-        release_pages(buf, first * size, end * size)  # steps are whole pages (34 * 64 Ki bytes)
-        yield first, end, zero
+    """(first entry, end entry, all zero) per 64 Ki-entry step, each step's pages released (and counted
+    for progress) as it is passed; a short file prints as Kafka prints it."""
+    return zero_steps(mapped.buf, count, TXN_ENTRY.size, release_pages)
 
 
 def _first_bad_version(mapped: MappedFile, count: int) -> tuple[int, int] | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from kseg.format.layout import Buffer
 from kseg.index import (
     OFFSET_ENTRY,
     TIME_ENTRY,
@@ -31,12 +32,18 @@ from kseg.index import (
     AbortedTxn,
     SanityFailure,
     offset_index_sanity,
-    read_txn_index,
     time_index_sanity,
     txn_entry_sanity,
     written_slots,
+    zero_steps,
 )
 from kseg.ops.verify.model import ERROR, INFO, WARNING, Collector
+
+
+def _txn_entry(data: Buffer, position: int) -> AbortedTxn:
+    """The entry at ``position`` as Kafka reads it (``AbortedTxn.version()`` reads one byte)."""
+    _, pid, first, last, lso = TXN_ENTRY.unpack_from(data, position)
+    return AbortedTxn(data[position], pid, first, last, lso)
 
 
 def _report_sanity(findings: Collector, failures: list[SanityFailure]) -> None:
@@ -63,12 +70,13 @@ class OffsetIndexCheck:
 
     kind = "index"
 
-    def __init__(self, path: str, data: bytes, base: int) -> None:
+    def __init__(self, path: str, data: Buffer, base: int) -> None:
         self.path, self.base, self.size = path, base, len(data)
         self.findings = Collector(path)
         slots = len(data) // OFFSET_ENTRY.size
         live = written_slots(data, OFFSET_ENTRY.size)
-        self.entries = [(base + rel, pos) for rel, pos in OFFSET_ENTRY.iter_unpack(data[: live * OFFSET_ENTRY.size])]
+        with memoryview(data) as view:  # only the written slots, decoded in place
+            self.entries = [(base + rel, pos) for rel, pos in OFFSET_ENTRY.iter_unpack(view[: live * OFFSET_ENTRY.size])]
         _report_sanity(self.findings, offset_index_sanity(data, base, os.path.basename(path)))
         _preallocated(self.findings, live, slots, OFFSET_ENTRY.size)
         self._order()
@@ -150,12 +158,13 @@ class TimeIndexCheck:
 
     kind = "timeindex"
 
-    def __init__(self, path: str, data: bytes, base: int) -> None:
+    def __init__(self, path: str, data: Buffer, base: int) -> None:
         self.path, self.base = path, base
         self.findings = Collector(path)
         slots = len(data) // TIME_ENTRY.size
         live = written_slots(data, TIME_ENTRY.size)
-        self.entries = [(ts, base + rel) for ts, rel in TIME_ENTRY.iter_unpack(data[: live * TIME_ENTRY.size])]
+        with memoryview(data) as view:  # only the written slots, decoded in place
+            self.entries = [(ts, base + rel) for ts, rel in TIME_ENTRY.iter_unpack(view[: live * TIME_ENTRY.size])]
         self._sanity(data, slots, live)
         self._order()
         self._sorted = sorted(range(len(self.entries)), key=lambda i: self.entries[i][1])
@@ -165,7 +174,7 @@ class TimeIndexCheck:
         self._running_max_offset: int | None = None
         self._log_last: int | None = None
 
-    def _sanity(self, data: bytes, slots: int, live: int) -> None:
+    def _sanity(self, data: Buffer, slots: int, live: int) -> None:
         failures = time_index_sanity(data, self.base, os.path.basename(self.path))
         if live < slots:  # Kafka would see the zero tail's last slot as a timestamp 0 below the first
             _report_sanity(self.findings, [f for f in failures if f.check == "length"])
@@ -240,23 +249,54 @@ class TimeIndexCheck:
 
 
 class TxnIndexCheck:
-    """A transaction index: one entry per aborted transaction, each at an ABORT marker of the log."""
+    """A transaction index: one entry per aborted transaction, each at an ABORT marker of the log.
+
+    Read in steps of 64 Ki entries (:func:`kseg.index.zero_steps`): a run of
+    all-zero steps -- a sparse or zero-filled file, which Kafka never writes --
+    is one finding with its count and byte range instead of one per entry, and
+    its pages are given back as the walk passes them.
+    """
 
     kind = "txnindex"
 
-    def __init__(self, path: str, data: bytes, base: int) -> None:
+    def __init__(self, path: str, data: Buffer, base: int) -> None:
         self.path, self.base = path, base
         self.findings = Collector(path)
-        add = self.findings.add
         whole = len(data) // TXN_ENTRY.size
         if len(data) % TXN_ENTRY.size:
-            add("txnindex", WARNING, whole * TXN_ENTRY.size, None,
+            self.findings.add(
+                "txnindex", WARNING, whole * TXN_ENTRY.size, None,
                 f"{len(data) % TXN_ENTRY.size} trailing bytes do not make a whole {TXN_ENTRY.size}-byte entry "
                 "(Kafka ignores them)", size=len(data) % TXN_ENTRY.size)
-        self.entries: list[tuple[int, int, int]] = []  # (producer id, first offset, last offset)
-        for i, entry in enumerate(read_txn_index(data)):
-            self._check_entry(i, i * TXN_ENTRY.size, entry)
-            self.entries.append((entry.producer_id, entry.first_offset, entry.last_offset))
+        self.count = whole  # every whole entry, as Kafka reads them
+        self.entries: list[tuple[int, int, int, int]] = []  # (entry number, producer id, first, last offset)
+        self.zero_runs: list[tuple[int, int]] = []  # (first entry, entries) of all-zero steps
+        self._previous_last: int | None = None
+        zero_from = None
+        for first, end, zero in zero_steps(data, whole, TXN_ENTRY.size):
+            if zero:
+                zero_from = first if zero_from is None else zero_from
+                continue
+            if zero_from is not None:
+                self._zero_run(zero_from, first)
+                zero_from = None
+            for i in range(first, end):
+                self._check_entry(i, i * TXN_ENTRY.size, _txn_entry(data, i * TXN_ENTRY.size))
+        if zero_from is not None:
+            self._zero_run(zero_from, whole)
+
+    def _zero_run(self, first: int, end: int) -> None:
+        """Entries ``first`` to ``end - 1``, all zero: one finding for the run (Kafka reads each as an entry)."""
+        start, stop = first * TXN_ENTRY.size, end * TXN_ENTRY.size
+        below = (f"; each fails Kafka's sanity check (last offset 0 is less than start offset {self.base})"
+                 if self.base > 0 else "")
+        self.findings.add(
+            "index-sanity" if below else "txnindex", ERROR, start, 0,
+            f"entries {first}..{end - 1}: {end - first} all-zero entries (bytes {start}..{stop - 1}), which Kafka "
+            "reads as aborted transactions of producer 0 at offset 0, none above the previous one's last "
+            f"offset{below}", field="last_offset", size=stop - start)
+        self.zero_runs.append((first, end - first))
+        self._previous_last = 0
 
     def _check_entry(self, i: int, where: int, entry: AbortedTxn) -> None:
         add = self.findings.add
@@ -275,10 +315,13 @@ class TxnIndexCheck:
             add("txnindex", WARNING, where, last,
                 f"entry {i}: last stable offset {lso} is above the marker offset + 1 ({last + 1})",
                 field="last_stable_offset")
-        if i and last <= self.entries[i - 1][2]:
+        previous = self._previous_last
+        if previous is not None and last <= previous:
             add("index-order", ERROR, where, last,
-                f"entry {i}: last offset {last} is not above the previous entry's {self.entries[i - 1][2]} "
+                f"entry {i}: last offset {last} is not above the previous entry's {previous} "
                 "(Kafka: appends must have increasing last offsets)", field="last_offset")
+        self.entries.append((i, entry.producer_id, first, last))
+        self._previous_last = last
 
     def observe(self, pos: int, base: int, last: int, max_timestamp: int) -> None:
         pass  # entries are matched to the ABORT markers the walk collects
@@ -286,8 +329,8 @@ class TxnIndexCheck:
     def finish_with(self, aborts: list[tuple[int, int]]) -> None:
         add = self.findings.add
         markers = dict(aborts)
-        indexed = set()
-        for i, (pid, _first, last) in enumerate(self.entries):
+        indexed = {0} if self.zero_runs else set()  # a zero run's entries are reported with the run
+        for i, pid, _first, last in self.entries:
             where = i * TXN_ENTRY.size
             indexed.add(last)
             if last not in markers:
@@ -306,7 +349,7 @@ class TxnIndexCheck:
 
 IndexCheck = OffsetIndexCheck | TimeIndexCheck | TxnIndexCheck
 #: The check of each index kind: ``check(path, data, base_offset)``.
-CHECKS: dict[str, Callable[[str, bytes, int], IndexCheck]] = {
+CHECKS: dict[str, Callable[[str, Buffer, int], IndexCheck]] = {
     "index": OffsetIndexCheck,
     "timeindex": TimeIndexCheck,
     "txnindex": TxnIndexCheck,

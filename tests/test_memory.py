@@ -114,6 +114,22 @@ def test_verify_reports_a_zero_run_of_a_txnindex_once(tmp_path: Path) -> None:
         "entries 0..196607: 196608 all-zero entries (bytes 0..6684671), which Kafka reads as aborted")
 
 
+def test_an_offset_overflow_is_quoted_as_a_java_long(tmp_path: Path) -> None:
+    from kseg.format.v2_write import assemble_batch
+
+    body = b"\x00\x00\x00\x01\x00\x00"  # attributes, ts delta, offset delta, key null, value "", no headers
+    batch = assemble_batch(
+        BENCH._zigzag(len(body)) + body, base_offset=-(2**63), partition_leader_epoch=0, attributes=0,
+        last_offset_delta=-1, base_timestamp=1000, max_timestamp=1000, producer_id=-1, producer_epoch=-1,
+        base_sequence=-1, records_count=1,
+    )
+    log = tmp_path / "p-0" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes(batch)
+    done = _kseg("reindex", "--check", str(log.parent))
+    assert "offset 9223372036854775807 does not fit a segment with base offset 0" in done.stdout, done.stdout
+
+
 @pytest.mark.parametrize("name", ["tiny-records", "many-headers", "zero-batches", "sparse-index", "sparse-txnindex"])
 def test_peak_rss_stays_bounded(tmp_path: Path, name: str) -> None:
     scale = {"tiny-records": 0.05, "many-headers": 0.2, "zero-batches": 0.5, "sparse-index": 0.25,

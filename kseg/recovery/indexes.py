@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from kseg.errors import Corrupt, InvalidRecord
 from kseg.format.layout import LOG_OVERHEAD, MAX_RELATIVE_OFFSET, MIN_RECORD_OVERHEAD, Buffer
+from kseg.format.model import wrap_int64
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk
@@ -365,10 +366,10 @@ def _walk_end(walk: BatchWalk) -> tuple[str, str | None, int]:
 
 
 def _offset_overflow(last_offset: int, base_offset: int) -> RecoveryAbort:
-    """``LogSegment.ensureOffsetInRange``: an offset that does not fit the segment's int32 index."""
+    """``LogSegment.ensureOffsetInRange``: an offset that does not fit the int32 index (quoted as a Java long)."""
     return RecoveryAbort(
         "LogSegmentOffsetOverflowException",
-        f"offset {last_offset} does not fit a segment with base offset {base_offset}",
+        f"offset {wrap_int64(last_offset)} does not fit a segment with base offset {base_offset}",
         OVERFLOW_CONSEQUENCE,
     )
 

@@ -56,19 +56,12 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture(scope="module")
-def big_partition(tmp_path_factory) -> Path:
-    """A 64 MiB partition of 16 KiB batches: seconds of work for convert, verify --deep and a deep dump.
-
-    recover and reindex read it in a fraction of a second: their interrupt is
-    tested in-process (tests/test_cli_contract.py).
-    """
+def _write_partition(directory: Path, size: int) -> Path:
     records = [RecordSpec(i, 1_700_000_000_000 + i, b"key-%06d" % i, os.urandom(50).hex().encode()) for i in range(120)]
     batch = bytearray(encode_batch(records))
-    directory = tmp_path_factory.mktemp("big") / "orders-0"
     directory.mkdir()
     with open(directory / LOG, "wb") as out:
-        for n in range((64 << 20) // len(batch)):
+        for n in range(size // len(batch)):
             ts = 1_700_000_000_000 + n * 1000
             struct.pack_into(">q", batch, 0, n * len(records))
             struct.pack_into(">qq", batch, BASE_TIMESTAMP_AT, ts, ts + len(records) - 1)
@@ -77,30 +70,60 @@ def big_partition(tmp_path_factory) -> Path:
     return directory
 
 
+@pytest.fixture(scope="module")
+def big_partition(tmp_path_factory) -> Path:
+    """A 64 MiB partition of 16 KiB batches: a deep dump of it blocks on a pipe nobody reads.
+
+    recover and reindex read it in a fraction of a second: their interrupt is
+    tested in-process (tests/test_cli_contract.py).
+    """
+    return _write_partition(tmp_path_factory.mktemp("big") / "orders-0", 64 << 20)
+
+
+@pytest.fixture(scope="module")
+def huge_partition(tmp_path_factory) -> Path:
+    """512 MiB: convert and verify --deep work on it for several seconds, well after their first progress line (at 1 s)."""
+    return _write_partition(tmp_path_factory.mktemp("huge") / "orders-0", 512 << 20)
+
+
 # -- 1. exit 130 on Ctrl-C, output removed -------------------------------------------------------------
+
+
+def _wait_until_blocked_writing(process: subprocess.Popen) -> None:
+    """Until the child sleeps in write(2) on its full stdout pipe (Linux: /proc/PID/wchan, stat)."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        state = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        wchan = Path(f"/proc/{process.pid}/wchan").read_text()
+        if state == "S" and "pipe" in wchan:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the dump never blocked on its output")
 
 
 def _interrupt_mid_run(args: list[str]) -> subprocess.CompletedProcess:
     """Start kseg; once work is under way send SIGINT.
 
     Commands with ``--progress`` are interrupted at their first progress line
-    (it comes only after a second of work); dump, which has none in a pipe,
-    after 1.5 s of a dump that takes several.
+    (it comes only after a second of work, on inputs that take several); dump,
+    which has none in a pipe, once it is blocked writing to a pipe nobody reads
+    (its output is far larger than a pipe holds), so the interrupt always finds
+    it mid-run, however fast the machine.
     """
     progress = args[0] != "dump"
     process = subprocess.Popen(
         [sys.executable, "-m", "kseg", args[0], *(["--progress"] if progress else []), *args[1:]],
-        stdout=subprocess.PIPE if progress else subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    assert process.stderr is not None
+    assert process.stderr is not None and process.stdout is not None
     first = ""
     if progress:
         ready, _, _ = select.select([process.stderr], [], [], TIMEOUT)
         first = process.stderr.readline().decode()
         assert ready and first, "no progress line"
     else:
-        time.sleep(1.5)
+        _wait_until_blocked_writing(process)
     assert process.poll() is None, "finished before the interrupt"
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=TIMEOUT)
@@ -110,21 +133,22 @@ def _interrupt_mid_run(args: list[str]) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     "args",
     [
-        ["convert", "{dir}", "-o", "{out}", "--to-magic", "1"],
-        ["verify", "--deep", "-j", "1", "{dir}"],
+        ["convert", "{huge}", "-o", "{out}", "--to-magic", "1"],
+        ["verify", "--deep", "-j", "1", "{huge}"],
         ["dump", "--deep-iteration", "--print-data-log", "{dir}"],
     ],
     ids=lambda args: args[0],
 )
-def test_sigint_mid_run_exits_130_and_leaves_no_output(args, big_partition, tmp_path):
-    before = digest(big_partition / LOG)
+def test_sigint_mid_run_exits_130_and_leaves_no_output(args, big_partition, huge_partition, tmp_path):
+    before = {path: digest(path / LOG) for path in (big_partition, huge_partition)}
     out = tmp_path / "new" / "orders-0"
-    result = _interrupt_mid_run(filled(args, dir=big_partition, out=out))
+    result = _interrupt_mid_run(filled(args, dir=big_partition, huge=huge_partition, out=out))
     assert result.returncode == 130, result.stderr
     stderr = result.stderr.decode()
     assert stderr.endswith("kseg: interrupted\n") and "Traceback" not in stderr
     assert not (tmp_path / "new").exists()  # the OUTDIR it created, parents included
-    assert sorted(p.name for p in big_partition.iterdir()) == [LOG] and digest(big_partition / LOG) == before
+    for partition, digest_before in before.items():
+        assert sorted(p.name for p in partition.iterdir()) == [LOG] and digest(partition / LOG) == digest_before
     assert not list(tmp_path.rglob("*.kseg-tmp"))
 
 

@@ -1,7 +1,7 @@
 """``kseg triage`` end to end on a small broker built in tmp_path (issue 13, item 2).
 
 The broker has two log directories, written by the builders of
-``tests/recovery/conftest.py`` as a clean shutdown leaves them and then damaged:
+``tests/logdirs.py`` as a clean shutdown leaves them and then damaged:
 
 * ``d1`` (clean shutdown): ``orders-0`` healthy (**clean**); ``orders-1`` has a batch whose offset is below its
   segment's base with the segment's ``.index`` missing: the early recovery overflows and the split is refused
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from recovery.conftest import LogDir, batch, tree
+from logdirs import LogDir, batch, tree
 
 from kseg.cli import cli
 from kseg.ops.triage import COMMITTED, HEALTHY, STOPS, UNCOMMITTED, triage

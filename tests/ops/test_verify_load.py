@@ -1,6 +1,6 @@
 """verify's statements about the next start: from the log-loading model, on small whole log directories (issue 13).
 
-The log directories are built with tests/recovery/conftest.py's builders (as a
+The log directories are built with tests/logdirs.py's builders (as a
 clean shutdown of Kafka 4.3.0 leaves them), then damaged.  Each test pins the
 finding kinds, severities and messages; the rule in brackets names the source
 (docs/kafka-log-loading.md).  The last tests check that verify, the model and
@@ -9,19 +9,13 @@ finding kinds, severities and messages; the rule in brackets names the source
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
+import logdirs as kit
 import pytest
 
 from kseg.ops.verify import verify_paths
 from kseg.recovery.loading import predict_log_dir
-
-_spec = importlib.util.spec_from_file_location("recovery_builders", Path(__file__).parents[1] / "recovery" / "conftest.py")
-kit = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("recovery_builders", kit)  # dataclasses look their module up by name
-_spec.loader.exec_module(kit)  # type: ignore[union-attr]
 
 LOAD_KINDS = {"load-truncates", "load-deletes", "load-ignores", "load-fails", "high-watermark", "recovery-point",
               "log-start-offset", "checkpoint-orphan", "checkpoint-missing-entry", "snapshot-beyond-end", "leader-epoch",

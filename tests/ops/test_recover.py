@@ -25,16 +25,8 @@ from support import CORPUS_REAL, FIXTURES, REPO, require_dir
 from kseg.format import BatchWalk, RecordSpec, encode_batch
 from kseg.format.control import ABORT, encode_control_key, encode_end_txn_marker
 from kseg.index import AbortedTxn, read_txn_index
+from kseg.ops.discover import segment_logs
 from kseg.ops.recover import recover_path
-from kseg.ops.recover_report import (
-    CREATED,
-    NOT_WRITTEN,
-    REPLACED,
-    SEG_REFUSED,
-    SEG_UNTOUCHED,
-    UNCHANGED,
-    RecoverRefused,
-)
 from kseg.ops.recover_kafka import (
     DELETED,
     RECOVERS_NO_INDEX,
@@ -46,6 +38,16 @@ from kseg.ops.recover_kafka import (
     SKIPPED_CLEAN,
     SKIPPED_FLUSHED,
 )
+from kseg.ops.recover_report import (
+    CREATED,
+    NOT_WRITTEN,
+    REPLACED,
+    SEG_REFUSED,
+    SEG_UNTOUCHED,
+    UNCHANGED,
+    RecoverRefused,
+)
+from kseg.recovery.indexes import STOP_INVALID_RECORD, build_indexes
 from kseg.recovery.plan import (
     DAMAGED,
     HOLE,
@@ -59,8 +61,6 @@ from kseg.recovery.plan import (
     Region,
 )
 from kseg.recovery.segment_plan import is_torn_tail, plan_segment
-from kseg.ops.discover import segment_logs
-from kseg.recovery.indexes import STOP_INVALID_RECORD, build_indexes
 from kseg.render.recover_map import map_cells
 from kseg.segment import base_offset_from_name
 

@@ -29,6 +29,7 @@ from kseg.ops.reindex import (
     reindex_paths,
     reindex_segment,
 )
+from kseg.recovery.index_compare import compare_index
 from kseg.recovery.indexes import (
     STOP_BAD_SIZE,
     STOP_CORRUPT,
@@ -39,7 +40,6 @@ from kseg.recovery.indexes import (
     STOP_SHORT_TAIL,
     build_indexes,
 )
-from kseg.recovery.index_compare import compare_index
 from kseg.recovery.producer_state import TxnTracker, replay_producer_state
 
 TS = 1_700_000_000_000

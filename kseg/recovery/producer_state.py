@@ -51,6 +51,14 @@ class TxnTracker:
         self._open_by_producer: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
 
+    def state(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+        """The whole state, hashable: equal states give equal results for the same segment."""
+        return tuple(self._open_by_producer.items()), tuple(self._ongoing.items())
+
+    def restore(self, state: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]) -> None:
+        """Take a state :meth:`state` returned."""
+        self._open_by_producer, self._ongoing = dict(state[0]), dict(state[1])
+
     @property
     def open_transactions(self) -> dict[int, int]:
         """Producer id -> first offset of each transaction still open."""

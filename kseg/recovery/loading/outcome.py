@@ -81,6 +81,8 @@ def _beyond_end(loader: LoadState, log_end: int) -> tuple[int, int] | None:
     name = seg.name(".log")
     if not loader.pdir.exists(name):
         return None
+    if any(key[0] == seg.base for key in loader.pdir.recoveries):
+        return None  # recovered in this load: the log end follows its last kept batch, nothing lies beyond
     return framed_range(loader.pdir, seg, 0, loader.pdir.size(name), log_end)
 
 

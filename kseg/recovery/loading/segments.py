@@ -183,9 +183,16 @@ def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
     size = pdir.size(seg.name(".log"))
     if source is None or size == 0:
         return Recovered(build_indexes(b"", seg.base, txn=tracker), [], None)
+    key = (seg.base, str(source), size, tracker.state())
+    if key in pdir.recoveries:  # the same bytes from the same producer state: the same recovery
+        recovered, after = pdir.recoveries[key]
+        tracker.restore(after)
+        return recovered
     with MappedFile(source) as mapped:
         build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size)
-        return Recovered(build, *_recovery_epochs(mapped.buf, build))
+        recovered = Recovered(build, *_recovery_epochs(mapped.buf, build))
+    pdir.recoveries[key] = (recovered, tracker.state())
+    return recovered
 
 
 def apply_recovery(pdir: PartitionDir, seg: Seg, rec: Recovered, rule: str) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kseg.recovery.loading.model import CREATE, DELETE, RENAME, REWRITE, TRUNCATE, Action
 from kseg.segment import read_small_file
@@ -37,6 +38,9 @@ class PartitionDir:
         self.subdirs: list[str] = []
         #: open transactions (producer id, first offset) in the snapshots this load writes
         self.written_snapshots: dict[str, list[tuple[int, int]]] = {}
+        #: LogSegment.recover results by (segment, bytes, producer state before): Kafka recovers a segment
+        #: twice in one load (early for a missing index, again in recoverLog); the result is the same
+        self.recoveries: dict[tuple[object, ...], Any] = {}  # -> (segments.Recovered, TxnTracker.state())
         with os.scandir(path) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=True):

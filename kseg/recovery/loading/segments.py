@@ -18,7 +18,7 @@ from pathlib import Path
 from kseg.errors import Corrupt, InvalidRecord
 from kseg.format.layout import MAX_RELATIVE_OFFSET
 from kseg.format.v2 import V2Batch
-from kseg.format.walk import BatchWalk, Frame
+from kseg.format.walk import BatchWalk, Frame, V2Header
 from kseg.index import OFFSET_ENTRY
 from kseg.recovery.indexes import STOP_INVALID_RECORD, IndexBuild, RecoveryFailure, build_indexes
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
@@ -161,8 +161,13 @@ class Recovered:
         return self.build.failure
 
 
-def _recovery_epochs(buf: Buf, build: IndexBuild) -> tuple[list[tuple[int, int]], int | None]:
-    """Epochs of the batches ``recover`` assigned before stopping or throwing (R7.3), and its map end."""
+def _recovery_epochs(mapped: MappedFile, build: IndexBuild) -> tuple[list[tuple[int, int]], int | None]:
+    """Epochs of the batches ``recover`` assigned before stopping or throwing (R7.3), and its map end.
+
+    Only where the epoch changes from one batch to the next: ``LeaderEpochFileCache.assign`` of the
+    epoch just assigned, at a larger offset, changes nothing.  Pages are released behind the walk.
+    """
+    buf = mapped.buf
     end = build.valid_bytes
     failure = build.failure
     if failure is not None:
@@ -170,11 +175,19 @@ def _recovery_epochs(buf: Buf, build: IndexBuild) -> tuple[list[tuple[int, int]]
         end = failure.position
         if producer_failure:  # the epoch is assigned before the producer-state update throws
             end = failure.position + 12 + int.from_bytes(buf[failure.position + 8 : failure.position + 12], "big")
-    headers = [h for _, _, _, h, _ in BatchWalk(buf, 0, end, strict=False).frames() if h is not None]
-    epochs = [(header[2], header[0]) for header in headers]
+    epochs: list[tuple[int, int]] = []
+    last: V2Header | None = None
+    before_last: V2Header | None = None
+    for pos, _, _, header, _ in BatchWalk(buf, 0, end, strict=False).frames():
+        if header is None:
+            continue
+        if not epochs or epochs[-1][0] != header[2]:
+            epochs.append((header[2], header[0]))
+        before_last, last = last, header
+        mapped.release(pos)
     if build.stop == STOP_INVALID_RECORD or (failure is not None and end != failure.position):
-        headers = headers[:-1]  # the batch whose producer-state update threw did not move the map end
-    return epochs, (headers[-1][0] + headers[-1][6] + 1 if headers else None)
+        last = before_last  # the batch whose producer-state update threw did not move the map end
+    return epochs, (last[0] + last[6] + 1 if last is not None else None)
 
 
 def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
@@ -190,7 +203,7 @@ def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
         return recovered
     with MappedFile(source) as mapped:
         build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size)
-        recovered = Recovered(build, *_recovery_epochs(mapped.buf, build))
+        recovered = Recovered(build, *_recovery_epochs(mapped, build))
     pdir.recoveries[key] = (recovered, tracker.state())
     return recovered
 

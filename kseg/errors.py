@@ -107,6 +107,10 @@ class Refused(KsegError):
     """
 
 
+class LogDirLocked(Refused):
+    """A change in place while another process (a running broker) holds the log directory's ``.lock``."""
+
+
 # -- how a command ends (docs in README, "Exit codes") ------------------------------------------
 
 EXIT_OK = 0  # done; verify: nothing wrong

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
-from kseg.errors import KsegError, Truncated
+from kseg.errors import KsegError, LogDirLocked, Truncated
 from kseg.format import Batch, BatchWalk, read_batch
 from kseg.index import (
     IndexSlots,
@@ -427,3 +427,16 @@ def log_dir_locked(log_dir: str | os.PathLike[str]) -> bool:
     fields = struct.unpack(_FLOCK_FORMAT, answer)
     lock_type = fields[3] if _BSD_FLOCK else fields[0]
     return lock_type != fcntl.F_UNLCK
+
+
+def refuse_in_place_while_locked(log_dir: str | os.PathLike[str]) -> None:
+    """Raise :class:`~kseg.errors.LogDirLocked` while a broker (any process) holds ``<log_dir>/.lock``.
+
+    Every command that changes files in place asks this first: a running broker
+    holds its log directory's lock, and changing its files under it loses data.
+    """
+    if log_dir_locked(log_dir):
+        raise LogDirLocked(
+            f"{Path(log_dir) / LOCK_FILE} is locked by another process (a running broker?); "
+            "refusing to change files in place (stop the broker, or use -o OUTDIR)"
+        )

@@ -53,7 +53,6 @@ from kseg.ops.recover_inputs import (
     log_dir_partitions,
     not_copied,
     partition_name,
-    refuse_locked,
     refuse_log_dir_outputs,
     refuse_outputs,
     resolve_input,
@@ -98,6 +97,7 @@ from kseg.segment import (
     base_offset_from_name,
     keep_backup,
     read_small_file,
+    refuse_in_place_while_locked,
     sibling,
 )
 
@@ -230,7 +230,7 @@ def recover_path(
         return _recover_log_dir(path, parts, target, out_dir, salvage, index_interval_bytes)
     source = resolve_input(path)
     if in_place:
-        refuse_locked(source.directory.parent)
+        refuse_in_place_while_locked(source.directory.parent)
     if out_dir is not None:
         refuse_outputs(source, out_dir)
     name = partition_name(source.directory)
@@ -244,7 +244,7 @@ def _recover_log_dir(
 ) -> LogDirReport:
     """Every partition of a log directory, each with the model's prediction from ``predict_log_dir``."""
     if target == IN_PLACE:
-        refuse_locked(path)
+        refuse_in_place_while_locked(path)
     sources = [resolve_input(part) for part in parts]
     if out_dir is not None:
         refuse_log_dir_outputs(path, sources, out_dir)

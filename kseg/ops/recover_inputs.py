@@ -21,7 +21,7 @@ from kseg.ops.discover import (
     segment_logs,
 )
 from kseg.ops.recover_kafka import STARTUP_FATE
-from kseg.ops.recover_report import DRY_RUN, IN_PLACE, OUTPUT, LogDirLocked, RecoverRefused
+from kseg.ops.recover_report import DRY_RUN, IN_PLACE, OUTPUT, RecoverRefused
 from kseg.recovery.index_compare import INDEX_KINDS
 from kseg.recovery.loading.logdir import (
     CLEAN_SHUTDOWN,
@@ -31,7 +31,7 @@ from kseg.recovery.loading.logdir import (
     RECOVERY_POINT,
 )
 from kseg.recovery.producer_state import TxnTracker, replay_segments
-from kseg.segment import LOCK_FILE, base_offset_from_name, log_dir_locked, sibling
+from kseg.segment import base_offset_from_name, sibling
 
 #: Partition files OUTDIR gets besides the segments (copied, or written as the load leaves them).
 COPIED_FILES = ("leader-epoch-checkpoint", "partition.metadata")
@@ -62,15 +62,6 @@ def log_dir_partitions(path: Path) -> list[Path] | None:
     parts = [p for p in partition_dirs(path) if not p.name.startswith(METADATA_TOPIC + "-")]
     parts = [p for p in parts if segment_logs(p)]
     return parts or None
-
-
-def refuse_locked(log_dir: Path) -> None:
-    """``--in-place`` while another process holds ``<log dir>/.lock`` (as a running broker does)."""
-    if log_dir_locked(log_dir):
-        raise LogDirLocked(
-            f"{log_dir / LOCK_FILE} is locked by another process (a running broker?); "
-            "refusing to change files in place (stop the broker, or use -o OUTDIR)"
-        )
 
 
 def resolve_input(path: Path) -> Input:

@@ -38,10 +38,6 @@ class RecoverRefused(Refused):
     """A request kseg will not carry out (conflicting options, an existing target): a usage error."""
 
 
-class LogDirLocked(RecoverRefused):
-    """``--in-place`` while another process (a running broker) holds the log directory's ``.lock``."""
-
-
 # -- results ----------------------------------------------------------------------------
 
 

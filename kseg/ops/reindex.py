@@ -37,12 +37,11 @@ from kseg.recovery.indexes import (
 from kseg.recovery.producer_state import TxnTracker, replay_segments
 from kseg.recovery.segment_files import SegmentFiles
 from kseg.segment import (
-    LOCK_FILE,
     MappedFile,
     backup_path,
     base_offset_from_name,
-    log_dir_locked,
     read_small_file,
+    refuse_in_place_while_locked,
     sibling,
 )
 
@@ -100,19 +99,6 @@ class Report:
 
 class ReindexRefused(Refused):
     """A request kseg will not carry out (an output exists, options conflict): a usage error."""
-
-
-class LogDirLocked(ReindexRefused):
-    """``--in-place`` while another process (a running broker) holds the log directory's ``.lock``."""
-
-
-def refuse_locked(log_dir: Path) -> None:
-    """Refuse ``--in-place`` while ``<log dir>/.lock`` is locked by another process, as a running broker holds it."""
-    if log_dir_locked(log_dir):
-        raise LogDirLocked(
-            f"{log_dir / LOCK_FILE} is locked by another process (a running broker?); "
-            "refusing to change files in place (stop the broker, or use --output-dir)"
-        )
 
 
 def _read_existing(path: Path) -> bytes | None:
@@ -181,7 +167,7 @@ def reindex_segment(
     if mode in (MODE_OUTPUT, MODE_CREATE):
         _refuse_existing(target_dir, log)
     if in_place:
-        refuse_locked(log.parent.parent)
+        refuse_in_place_while_locked(log.parent.parent)
     try:
         with MappedFile(log) as mapped:
             build = build_indexes(
@@ -317,7 +303,7 @@ def reindex_paths(
         _refuse_outputs(selections, targets)
     if in_place:
         for selection in selections:
-            refuse_locked(selection.directory.parent)
+            refuse_in_place_while_locked(selection.directory.parent)
     for selection in selections:
         yield from _reindex_directory(
             selection,

@@ -39,7 +39,7 @@ def commands(batches: Path, records: Path, out: Path) -> dict[str, list[str]]:
     return {
         "verify 1 GiB": ["verify", str(batches)],
         "reindex --check 1 GiB": ["reindex", "--check", str(batches)],
-        "recover --dry-run 1 GiB": ["recover", "--dry-run", str(batches.parent)],
+        "recover --dry-run 1 GiB": ["recover", "--dry-run", str(batches)],
         "dump (batches) 64 MiB": ["dump", str(records)],
         "dump --format json --deep-iteration 64 MiB": ["dump", "--format", "json", "--deep-iteration", str(records)],
         "dump --print-data-log 64 MiB": ["dump", "--print-data-log", str(records)],
@@ -50,17 +50,17 @@ def commands(batches: Path, records: Path, out: Path) -> dict[str, list[str]]:
 def timed(argv: list[str], env: dict[str, str], out: Path) -> float:
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    # run from the checkout itself: ``python -m`` puts the working directory first on sys.path
+    subprocess.run(argv, env=env, cwd=env["PYTHONPATH"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=False)
     return time.perf_counter() - start
 
 
-def environment(tree: Path | None) -> dict[str, str]:
+def environment(tree: Path) -> dict[str, str]:
+    """The environment that makes ``python -m kseg`` import the kseg of ``tree``."""
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    if tree is not None:  # the other checkout's kseg comes first on the path
-        env["PYTHONPATH"] = str(tree)
-    else:
-        env["PYTHONPATH"] = str(HERE.parent)
+    env["PYTHONPATH"] = str(tree.resolve())
     return env
 
 
@@ -74,8 +74,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kseg-bench-cli-") as tmp:
         work = Path(tmp)
-        batches = work / "big-0" / SEGMENT
-        records = work / "rec-0" / SEGMENT
+        batches = work / "bench" / SEGMENT  # not a partition directory: the walk alone
+        records = work / "bench-records" / SEGMENT
         batches.parent.mkdir()
         records.parent.mkdir()
         make_batch_segment(batches, args.verify_mib << 20)
@@ -83,7 +83,7 @@ def main() -> None:
         for path in (batches, records):
             subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
         out = work / "out"
-        here, there = environment(None), environment(args.against)
+        here, there = environment(HERE.parent), environment(args.against)
         python = sys.executable
         cat = [timed(["cat", str(batches)], here, out) for _ in range(args.runs)]
         print(f"cat 1 GiB > /dev/null: best {min(cat):.3f} s, median {statistics.median(cat):.3f} s")

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kseg.render.terminal import terminal_width
+
 if TYPE_CHECKING:
     from kseg.ops.triage import TriageResult
 
@@ -32,16 +34,6 @@ class _Progress:
             click.echo("\r" + " " * self.width + "\r", err=True, nl=False)
 
 
-def _width() -> int:
-    """COLUMNS when set, else the terminal's width, else 100."""
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 100
 
 
 @click.command()
@@ -90,5 +82,5 @@ def _lines(result: TriageResult, fmt: str, show_all: bool) -> Iterator[str]:
         return render.render_json(result)
     if fmt == "table":
         color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        return render.render_table(result, show_all, color=color, width=_width())
+        return render.render_table(result, show_all, color=color, width=terminal_width())
     return render.render_text(result, show_all)

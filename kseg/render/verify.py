@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterator
 
 from kseg.ops.verify import ERROR, INFO, WARNING, FileReport, Finding, VerifyResult, worst_first
+from kseg.render.terminal import terminal_width
 
 STATUS = {None: "ok", ERROR: "ERROR", WARNING: "WARN", INFO: "info"}
 STATUS_STYLE = {None: "green", ERROR: "red", WARNING: "yellow", INFO: "cyan"}
@@ -156,20 +157,10 @@ def _print_table(result: VerifyResult, shown: list[Finding], color: bool) -> Non
             cell.append(f"  offset {f.offset}")
         cell.append("\n" + f.message)
         table.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), cell)
-    console = Console(file=sys.stdout, no_color=not color, force_terminal=color, highlight=False, width=_width())
+    console = Console(file=sys.stdout, no_color=not color, force_terminal=color, highlight=False, width=terminal_width())
     with console.capture() as captured:
         console.print(table)
     for line in captured.get().splitlines():
         click.echo(line.rstrip(), color=color)
 
 
-def _width() -> int:
-    """COLUMNS when set (tests use 100), else the terminal's width, else 100."""
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size().columns
-    except OSError:
-        return 100

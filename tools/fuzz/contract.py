@@ -64,12 +64,25 @@ class Failure:
 
 
 #: Run in the child instead of a preexec_fn (unsafe with threads): cap its address space, no core
-#: file, then run kseg as ``python -m kseg`` would, with the remaining arguments.
+#: file, record its own peak RSS at exit, then run kseg as ``python -m kseg`` would.  The peak is
+#: read from /proc/self/status (VmHWM, this process's memory only): ``wait4``'s ru_maxrss also counts
+#: the parent's peak at the fork, which inside a long pytest run is hundreds of MB that are not kseg's.
 BOOT = (
-    "import resource, runpy, sys; cap = int(sys.argv.pop(1)) << 20; "
+    "import atexit, resource, runpy, sys; cap = int(sys.argv.pop(1)) << 20; hwm = sys.argv.pop(1); "
     "resource.setrlimit(resource.RLIMIT_AS, (cap, cap)); resource.setrlimit(resource.RLIMIT_CORE, (0, 0)); "
+    "status = open('/proc/self/status', 'rb'); "
+    "atexit.register(lambda: open(hwm, 'wb').write(status.read())); "
     "sys.argv[0] = 'kseg'; runpy.run_module('kseg', run_name='__main__', alter_sys=True)"
 )
+
+
+def _own_peak_mb(status_path: Path, fallback_kb: int) -> float:
+    """VmHWM from the child's /proc status as it left it, else ``wait4``'s figure (a killed run)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in status_path.read_bytes().decode().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return fallback_kb / 1024
 
 
 def _kill_group(pid: int) -> None:
@@ -82,10 +95,12 @@ def run_kseg(args: list[str], cwd: Path, limits: Limits) -> Run:
     env = {**os.environ, "PYTHONHASHSEED": "0", "COLUMNS": "120", "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("FORCE_COLOR", None)
     err_path = cwd / "stderr.txt"
+    hwm_path = cwd / "status.txt"
+    hwm_path.unlink(missing_ok=True)
     started = time.monotonic()
     with open(err_path, "wb") as err, open(os.devnull, "wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", BOOT, str(limits.memory_mb), *args], cwd=cwd, env=env,
+            [sys.executable, "-c", BOOT, str(limits.memory_mb), str(hwm_path), *args], cwd=cwd, env=env,
             stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
         )
         timer = threading.Timer(limits.timeout_s, _kill_group, (proc.pid,))
@@ -100,7 +115,7 @@ def run_kseg(args: list[str], cwd: Path, limits: Limits) -> Run:
         exit_code=None if killed else os.WEXITSTATUS(status),
         signal=os.WTERMSIG(status) if killed else None,
         timed_out=killed and seconds >= limits.timeout_s,
-        max_rss_mb=usage.ru_maxrss / 1024,
+        max_rss_mb=_own_peak_mb(hwm_path, usage.ru_maxrss),
         seconds=seconds,
         stderr=err_path.read_bytes().decode("utf-8", "replace"),
     )

@@ -171,3 +171,23 @@ def test_the_docs_example_is_real_output():
     assert command == "$ kseg verify corrupt/several.log"
     result = CliRunner().invoke(cli, ["verify", "corrupt/several.log"], env={"COLUMNS": "78", "NO_COLOR": "1"})
     assert (result.stdout, str(result.exit_code)) == (shown, exit_line.strip())
+
+
+def test_alike_findings_are_one_row_in_the_table_and_one_line_each_in_json(tmp_path, monkeypatch):
+    """Five offset-below-base findings are one row (count, byte and offset ranges), so the CRC error still shows."""
+    (tmp_path / "00000000000000001000.log").write_bytes((FX / "clean" / "v2-codecs.log").read_bytes())
+    (tmp_path / "crc-flip.log").write_bytes((FX / "corrupt" / "crc-flip.log").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    wrong_name = "00000000000000001000.log"
+    result = run(wrong_name, "crc-flip.log", "--max-findings", "2")
+    assert result.exit_code == 1
+    table = result.stdout.split("─\n", 1)[1]
+    assert table == """\
+error     offset-below-base  00000000000000001000.log  5 alike  bytes 0 to 794  offsets 0 to 12
+          first: batch offset 0 is below the segment's base offset 1000 (from the file name)
+error     crc  crc-flip.log  byte 434  offset 6
+          Record is corrupt (stored crc = 1560510572, computed crc = 309840341).
+6 errors, 0 warnings, 0 info in 2 files, 2,022 bytes, 9 batches, 217 bytes skipped: problems found
+"""
+    lines = run("--format", "json", wrong_name).stdout.splitlines()
+    assert [json.loads(line)["offset"] for line in lines[:-1]] == [0, 3, 6, 9, 12]

@@ -21,7 +21,8 @@ import os
 import sys
 from collections.abc import Iterator
 
-from kseg.ops.verify import ERROR, INFO, WARNING, FileReport, Finding, VerifyResult, worst_first
+from kseg.ops.verify import ERROR, INFO, WARNING, FileReport, VerifyResult
+from kseg.ops.verify.groups import FindingGroup, group_findings
 from kseg.render.terminal import terminal_width
 
 STATUS = {None: "ok", ERROR: "ERROR", WARNING: "WARN", INFO: "info"}
@@ -125,18 +126,37 @@ def render_text(result: VerifyResult, *, max_findings: int = 20, strict: bool = 
 
     for report in result.files:
         click.echo(file_line(report, style=color), color=color)
-    findings = list(result.findings())
-    shown = worst_first(findings, {r.path: i for i, r in enumerate(result.files)})[:max_findings]
+    groups = group_findings(result.findings(), {r.path: i for i, r in enumerate(result.files)})
+    shown = groups[:max_findings]
     if shown:
         click.echo("")
         _print_table(result, shown, color)
-    if len(findings) > len(shown):
-        click.echo(f"... and {len(findings) - len(shown):,} more (--format json lists them all)")
+    left = sum(g.count for g in groups[max_findings:])
+    if left:
+        click.echo(f"... and {left:,} more (--format json lists them all)")
     click.echo(summary_line(result, strict))
 
 
-def _print_table(result: VerifyResult, shown: list[Finding], color: bool) -> None:
-    """The findings, worst first: severity, then kind, file, byte position and offset above the message."""
+def _where(group: FindingGroup) -> str:
+    """Byte position and offset of one finding, or the count and ranges of a group."""
+    f = group.first
+    if group.count == 1:
+        byte = "" if f.position is None else f"  byte {f.position:,}"
+        return byte + ("" if f.offset is None else f"  offset {f.offset}")
+    text = f"  {group.count:,} alike"
+    if group.positions is not None:
+        text += f"  bytes {group.positions[0]:,} to {group.positions[1]:,}"
+    if group.offsets is not None:
+        text += f"  offsets {group.offsets[0]} to {group.offsets[1]}"
+    return text
+
+
+def _print_table(result: VerifyResult, shown: list[FindingGroup], color: bool) -> None:
+    """The findings, worst first: severity, then kind, file, byte position and offset above the message.
+
+    A group of alike findings (:mod:`kseg.ops.verify.groups`) is one row: its
+    count and ranges, then the first one's message.
+    """
     import click
     from rich import box
     from rich.console import Console
@@ -147,15 +167,12 @@ def _print_table(result: VerifyResult, shown: list[Finding], color: bool) -> Non
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0))
     table.add_column("severity", no_wrap=True)
     table.add_column("finding: kind, file, byte position, offset; what is wrong", ratio=1)
-    for f in shown:
+    for group in shown:
+        f = group.first
         cell = Text()
         cell.append(f.kind, style="bold")
-        cell.append(f"  {short.get(f.path, f.path)}")
-        if f.position is not None:
-            cell.append(f"  byte {f.position:,}")
-        if f.offset is not None:
-            cell.append(f"  offset {f.offset}")
-        cell.append("\n" + f.message)
+        cell.append(f"  {short.get(f.path, f.path)}{_where(group)}")
+        cell.append("\n" + (f.message if group.count == 1 else f"first: {f.message}"))
         table.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), cell)
     console = Console(file=sys.stdout, no_color=not color, force_terminal=color, highlight=False, width=terminal_width())
     with console.capture() as captured:

@@ -17,7 +17,8 @@ this list, never this ``__init__``):
 * ``segment_unit`` -- one segment: the log walked once, its indexes checked against it;
 * ``other_files`` -- producer snapshots, text checkpoints, leftovers;
 * ``partition`` -- the checks across the segments of a partition directory;
-* ``run`` -- the orchestration: units inline or in a process pool, merged in Kafka's file order.
+* ``run`` -- the orchestration: units inline or in a process pool, merged in Kafka's file order;
+* ``groups`` -- alike findings of one file folded into one row for the text report.
 
 Every file is opened read-only (:class:`kseg.segment.MappedFile`) and nothing
 is ever created, locked or changed.  Nothing here prints or exits.

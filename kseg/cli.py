@@ -8,8 +8,8 @@ arguments, calls one ``kseg.ops`` function, hands the result to
 The contract every command keeps is written in docs/cli.md; this module holds
 the part no command can: :meth:`LazyGroup.main` turns however a run ends into
 one exit code (``kseg.errors.EXIT_*``: 0 done, 1 problems found or data cut,
-2 usage, unreadable input or could not complete, 130 interrupted) and one line
-on stderr, ``kseg: error: <file>[ byte N (field)]: message`` -- for a
+2 usage, unreadable input or could not complete, 130 interrupted, 143
+terminated) and one line on stderr, ``kseg: error: <file>[ byte N (field)]: message`` -- for a
 ``KsegError`` (a refusal included), an ``OSError``, a full stdout (named
 ``stdout``) and click's usage errors alike (``--traceback``, anywhere on the
 line, shows the stack instead).  A closed pipe (``kseg dump ... | head``) ends
@@ -19,11 +19,14 @@ and never import this module.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
@@ -41,6 +44,46 @@ COMMANDS = {
     "spark": "kseg.commands.spark:spark",
     "triage": "kseg.commands.triage:triage",
 }
+
+#: ``SIGTERM`` (``kill``, a service manager, a container stopping): 128 + 15, as a shell reports it.
+#: Its home is ``kseg.errors`` beside ``EXIT_INTERRUPTED`` (as ``EXIT_TERMINATED``); until errors.py takes
+#: it, it stays here, next to the one handler that raises :class:`Terminated`.
+TERMINATED_CODE = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """``SIGTERM``, raised where ``SIGINT`` raises ``KeyboardInterrupt``.
+
+    A subclass, so that every cleanup written for Ctrl-C -- temporary files,
+    an unfinished OUTDIR (kseg.commands.unfinished), worker pools -- runs for a
+    ``kill`` too; only the last line and the exit code differ.
+    """
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """For the length of one run, ``SIGTERM`` raises :class:`Terminated` in this process (the main thread only).
+
+    A forked worker inherits the handler; there the signal keeps its default
+    meaning (the worker ends), because only the run's own process unwinds.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    owner = os.getpid()
+
+    def terminate(signum: int, frame: object) -> None:
+        if os.getpid() != owner:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class LazyGroup(click.Group):
@@ -77,17 +120,24 @@ class LazyGroup(click.Group):
         named = NamedStdout(real_stdout)
         sys.stdout = named  # a TextIO in all but name
         try:
+            with sigterm_raises():
+                code = self._ended(named, words, prog_name, **extra)
+        finally:
+            sys.stdout = real_stdout
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _ended(self, named: NamedStdout, words: list[str], prog_name: str, **extra: Any) -> int:
+        """Run the command; however it ends, the exit code (its one line printed)."""
+        try:
             code = self._run(list(words), prog_name, **extra)  # click consumes the list it parses
             sys.stdout.flush()  # a full disk shows itself here at the latest
         except BaseException as err:
             try:
                 code = EXIT_OK if isinstance(err, SystemExit) and named.pipe_closed else _ending(err, words)
-            except KeyboardInterrupt:  # a second Ctrl-C while the first is being reported
-                code = EXIT_INTERRUPTED
-        finally:
-            sys.stdout = real_stdout
-        if standalone_mode:
-            sys.exit(code)
+            except KeyboardInterrupt as again:  # a second Ctrl-C (or kill) while the first is being reported
+                code = TERMINATED_CODE if isinstance(again, Terminated) else EXIT_INTERRUPTED
         return code
 
     def _run(self, words: list[str], prog_name: str, **extra: Any) -> int:
@@ -161,6 +211,9 @@ def _ending(err: BaseException, words: list[str]) -> int:
     """The exit code for a run that raised ``err``, after printing its one line (or its stack)."""
     if isinstance(err, SystemExit):
         raise err
+    if isinstance(err, Terminated):  # before KeyboardInterrupt, whose subclass it is
+        click.echo("kseg: terminated", err=True)
+        return TERMINATED_CODE
     if isinstance(err, (KeyboardInterrupt, click.Abort)):
         click.echo(("\n" if _terminal(sys.stderr) else "") + "kseg: interrupted", err=True)  # past the ^C
         return EXIT_INTERRUPTED
@@ -233,7 +286,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 
     Read-only by default: dump, verify and triage never create or change a file.
     Exit codes: 0 ok, 1 problems found or data cut, 2 usage error, unreadable
-    input or could not complete, 130 interrupted (docs/cli.md).
+    input or could not complete, 130 interrupted, 143 terminated (docs/cli.md).
     """
     ctx.ensure_object(dict)
     ctx.obj["traceback"] = traceback

@@ -1,7 +1,7 @@
 """docs/cli.md under real faults, each command as a real process: signals, FIFOs, a full or closed stdout.
 
-What an in-process runner cannot show is here: ``SIGINT`` in the middle of a
-long run (exit 130, the output directory gone, no temporary left, the input
+What an in-process runner cannot show is here: ``SIGINT`` or ``SIGTERM`` in the
+middle of a long run (exit 130 or 143, the output directory gone, no temporary left, the input
 unchanged), a FIFO that would block a reader forever, ``/dev/full`` and a pipe
 whose reader has gone.  Every subprocess has a timeout, so a regression fails
 instead of hanging the suite.
@@ -101,8 +101,8 @@ def _wait_until_blocked_writing(process: subprocess.Popen) -> None:
     raise AssertionError("the dump never blocked on its output")
 
 
-def _interrupt_mid_run(args: list[str]) -> subprocess.CompletedProcess:
-    """Start kseg; once work is under way send SIGINT.
+def _interrupt_mid_run(args: list[str], signum: int = signal.SIGINT) -> subprocess.CompletedProcess:
+    """Start kseg; once work is under way send ``signum`` (SIGINT unless told).
 
     Commands with ``--progress`` are interrupted at their first progress line
     (it comes only after a second of work, on inputs that take several); dump,
@@ -125,7 +125,7 @@ def _interrupt_mid_run(args: list[str]) -> subprocess.CompletedProcess:
     else:
         _wait_until_blocked_writing(process)
     assert process.poll() is None, "finished before the interrupt"
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     out, err = process.communicate(timeout=TIMEOUT)
     return subprocess.CompletedProcess(args, process.returncode, out, (first + err.decode()).encode())
 
@@ -146,6 +146,28 @@ def test_sigint_mid_run_exits_130_and_leaves_no_output(args, big_partition, huge
     assert result.returncode == 130, result.stderr
     stderr = result.stderr.decode()
     assert stderr.endswith("kseg: interrupted\n") and "Traceback" not in stderr
+    assert not (tmp_path / "new").exists()  # the OUTDIR it created, parents included
+    for partition, digest_before in before.items():
+        assert sorted(p.name for p in partition.iterdir()) == [LOG] and digest(partition / LOG) == digest_before
+    assert not list(tmp_path.rglob("*.kseg-tmp"))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert", "{huge}", "-o", "{out}", "--to-magic", "1"],
+        ["dump", "--deep-iteration", "--print-data-log", "{dir}"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_sigterm_mid_run_exits_143_and_leaves_no_output(args, big_partition, huge_partition, tmp_path):
+    """``kill`` is Ctrl-C's twin: the same cleanup, exit 128 + 15 and ``kseg: terminated``."""
+    before = {path: digest(path / LOG) for path in (big_partition, huge_partition)}
+    out = tmp_path / "new" / "orders-0"
+    result = _interrupt_mid_run(filled(args, dir=big_partition, huge=huge_partition, out=out), signal.SIGTERM)
+    assert result.returncode == 143, result.stderr
+    stderr = result.stderr.decode()
+    assert stderr.endswith("kseg: terminated\n") and "Traceback" not in stderr and "interrupted" not in stderr
     assert not (tmp_path / "new").exists()  # the OUTDIR it created, parents included
     for partition, digest_before in before.items():
         assert sorted(p.name for p in partition.iterdir()) == [LOG] and digest(partition / LOG) == digest_before

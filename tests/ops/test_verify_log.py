@@ -158,6 +158,18 @@ def test_damage_then_a_torn_tail_are_two_findings():
     assert found(bytes(data[:-3])) == [("crc", "error", POS[1], 2), ("partial-batch", "error", POS[2], 4)]
 
 
+def test_after_a_resync_each_later_damaged_batch_is_reported_at_its_own_position():
+    """Five batches, 1, 2 and 4 damaged: three CRC findings, never one skipped range over 1 and 2."""
+    parts = batches(5)
+    pos, data = starts(parts), bytearray(b"".join(parts))
+    for k in (1, 2, 4):
+        data[pos[k] + 40] ^= 0xFF
+    result = walk(bytes(data))
+    assert [(f.kind, f.position, f.offset, f.size) for f in result.findings.close()] == [
+        ("crc", pos[1], 2, len(parts[1])), ("crc", pos[2], 4, len(parts[2])), ("crc", pos[4], 8, len(parts[4]))]
+    assert (result.batches, result.skipped) == (2, len(parts[1]) + len(parts[2]) + len(parts[4]))
+
+
 def test_garbage_between_batches_is_skipped_and_counted():
     garbage = bytes(range(1, 200))
     result = walk(PARTS[0] + garbage + PARTS[1])

@@ -40,8 +40,11 @@ class GapChecks(BatchChecks):
         if isinstance(item, Gap):
             item = self._plausible_resync(item)
             following = pos + LOG_OVERHEAD + (item.declared_size or 0)
-            if item.reason == BAD_CRC and following < item.end == self.limit and self._torn_tail(following):
-                # A damaged batch followed by a torn last batch: two problems, not one long gap.
+            if item.reason == BAD_CRC and following < item.end and (
+                (item.end == self.limit and self._torn_tail(following)) or self._framed(pos, following, item.end)
+            ):
+                # A damaged batch followed by a torn last batch, or by another whole entry that does not
+                # check out either: each is reported at its own position, not folded into one skipped range.
                 item = Gap(pos, following, BAD_CRC, item.declared_size, False)
             self._report_gap(item)
             return item.end
@@ -83,6 +86,23 @@ class GapChecks(BatchChecks):
             return self.floor
         offset = self._header_offset(pos) or 0  # not covered by the CRC: intact when the CRC-covered bytes are not
         return offset if self.floor < offset < self._ceiling() else self.floor
+
+    def _framed(self, damaged: int, pos: int, end: int) -> bool:
+        """Whether a whole entry starts at ``pos`` and ends by ``end``, with offsets after the damage at ``damaged``.
+
+        Known magic, a length at least the minimum for it, and a base offset that continues the
+        offsets before the damage: the entry after a damaged batch, itself damaged too.
+        """
+        if pos + HEADER_SIZE_UP_TO_MAGIC > end:
+            return False
+        offset, size, _ = ENTRY_PREFIX.unpack_from(self.buf, pos)
+        minimum = MIN_ENTRY_SIZE.get(self.buf[pos + MAGIC_OFFSET])
+        return (
+            minimum is not None
+            and minimum <= size
+            and pos + LOG_OVERHEAD + size <= end
+            and self._damaged_offset(damaged) < offset < self._ceiling()
+        )
 
     def _torn_tail(self, pos: int) -> bool:
         """Whether a batch header at ``pos`` (known magic, plausible size) runs past the end of the file."""

@@ -375,6 +375,39 @@ def test_format_means_the_report_form_everywhere():
         assert {"text", "json"} <= set(fmt.type.choices), words
 
 
+def test_spark_export_spells_output_and_file_format_like_the_rest():
+    """``-o/--output`` and ``--file-format``; ``--to`` and ``--format`` (file formats only) are hidden old spellings."""
+    from kseg.commands.spark import FILE_FORMATS, spark
+
+    export = spark.commands["export"]
+    assert _option(export, "out").opts == ["-o", "--output"]
+    assert _option(export, "file_format").opts == ["--file-format"]
+    assert _option(export, "old_out").hidden and _option(export, "old_format").hidden
+    assert set(_option(export, "old_format").type.choices) == set(FILE_FORMATS)  # never text or table
+    help_text = run("spark", "export", "--help").stdout
+    assert "-o, --output OUT" in help_text and "--file-format" in help_text
+    assert "--to " not in help_text and "--format " not in help_text
+    exporter = pytest.importorskip("kseg.spark.export")
+    assert tuple(exporter.FORMATS) == FILE_FORMATS
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-o", "{out}", "--to", "{out}"],
+        ["-o", "{out}", "--file-format", "orc", "--format", "orc"],
+        ["-o", "{out}", "--format", "text"],
+        [],
+    ],
+    ids=["output+to", "file-format+format", "format-text", "no-output"],
+)
+def test_spark_export_option_mistakes_are_one_line_and_exit_2(args, tmp_path):
+    result = run("spark", "export", CLEAN_LOG, *(a.format(out=tmp_path / "out") for a in args))
+    assert (result.exit_code, result.stdout) == (EXIT_USAGE, "")
+    assert result.stderr.startswith("kseg: error: ") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     "args",
     [

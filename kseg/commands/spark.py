@@ -11,6 +11,9 @@ import click
 from kseg.commands import options
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
 
+#: what ``spark export --file-format`` writes (kseg.spark.export.FORMATS; not imported here, which would load Spark's side)
+FILE_FORMATS = ("parquet", "orc", "json")
+
 if TYPE_CHECKING:
     from kseg.spark.export import ExportResult
 
@@ -34,7 +37,7 @@ def spark() -> None:
     \b
     Example:
       kseg spark verify /var/lib/kafka
-      kseg spark export /var/lib/kafka --to /data/kafka-records.parquet
+      kseg spark export /var/lib/kafka -o /data/kafka-records.parquet
       kseg spark verify --master spark://head:7077 /mnt/evidence/kafka-logs
     """
 
@@ -79,8 +82,12 @@ def verify_command(
 
 @spark.command("export", short_help="Write records (or batches) as Parquet, ORC or JSON.")
 @options.paths_argument
-@click.option("--to", "out", required=True, metavar="OUT", help="Output directory (a local path or any URI Spark writes).")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "orc", "json"]), default="parquet", show_default=True)
+@click.option("-o", "--output", "out", metavar="OUT", help="Output directory (a local path or any URI Spark writes).")
+@click.option("--to", "old_out", metavar="OUT", hidden=True, help="The old spelling of -o/--output.")
+@click.option("--file-format", "file_format", type=click.Choice(FILE_FORMATS), default=None,
+              help="The exported files' format.  [default: parquet]")
+@click.option("--format", "old_format", type=click.Choice(FILE_FORMATS), default=None, hidden=True,
+              help="The old spelling of --file-format (deprecated: --format is the report's form elsewhere).")
 @click.option("--level", type=click.Choice(["record", "batch"]), default="record", show_default=True,
               help="One row per record, or one per batch.")
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists (default: refuse).")
@@ -89,8 +96,9 @@ def verify_command(
 @options.spark_master
 @options.spark_conf
 def export_command(
-    paths: tuple[Path, ...], out: str, fmt: str, level: str, overwrite: bool, split_bytes: int | None,
-    master: str | None, conf: list[tuple[str, str]],
+    paths: tuple[Path, ...], out: str | None, old_out: str | None, file_format: str | None,
+    old_format: str | None, level: str, overwrite: bool, split_bytes: int | None, master: str | None,
+    conf: list[tuple[str, str]],
 ) -> None:
     """Write the records (or batches) of segments out as Parquet, ORC or JSON with Spark.
 
@@ -109,15 +117,18 @@ def export_command(
 
     \b
     Example:
-      kseg spark export /var/lib/kafka/orders-0 --to orders.parquet
-      kseg spark export --master yarn /mnt/shared/kafka-logs --to hdfs:///forensics/orders
+      kseg spark export /var/lib/kafka/orders-0 -o orders.parquet
+      kseg spark export --file-format orc /var/lib/kafka/orders-0 -o orders.orc
+      kseg spark export --master yarn /mnt/shared/kafka-logs -o hdfs:///forensics/orders
     """
     from kseg.spark.rows import segment_files
 
+    out_name, out = _one_spelling(("--output", out), ("--to", old_out), required=True)
+    fmt = _one_spelling(("--file-format", file_format), ("--format", old_format))[1] or "parquet"
     if not segment_files(list(paths)):
         raise click.UsageError(f"nothing to export: no segment files in {', '.join(map(str, paths))}")
     if "://" not in out and os.path.exists(out) and not overwrite:
-        raise click.UsageError(f"--to {out}: exists (give --overwrite to replace it)")
+        raise click.UsageError(f"{out_name} {out}: exists (give --overwrite to replace it)")
     from kseg.spark.export import export
     from kseg.spark.session import command_session
 
@@ -129,6 +140,19 @@ def export_command(
     click.echo(_export_line(result, out, fmt, level))
     code = EXIT_USAGE if result.unreadable else EXIT_PROBLEMS if result.damaged else EXIT_OK
     click.get_current_context().exit(code)
+
+
+def _one_spelling(new: tuple[str, str | None], old: tuple[str, str | None], *, required: bool = False) -> tuple[str, str]:
+    """The value of an option given under its name or its old one (hidden, kept for scripts); both at once is a usage error.
+
+    Returns the spelling used with the value, so messages quote what was typed.
+    """
+    (new_name, new_value), (old_name, old_value) = new, old
+    if new_value is not None and old_value is not None:
+        raise click.UsageError(f"{old_name} is the old spelling of {new_name}: give one of them")
+    if new_value is None and old_value is None and required:
+        raise click.MissingParameter(param_hint=f"'-o' / '{new_name}'", param_type="option")
+    return (old_name, old_value) if old_value is not None else (new_name, new_value or "")
 
 
 def _export_line(result: ExportResult, out: str, fmt: str, level: str) -> str:

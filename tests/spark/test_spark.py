@@ -244,6 +244,17 @@ def test_export_of_clean_data_exits_0_and_refuses_to_overwrite(spark, tmp_path):
     assert (replaced.exit_code, replaced.stdout) == (0, f"exported 204 records from 1 file to {out} (parquet)\n")
 
 
+def test_export_takes_output_and_file_format_as_every_command_spells_them(spark, tmp_path):
+    """``-o/--output`` and ``--file-format`` (``--to`` and ``--format`` are the old, hidden spellings, tested above)."""
+    out = tmp_path / "batches"
+    first = kseg("spark", "export", str(REAL / "foo-0"), "-o", str(out), "--level", "batch", "--file-format", "orc")
+    assert (first.exit_code, first.stderr) == (0, "")
+    assert first.stdout.startswith("exported ") and first.stdout.endswith(f" to {out} (orc)\n")
+    assert spark.read.orc(str(out)).count() > 0
+    again = kseg("spark", "export", str(REAL / "foo-0"), "--output", str(out))
+    assert again.exit_code == 2 and f"--output {out}: exists (give --overwrite to replace it)" in again.stderr
+
+
 # -- failures and help ---------------------------------------------------------------------------------------
 
 

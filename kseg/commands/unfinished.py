@@ -44,7 +44,7 @@ def _remove(path: Path) -> None:
 
 @contextlib.contextmanager
 def removed_unless_finished(out_dir: Path | None) -> Iterator[None]:
-    """Run the body; if it raises anything (Ctrl-C included), take away what it added under ``out_dir``."""
+    """Run the body; if it raises anything (Ctrl-C and SIGTERM included), take away what it added under ``out_dir``."""
     if out_dir is None:
         yield
         return

@@ -261,3 +261,16 @@ def test_one_walk_serves_every_index_of_a_segment(tmp_path, jobs, monkeypatch):
         (".index", "index", None, len(index) // 8),
         (".timeindex", "timeindex", None, len(timeindex) // 12),
     ]
+
+
+def test_a_zeroed_page_inside_one_batch_is_only_its_crc_error(tmp_path):
+    """Kafka's .index entry at the damaged batch and its .timeindex entry are what Kafka writes: no finding."""
+    log = bytearray(b"".join(gen.v2_batch(BASE + 2 * i, 2, size=5000) for i in range(6)))
+    info = gen.batch_info(bytes(log))
+    index, timeindex = gen.kafka_indexes(bytes(log), BASE)
+    pos = info[3][0]
+    assert struct.pack(">ii", info[3][2] - BASE, pos) in index  # an entry points at the batch to be damaged
+    log[pos + 200 : pos + 200 + 4096] = bytes(4096)
+    stem = write(tmp_path, bytes(log), index=index, timeindex=timeindex)
+    assert findings(stem.with_suffix(".log"), stem.with_suffix(".index"), stem.with_suffix(".timeindex")) == [
+        (".log", "crc", "error", pos, info[3][1])]

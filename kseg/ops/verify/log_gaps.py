@@ -14,6 +14,7 @@ import re
 from kseg.errors import KsegError
 from kseg.format import read_batch
 from kseg.format.layout import (
+    BATCH_HEADER,
     ENTRY_PREFIX,
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
@@ -21,11 +22,13 @@ from kseg.format.layout import (
     MIN_ENTRY_SIZE,
     MIN_RECORD_OVERHEAD,
     MIN_V2_BATCH_LENGTH,
+    RECORD_BATCH_OVERHEAD,
 )
 from kseg.format.scan import BAD_CRC, BAD_MAGIC, BAD_SIZE, PARTIAL, SHORT_TAIL, Gap, find_next_batch, scan
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
 from kseg.ops.verify.log_batches import BatchChecks
+from kseg.ops.verify.log_state import Observer
 from kseg.ops.verify.model import ERROR, INFO
 
 _NONZERO = re.compile(rb"[^\x00]")
@@ -47,11 +50,27 @@ class GapChecks(BatchChecks):
                 # check out either: each is reported at its own position, not folded into one skipped range.
                 item = Gap(pos, following, BAD_CRC, item.declared_size, False)
             self._report_gap(item)
+            if item.reason == BAD_CRC and self.observe is not None:
+                self._observe_damaged(pos, item.end, self.observe)
             return item.end
         assert isinstance(item, LegacyBatch)  # a valid V2 batch here would have been taken by the fast loop
         self._check_legacy(item)
         self.prev_position = pos
         return pos + item.size
+
+    def _observe_damaged(self, pos: int, end: int, observe: Observer) -> None:
+        """Show the index checks a V2 batch that fails its CRC but whose header still reads true.
+
+        Kafka indexed the batch when it was written: an ``.index`` entry at its position and a
+        ``.timeindex`` entry with its max timestamp are what Kafka writes, not more damage (the CRC
+        finding already says the batch is bad).  True: whole within the gap, offsets that follow
+        the batches before it, ``lastOffsetDelta`` not negative.
+        """
+        if pos + RECORD_BATCH_OVERHEAD > end or self.buf[pos + MAGIC_OFFSET] != 2:
+            return
+        base, length, _, _, _, _, delta, _, max_ts, *_ = BATCH_HEADER.unpack_from(self.buf, pos)
+        if pos + LOG_OVERHEAD + length <= end and delta >= 0 and self.floor < base and base + delta < self._ceiling():
+            observe(pos, base, base + delta, max_ts)
 
     def _plausible_resync(self, gap: Gap) -> Gap:
         """Extend a gap past "batches" whose offsets do not follow the data before the damage.

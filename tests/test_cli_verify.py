@@ -71,24 +71,27 @@ def test_json_lines_one_finding_per_line_then_the_summary():
     result = run("--format", "json", "corrupt/crc-flip.log", "corrupt/zero-tail.log")
     assert result.exit_code == 1
     lines = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [(d["type"], d["path"], d["kind"], d["severity"], d["position"], d["offset"]) for d in lines[:-1]] == [
+    findings = [d for d in lines if d["type"] == "finding"]
+    assert [(d["type"], d["path"], d["kind"], d["severity"], d["position"], d["offset"]) for d in findings] == [
         ("finding", "corrupt/crc-flip.log", "crc", "error", 434, 6),
         ("finding", "corrupt/zero-tail.log", "zero-filled", "error", 1090, None),
     ]
-    assert (lines[0]["field"], lines[0]["size"], lines[1]["size"]) == ("batch.crc", 217, 3000)
+    assert (findings[0]["field"], findings[0]["size"], findings[1]["size"]) == ("batch.crc", 217, 3000)
     summary = lines[-1]
     assert {k: summary[k] for k in ("type", "files", "errors", "warnings", "skipped_bytes", "exit_code")} == {
         "type": "summary", "files": 2, "errors": 2, "warnings": 0, "skipped_bytes": 217 + 3000, "exit_code": 1}
     assert summary["kinds"] == {"crc": 1, "zero-filled": 1}
-    assert [(f["path"], f["batches"], f["errors"]) for f in summary["per_file"]] == [
-        ("corrupt/crc-flip.log", 4, 1), ("corrupt/zero-tail.log", 5, 1)]
+    assert "per_file" not in summary  # each file has its own line, before its findings
+    assert [(d["type"], d["path"], d.get("batches"), d.get("errors")) for d in lines[:-1]] == [
+        ("file", "corrupt/crc-flip.log", 4, 1), ("finding", "corrupt/crc-flip.log", None, None),
+        ("file", "corrupt/zero-tail.log", 5, 1), ("finding", "corrupt/zero-tail.log", None, None)]
 
 
 def test_deep_finds_what_batch_level_cannot():
     assert run("corrupt/deep-max-timestamp.log").exit_code == 0
     result = run("--deep", "--format", "json", "corrupt/deep-max-timestamp.log")
     assert result.exit_code == 1
-    finding = json.loads(result.stdout.splitlines()[0])
+    finding = json.loads(result.stdout.splitlines()[1])  # after the file's own line
     assert (finding["kind"], finding["position"]) == ("max-timestamp", 434)
     assert finding["message"] == "maxTimestamp 1700000000999 is not the largest record timestamp 1700000000008"
 
@@ -190,4 +193,4 @@ error     crc  crc-flip.log  byte 434  offset 6
 6 errors, 0 warnings, 0 info in 2 files, 2,022 bytes, 9 batches, 217 bytes skipped: problems found
 """
     lines = run("--format", "json", wrong_name).stdout.splitlines()
-    assert [json.loads(line)["offset"] for line in lines[:-1]] == [0, 3, 6, 9, 12]
+    assert [json.loads(line)["offset"] for line in lines[1:-1]] == [0, 3, 6, 9, 12]

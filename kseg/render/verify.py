@@ -7,8 +7,9 @@ a closing summary line::
     ok     data/orders-0/00000000000000000000.log  log, 1,351 batches, 97,841 bytes
     ERROR  data/orders-0/00000000000000000042.log  log, 11 batches, 4,331 bytes, 390 skipped  [crc 1]
 
-JSON Lines: one object per finding (``type: "finding"``), then one
-``type: "summary"`` object with the totals and a ``per_file`` list.
+JSON Lines: per file a ``type: "file"`` object, then one object per finding
+of that file (``type: "finding"``); last one ``type: "summary"`` object with
+the totals.
 
 rich is imported only to draw the findings table: a clean run prints plain
 lines, which keeps ``kseg verify`` of a clean segment quick to start.
@@ -35,6 +36,7 @@ SEVERITY_STYLE = {ERROR: "bold red", WARNING: "yellow", INFO: "cyan"}
 
 def file_json(report: FileReport) -> dict[str, object]:
     return {
+        "type": "file",
         "path": report.path,
         "kind": report.kind,
         "size": report.size,
@@ -51,12 +53,17 @@ def file_json(report: FileReport) -> dict[str, object]:
 
 
 def render_json(result: VerifyResult, strict: bool = False) -> Iterator[str]:
-    """One line per finding, in file order, then the summary line."""
-    for finding in result.findings():
-        yield json.dumps(finding.as_dict())
+    """Per file, in file order: its ``file`` line, then one line per finding; then the summary line.
+
+    The summary holds totals only: a log directory of thousands of files would otherwise end with
+    one line of hundreds of kilobytes, and a stream reader sees each file's line as it comes.
+    """
+    for report in result.files:
+        yield json.dumps(file_json(report))
+        for finding in report.findings:
+            yield json.dumps(finding.as_dict())
     summary = result.summary().as_dict()
     summary["exit_code"] = result.exit_code(strict)
-    summary["per_file"] = [file_json(report) for report in result.files]
     yield json.dumps(summary)
 
 

@@ -24,9 +24,17 @@ if TYPE_CHECKING:
 @options.text_or_json
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @options.max_findings
+@click.option("-q", "--quiet", is_flag=True, help="List only the files (and partitions) with errors or warnings.")
 @options.progress
 def verify(
-    paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, jobs: int | None, max_findings: int, show_progress: bool
+    paths: tuple[Path, ...],
+    deep: bool,
+    strict: bool,
+    fmt: str,
+    jobs: int | None,
+    max_findings: int,
+    quiet: bool,
+    show_progress: bool,
 ) -> None:
     """Check segment files, partition directories or log directories; report every problem.
 
@@ -56,19 +64,19 @@ def verify(
             line.clear()
     if not result.files:
         raise click.UsageError(f"nothing to verify: no Kafka files in {', '.join(map(str, paths))}")
-    show_result(result, fmt, strict=strict, max_findings=max_findings)
+    show_result(result, fmt, strict=strict, max_findings=max_findings, quiet=quiet)
 
 
-def show_result(result: VerifyResult, fmt: str, *, strict: bool, max_findings: int) -> None:
+def show_result(result: VerifyResult, fmt: str, *, strict: bool, max_findings: int, quiet: bool = False) -> None:
     """Print a verify result and exit with its code: shared by ``kseg verify`` and ``kseg spark verify``."""
     if fmt == "json":
         from kseg.render.verify import render_json
 
-        for line in render_json(result, strict):
+        for line in render_json(result, strict, quiet):
             click.echo(line)
     else:
         from kseg.render.verify import render_text
 
         color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        render_text(result, max_findings=max_findings, strict=strict, color=color)
+        render_text(result, max_findings=max_findings, strict=strict, color=color, quiet=quiet)
     click.get_current_context().exit(result.exit_code(strict))

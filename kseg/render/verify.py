@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-from kseg.ops.verify import ERROR, INFO, WARNING, FileReport, VerifyResult
+from kseg.ops.verify import ERROR, INFO, SEVERITY_RANK, WARNING, FileReport, VerifyResult
 from kseg.ops.verify.groups import FindingGroup, group_findings
 from kseg.render.terminal import terminal_width
 
@@ -52,14 +52,21 @@ def file_json(report: FileReport) -> dict[str, object]:
     }
 
 
-def render_json(result: VerifyResult, strict: bool = False) -> Iterator[str]:
+def is_problem(report: FileReport) -> bool:
+    """A file ``--quiet`` lists: one with an error or a warning (info alone is not a problem)."""
+    return report.worst in (ERROR, WARNING)
+
+
+def render_json(result: VerifyResult, strict: bool = False, quiet: bool = False) -> Iterator[str]:
     """Per file, in file order: its ``file`` line, then one line per finding; then the summary line.
 
     The summary holds totals only: a log directory of thousands of files would otherwise end with
     one line of hundreds of kilobytes, and a stream reader sees each file's line as it comes.
+    ``quiet`` leaves out the ``file`` lines of files without an error or a warning.
     """
     for report in result.files:
-        yield json.dumps(file_json(report))
+        if not quiet or is_problem(report):
+            yield json.dumps(file_json(report))
         for finding in report.findings:
             yield json.dumps(finding.as_dict())
     summary = result.summary().as_dict()
@@ -105,6 +112,52 @@ def file_line(report: FileReport, style: bool = False) -> str:
     return f"{status}  {report.path}  {describe_file(report)}{counts}"
 
 
+def partition_line(directory: str, reports: list[FileReport], style: bool = False) -> str:
+    """One partition directory's line: its worst status, files and bytes read, findings by severity."""
+    import click
+
+    worst = min((r.worst for r in reports if r.worst is not None), key=SEVERITY_RANK.__getitem__, default=None)
+    status = f"{STATUS[worst]:<5}"
+    if style:
+        status = click.style(status, fg=STATUS_STYLE[worst], bold=worst == ERROR)
+    batches = sum(r.batches or 0 for r in reports)
+    read = [_count(len(reports), "file"), _count(batches, "batch").replace("batchs", "batches"),
+            _count(sum(r.size or 0 for r in reports), "byte")]
+    found = [_count(n, word) for word, n in (
+        ("error", sum(r.count(ERROR) for r in reports)), ("warning", sum(r.count(WARNING) for r in reports)),
+        ("info", sum(r.count(INFO) for r in reports))) if n]
+    counts = "  [" + ", ".join(found).replace("infos", "info") + "]" if found else ""
+    return f"{status}  {directory}/  partition, {', '.join(read)}{counts}"
+
+
+def _partitions_of(result: VerifyResult) -> dict[str, list[FileReport]]:
+    """Each partition directory's reports, for a run over several (a log directory); else nothing."""
+    if len(result.partitions) < 2:
+        return {}
+    out: dict[str, list[FileReport]] = {os.path.normpath(d): [] for d in result.partitions}
+    for report in result.files:
+        directory = os.path.normpath(report.path if report.kind == "directory" else os.path.dirname(report.path))
+        if directory in out:
+            out[directory].append(report)
+    return out
+
+
+def file_lines(result: VerifyResult, *, quiet: bool = False, style: bool = False) -> Iterator[str]:
+    """The per-file lines; for several partitions, each one's line after its last file's.
+
+    ``quiet`` keeps only the files (and partitions) with an error or a warning.
+    """
+    partitions = _partitions_of(result)
+    last = {id(reports[-1]): (d, reports) for d, reports in partitions.items() if reports}
+    for report in result.files:
+        if not quiet or is_problem(report):
+            yield file_line(report, style)
+        if id(report) in last:
+            directory, reports = last[id(report)]
+            if not quiet or any(map(is_problem, reports)):
+                yield partition_line(directory, reports, style)
+
+
 def summary_line(result: VerifyResult, strict: bool = False) -> str:
     s = result.summary()
     totals = [_count(s.errors, "error"), _count(s.warnings, "warning"), f"{s.infos:,} info"]
@@ -127,12 +180,14 @@ def _short_paths(result: VerifyResult) -> dict[str, str]:
     return {p: os.path.relpath(os.path.abspath(p), common) if common else p for p in paths}
 
 
-def render_text(result: VerifyResult, *, max_findings: int = 20, strict: bool = False, color: bool = False) -> None:
-    """Print the per-file lines, the findings table and the summary to stdout (click's)."""
+def render_text(
+    result: VerifyResult, *, max_findings: int = 20, strict: bool = False, color: bool = False, quiet: bool = False
+) -> None:
+    """Print the per-file (and per-partition) lines, the findings table and the summary to stdout (click's)."""
     import click
 
-    for report in result.files:
-        click.echo(file_line(report, style=color), color=color)
+    for line in file_lines(result, quiet=quiet, style=color):
+        click.echo(line, color=color)
     groups = group_findings(result.findings(), {r.path: i for i, r in enumerate(result.files)})
     shown = groups[:max_findings]
     if shown:

@@ -200,6 +200,7 @@ class Summary:
 class VerifyResult:
     files: list[FileReport]
     deep: bool = False
+    partitions: list[str] = field(default_factory=list)  # directories checked as partitions (plan order)
 
     def findings(self) -> Iterator[Finding]:
         for report in self.files:

@@ -102,7 +102,7 @@ def verify_paths(
         results = run_units(plan.units, deep)
     else:
         results = _run_units(plan.units, deep, jobs, progress)
-    return VerifyResult(_merge(plan, results), deep)
+    return VerifyResult(_merge(plan, results), deep, [partition.directory for partition in plan.partitions])
 
 
 def _merge(plan: Plan, results: list[UnitResult]) -> list[FileReport]:

@@ -32,7 +32,7 @@ from typing import Any
 import click
 
 from kseg import __version__
-from kseg.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, KsegError
+from kseg.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, KsegError
 
 #: command name -> "module:attribute", imported on first use.
 COMMANDS = {
@@ -44,12 +44,6 @@ COMMANDS = {
     "spark": "kseg.commands.spark:spark",
     "triage": "kseg.commands.triage:triage",
 }
-
-#: ``SIGTERM`` (``kill``, a service manager, a container stopping): 128 + 15, as a shell reports it.
-#: Its home is ``kseg.errors`` beside ``EXIT_INTERRUPTED`` (as ``EXIT_TERMINATED``); until errors.py takes
-#: it, it stays here, next to the one handler that raises :class:`Terminated`.
-TERMINATED_CODE = 128 + signal.SIGTERM
-
 
 class Terminated(KeyboardInterrupt):
     """``SIGTERM``, raised where ``SIGINT`` raises ``KeyboardInterrupt``.
@@ -137,7 +131,7 @@ class LazyGroup(click.Group):
             try:
                 code = EXIT_OK if isinstance(err, SystemExit) and named.pipe_closed else _ending(err, words)
             except KeyboardInterrupt as again:  # a second Ctrl-C (or kill) while the first is being reported
-                code = TERMINATED_CODE if isinstance(again, Terminated) else EXIT_INTERRUPTED
+                code = EXIT_TERMINATED if isinstance(again, Terminated) else EXIT_INTERRUPTED
         return code
 
     def _run(self, words: list[str], prog_name: str, **extra: Any) -> int:
@@ -213,7 +207,7 @@ def _ending(err: BaseException, words: list[str]) -> int:
         raise err
     if isinstance(err, Terminated):  # before KeyboardInterrupt, whose subclass it is
         click.echo("kseg: terminated", err=True)
-        return TERMINATED_CODE
+        return EXIT_TERMINATED
     if isinstance(err, (KeyboardInterrupt, click.Abort)):
         click.echo(("\n" if _terminal(sys.stderr) else "") + "kseg: interrupted", err=True)  # past the ^C
         return EXIT_INTERRUPTED

@@ -117,3 +117,4 @@ EXIT_OK = 0  # done; verify: nothing wrong
 EXIT_PROBLEMS = 1  # problems found, or data was cut
 EXIT_USAGE = 2  # usage error, unreadable input, or the command could not complete
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+EXIT_TERMINATED = 143  # kill (128 + SIGTERM)

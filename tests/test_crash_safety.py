@@ -1,4 +1,4 @@
-"""Crash safety: every writing command, killed (SIGKILL) or interrupted (SIGINT) at every filesystem step.
+"""Crash safety: every writing command, killed (SIGKILL) or interrupted (SIGINT, SIGTERM) at every filesystem step.
 
 Each command runs as ``python -m kseg ...`` in a child whose ``os`` functions
 that change a directory or make data durable (``replace``, ``rename``,
@@ -161,13 +161,15 @@ def test_a_kill_at_every_step_leaves_a_set_kafka_loads(name, expected, tmp_path)
         shutil.rmtree(root)
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_an_interrupt_at_every_step_leaves_no_temporary(name, expected, tmp_path):
+def test_an_interrupt_at_every_step_leaves_no_temporary(name, signum, expected, tmp_path):
+    """Ctrl-C and a ``kill`` end a run through the same cleanup; both are held over a segment's renames."""
     old, new, steps = expected[name]
     for stop_at in range(1, steps + 1):
         root = tmp_path / str(stop_at)
         _setup(root)
-        code, _ = _run(name, root, stop_at, signal.SIGINT)
+        code, _ = _run(name, root, stop_at, signum)
         assert code != 0, stop_at
         assert _temps(root) == [], stop_at
         _check_state(name, root, old, new)

@@ -106,22 +106,35 @@ def write_temp(dest: Path, data: bytes, like: str | os.PathLike[str] | None) -> 
 
 @contextlib.contextmanager
 def held_interrupts() -> Iterator[None]:
-    """Hold SIGINT over a few renames, so an interrupt lands after them, not between them."""
+    """Hold SIGINT and SIGTERM over a few renames, so a signal lands after them, not between them.
+
+    Both end a run through an exception (Ctrl-C, and the CLI's handler for a
+    ``kill``); raised between two renames it would leave an index of the other
+    ``.log``.  A held signal is delivered to its own handler once the renames are done.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.signal(signum, lambda got, frame: caught.append(got)) for signum in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if not caught or previous == signal.SIG_IGN:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    for got in dict.fromkeys(caught):
+        _deliver(got, previous[signal.Signals(got)])
+
+
+def _deliver(signum: int, handler: object) -> None:
+    """Hand a held signal to the handler that was in place (or to the default action)."""
+    if handler == signal.SIG_IGN:
         return
-    if callable(previous):
-        previous(signal.SIGINT, None)
+    if callable(handler):
+        handler(signum, None)
     else:
-        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signum)
 
 
 def _nobody_writes(path: Path) -> bool:

@@ -220,7 +220,7 @@ def offset_index_sanity(data: Buffer, base_offset: int, name: str) -> list[Sanit
         if rel < 0:
             failures.append(SanityFailure(
                 "last-offset", where, base_offset + rel,
-                f"Corrupt index found, index file ({name}) has non-zero size but the last offset is "
+                f"Corrupt index found, index file {name} has non-zero size but the last offset is "
                 f"{base_offset + rel} which is less than the base offset {base_offset}",
             ))
     return failures

@@ -274,3 +274,15 @@ def test_a_zeroed_page_inside_one_batch_is_only_its_crc_error(tmp_path):
     stem = write(tmp_path, bytes(log), index=index, timeindex=timeindex)
     assert findings(stem.with_suffix(".log"), stem.with_suffix(".index"), stem.with_suffix(".timeindex")) == [
         (".log", "crc", "error", pos, info[3][1])]
+
+
+def test_offset_index_sanity_quotes_kafka_4_3(tmp_path):
+    """``OffsetIndex.sanityCheck`` in 4.3.0 names the file without parentheses (``TimeIndex`` has them)."""
+    from kseg.index import OFFSET_ENTRY, offset_index_sanity
+
+    data = OFFSET_ENTRY.pack(-5, 0)  # last relative offset below 0: the last offset is below the base
+    [failure] = offset_index_sanity(data, 100, "/x/00000000000000000100.index")
+    assert failure.message == (
+        "Corrupt index found, index file /x/00000000000000000100.index has non-zero size but the last offset "
+        "is 95 which is less than the base offset 100"
+    )

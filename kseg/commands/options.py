@@ -34,6 +34,12 @@ text_or_json = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 
+#: ``--format text|json|table`` into the parameter ``fmt`` (verify and spark verify).
+report_format = click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "table"]), default="text", show_default=True,
+    help="text = lines and a findings table; json = JSON Lines; table = one rich table with a totals footer.",
+)
+
 
 class AliasedOption(click.Option):
     """An option that also answers to older spellings, left out of ``--help`` so scripts keep working."""
@@ -90,8 +96,10 @@ index_interval_bytes = click.option(
 deep = click.option("--deep", is_flag=True, help="Decode every record too (default: batch level: framing, CRC, headers).")
 strict = click.option("--strict", is_flag=True, help="Exit 1 on warnings as well as errors.")
 max_findings = click.option(
-    "--max-findings", type=click.IntRange(min=0), default=20, show_default=True, help="Rows in the text findings table."
+    "--max-findings", type=click.IntRange(min=0), default=20, show_default=True,
+    help="Rows in the findings table (text and table).",
 )
+quiet = click.option("-q", "--quiet", is_flag=True, help="List only the files (and partitions) with errors or warnings.")
 
 # -- spark ------------------------------------------------------------------------------------------------
 

@@ -46,12 +46,13 @@ def spark() -> None:
 @options.paths_argument
 @options.deep
 @options.strict
-@options.text_or_json
+@options.report_format
 @options.max_findings
+@options.quiet
 @options.spark_master
 @options.spark_conf
 def verify_command(
-    paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, max_findings: int, master: str | None,
+    paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, max_findings: int, quiet: bool, master: str | None,
     conf: list[tuple[str, str]],
 ) -> None:
     """Check segments, partition directories or log directories on Spark; same findings as kseg verify.
@@ -77,7 +78,7 @@ def verify_command(
     _need_spark()
     with command_session(master, conf) as session:
         result = spark_verify(session, list(paths), deep=deep)
-    show_result(result, fmt, strict=strict, max_findings=max_findings)
+    show_result(result, fmt, strict=strict, max_findings=max_findings, quiet=quiet)
 
 
 @spark.command("export", short_help="Write records (or batches) as Parquet, ORC or JSON.")

@@ -21,10 +21,10 @@ if TYPE_CHECKING:
 @options.paths_argument
 @options.deep
 @options.strict
-@options.text_or_json
+@options.report_format
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @options.max_findings
-@click.option("-q", "--quiet", is_flag=True, help="List only the files (and partitions) with errors or warnings.")
+@options.quiet
 @options.progress
 def verify(
     paths: tuple[Path, ...],
@@ -69,14 +69,21 @@ def verify(
 
 def show_result(result: VerifyResult, fmt: str, *, strict: bool, max_findings: int, quiet: bool = False) -> None:
     """Print a verify result and exit with its code: shared by ``kseg verify`` and ``kseg spark verify``."""
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     if fmt == "json":
         from kseg.render.verify import render_json
 
         for line in render_json(result, strict, quiet):
             click.echo(line)
+    elif fmt == "table":
+        from kseg.render.terminal import terminal_width
+        from kseg.render.verify_table import table_lines
+
+        for line in table_lines(result, max_findings=max_findings, strict=strict, quiet=quiet, color=color,
+                                width=terminal_width()):
+            click.echo(line, color=color)
     else:
         from kseg.render.verify import render_text
 
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
         render_text(result, max_findings=max_findings, strict=strict, color=color, quiet=quiet)
     click.get_current_context().exit(result.exit_code(strict))

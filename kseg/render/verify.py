@@ -77,7 +77,7 @@ def render_json(result: VerifyResult, strict: bool = False, quiet: bool = False)
 # -- text ---------------------------------------------------------------------------------------
 
 
-def _count(n: int, word: str) -> str:
+def count_text(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
@@ -87,13 +87,13 @@ def describe_file(report: FileReport) -> str:
         return "missing"
     parts = [report.kind]
     if report.batches is not None:
-        parts.append(_count(report.batches, "batch").replace("batchs", "batches"))
+        parts.append(count_text(report.batches, "batch").replace("batchs", "batches"))
     if report.records is not None:
-        parts.append(_count(report.records, "record"))
+        parts.append(count_text(report.records, "record"))
     if report.entries is not None:
-        parts.append(_count(report.entries, "entry").replace("entrys", "entries"))
+        parts.append(count_text(report.entries, "entry").replace("entrys", "entries"))
     if report.size is not None:
-        parts.append(_count(report.size, "byte"))
+        parts.append(count_text(report.size, "byte"))
     if report.skipped_bytes:
         parts.append(f"{report.skipped_bytes:,} skipped")
     return ", ".join(parts)
@@ -121,16 +121,16 @@ def partition_line(directory: str, reports: list[FileReport], style: bool = Fals
     if style:
         status = click.style(status, fg=STATUS_STYLE[worst], bold=worst == ERROR)
     batches = sum(r.batches or 0 for r in reports)
-    read = [_count(len(reports), "file"), _count(batches, "batch").replace("batchs", "batches"),
-            _count(sum(r.size or 0 for r in reports), "byte")]
-    found = [_count(n, word) for word, n in (
+    read = [count_text(len(reports), "file"), count_text(batches, "batch").replace("batchs", "batches"),
+            count_text(sum(r.size or 0 for r in reports), "byte")]
+    found = [count_text(n, word) for word, n in (
         ("error", sum(r.count(ERROR) for r in reports)), ("warning", sum(r.count(WARNING) for r in reports)),
         ("info", sum(r.count(INFO) for r in reports))) if n]
     counts = "  [" + ", ".join(found).replace("infos", "info") + "]" if found else ""
     return f"{status}  {directory}/  partition, {', '.join(read)}{counts}"
 
 
-def _partitions_of(result: VerifyResult) -> dict[str, list[FileReport]]:
+def partitions_of(result: VerifyResult) -> dict[str, list[FileReport]]:
     """Each partition directory's reports, for a run over several (a log directory); else nothing."""
     if len(result.partitions) < 2:
         return {}
@@ -147,7 +147,7 @@ def file_lines(result: VerifyResult, *, quiet: bool = False, style: bool = False
 
     ``quiet`` keeps only the files (and partitions) with an error or a warning.
     """
-    partitions = _partitions_of(result)
+    partitions = partitions_of(result)
     last = {id(reports[-1]): (d, reports) for d, reports in partitions.items() if reports}
     for report in result.files:
         if not quiet or is_problem(report):
@@ -160,17 +160,17 @@ def file_lines(result: VerifyResult, *, quiet: bool = False, style: bool = False
 
 def summary_line(result: VerifyResult, strict: bool = False) -> str:
     s = result.summary()
-    totals = [_count(s.errors, "error"), _count(s.warnings, "warning"), f"{s.infos:,} info"]
-    read = [_count(s.files, "file"), _count(s.bytes, "byte"), _count(s.batches, "batch").replace("batchs", "batches")]
+    totals = [count_text(s.errors, "error"), count_text(s.warnings, "warning"), f"{s.infos:,} info"]
+    read = [count_text(s.files, "file"), count_text(s.bytes, "byte"), count_text(s.batches, "batch").replace("batchs", "batches")]
     if s.records is not None:
-        read.append(_count(s.records, "record"))
+        read.append(count_text(s.records, "record"))
     if s.skipped_bytes:
         read.append(f"{s.skipped_bytes:,} bytes skipped")
     verdict = {0: "clean", 1: "problems found", 2: "unreadable input"}[result.exit_code(strict)]
     return f"{', '.join(totals)} in {', '.join(read)}: {verdict}"
 
 
-def _short_paths(result: VerifyResult) -> dict[str, str]:
+def short_paths(result: VerifyResult) -> dict[str, str]:
     """Paths relative to the directory all reported files share (just the names for one directory)."""
     paths = [report.path for report in result.files]
     try:
@@ -225,7 +225,7 @@ def _print_table(result: VerifyResult, shown: list[FindingGroup], color: bool) -
     from rich.table import Table
     from rich.text import Text
 
-    short = _short_paths(result)
+    short = short_paths(result)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0))
     table.add_column("severity", no_wrap=True)
     table.add_column("finding: kind, file, byte position, offset; what is wrong", ratio=1)

@@ -165,7 +165,7 @@ def test_work_is_dealt_by_size():
     assert len(groups) == 2
 
 
-@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("fmt", ["text", "json", "table"])
 def test_spark_verify_prints_what_verify_prints(spark, fmt, monkeypatch):
     monkeypatch.chdir(VERIFY)
     before = (_snapshot(VERIFY), sorted(p.name for p in VERIFY.rglob("*")))
@@ -175,6 +175,21 @@ def test_spark_verify_prints_what_verify_prints(spark, fmt, monkeypatch):
     assert distributed.stdout == local.stdout
     assert local.exit_code == 1
     assert (_snapshot(VERIFY), sorted(p.name for p in VERIFY.rglob("*"))) == before  # nothing changed or created
+
+
+@pytest.mark.parametrize(("fmt", "quiet"), [("text", "-q"), ("json", "--quiet"), ("table", "-q")])
+def test_spark_verify_quiet_lists_only_problem_files_as_verify_quiet_does(spark, fmt, quiet):
+    """A log directory: -q/--quiet leaves out the clean files and partitions (JSON: their file lines), as verify's."""
+    args = ["--format", fmt, str(REAL)]
+    local, distributed = kseg("verify", quiet, *args), kseg("spark", "verify", quiet, *args)
+    assert (distributed.exit_code, distributed.stderr, distributed.stdout) == (0, "", local.stdout)
+    assert distributed.stdout != kseg("spark", "verify", *args).stdout  # quiet leaves something out here
+    assert "__cluster_metadata-0/" not in distributed.stdout and "__consumer_offsets-12/" in distributed.stdout
+    if fmt == "json":
+        lines = [json.loads(line) for line in distributed.stdout.splitlines()]
+        assert [d["path"].rsplit("/", 2)[-2] for d in lines if d["type"] == "file"] == [
+            "__consumer_offsets-12", "foo-0", "foo-0", "nikhilDemo-0", "some-topic-0", "some-topic-0"]
+        assert len([d for d in lines if d["type"] == "finding"]) == 6
 
 
 def test_spark_verify_exit_codes(spark, monkeypatch):

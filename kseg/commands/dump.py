@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from kseg.commands.options import progress as progress_option
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.dump import (
@@ -100,6 +101,7 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
               help="Kafka's spelling: comma-separated files to dump (after any PATHs).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "table"]), default="text",
               show_default=True, help="text = kafka-dump-log's output; json = one object per line; table for people.")
+@progress_option
 @click.option("--payload", type=click.Choice(["utf8", "hex", "base64"]), default="utf8", show_default=True,
               help="How JSON shows keys, values and header values (utf8: non-UTF-8 as {\"base64\": ...}).")
 @click.option("--deep-iteration", is_flag=True, help="One line per record, not only per batch.")
@@ -149,8 +151,9 @@ def dump(paths: tuple[str, ...], files: tuple[str, ...], output_format: str, pay
         kseg dump --format json --deep-iteration /var/lib/kafka/orders-0 | jq .
         kseg dump --offsets-decoder /var/lib/kafka/__consumer_offsets-12
     """
+    show_progress = flags.pop("show_progress")
     options = _dump_options(output_format, payload, **flags)
-    problems = _run(_targets(paths, files), options, output_format, payload)
+    problems = _run(_targets(paths, files), options, output_format, payload, show_progress)
     click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
 
 
@@ -216,7 +219,9 @@ def _check_windows(
         raise click.UsageError("--to-time is before --from-time")
 
 
-def _run(targets: list[DumpTarget], options: DumpOptions, output_format: str, payload: str) -> int:
+def _run(
+    targets: list[DumpTarget], options: DumpOptions, output_format: str, payload: str, show_progress: bool = False
+) -> int:
     from kseg.render.dump import (
         JsonRenderer,
         Progress,
@@ -239,8 +244,8 @@ def _run(targets: list[DumpTarget], options: DumpOptions, output_format: str, pa
     else:
         renderer = TextRenderer(sink, options)
     progress = None
-    if _is_terminal(err):
-        progress = Progress(err, {t.display: _size(t.path) for t in targets})
+    if _is_terminal(err) or show_progress:
+        progress = Progress(err, {t.display: _size(t.path) for t in targets}, live=_is_terminal(err))
     return render(iter_dump(targets, options), renderer, progress)
 
 

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kseg.commands import options
+from kseg.commands.unfinished import log_bytes
+from kseg.render import progress
 from kseg.render.terminal import terminal_width
 
 if TYPE_CHECKING:
@@ -19,20 +22,25 @@ FORMATS = ("text", "json", "table")
 
 
 class _Progress:
-    """One line on stderr naming the log directory being read; only when stderr is a terminal."""
+    """The log directory being read, on kseg's one progress line (:mod:`kseg.render.progress`).
 
-    def __init__(self) -> None:
-        self.width = 0  # of the line shown, to blank it out
+    With ``sizes`` (each log directory's ``.log`` bytes) the line also shows the bytes of the log
+    directories done, the total and the rate.  Built without a line (tests), it draws on stderr at once.
+    """
+
+    def __init__(self, line: progress.ProgressLine | None = None, sizes: list[int] | None = None) -> None:
+        self.line = line if line is not None else progress.ProgressLine("", 0, delay=0.0)
+        self.sizes = sizes
 
     def __call__(self, done: int, total: int, path: str) -> None:
-        line = f"triage: reading log directory {done + 1} of {total}: {path}"
-        click.echo("\r" + line.ljust(self.width), err=True, nl=False)
-        self.width = max(self.width, len(line))
+        label = f"triage: reading log directory {done + 1} of {total}: {path}"
+        if self.sizes is None:
+            self.line.note(label)
+        else:
+            self.line.note(label, sum(self.sizes[:done]), sum(self.sizes))
 
     def clear(self) -> None:
-        if self.width:
-            click.echo("\r" + " " * self.width + "\r", err=True, nl=False)
-
+        self.line.clear()
 
 
 
@@ -42,7 +50,8 @@ class _Progress:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="text = the plain screen; table = rich table; json = one object per partition, then a "
                    "summary.  [default: table on a terminal, text in a pipe]")
-def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None) -> None:
+@options.progress
+def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, show_progress: bool) -> None:
     """What the broker's next start does to every partition of these log directories.
 
     LOG_DIRS are the broker's log.dirs (one or several).  For each partition:
@@ -64,12 +73,13 @@ def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None) -> None:
     """
     from kseg.ops.triage import triage as run_triage
 
-    progress = _Progress() if sys.stderr.isatty() else None
+    bar = progress.wanted(show_progress)
     try:
-        result = run_triage([str(p) for p in log_dirs], progress=progress)
+        sizes = None if bar is None else [log_bytes([p]) for p in log_dirs]
+        result = run_triage([str(p) for p in log_dirs], progress=None if bar is None else _Progress(bar, sizes))
     finally:
-        if progress is not None:
-            progress.clear()
+        if bar is not None:
+            bar.clear()
     for line in _lines(result, fmt or ("table" if sys.stdout.isatty() else "text"), show_all):
         click.echo(line)
     click.get_current_context().exit(result.exit_code())

@@ -54,9 +54,7 @@ def verify(
     from kseg.ops.verify import verify_paths
 
     check_named_inputs(paths)
-    line = wanted(show_progress)
-    if line is not None:
-        line.label = "verify"
+    line = wanted(show_progress, label="verify")
     try:
         result = verify_paths(list(paths), deep=deep, jobs=jobs, progress=None if line is None else line.update)
     finally:

@@ -43,8 +43,10 @@ CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = message(
         field("MemberEpoch", "int32", "0+"),
         field("PreviousMemberEpoch", "int32", "0+"),
         field("State", "int8", "0+"),
-        field("AssignedPartitions", "[]TopicPartitions", "0+", fields=_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
-        field("PartitionsPendingRevocation", "[]TopicPartitions", "0+", fields=_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
+        field("AssignedPartitions", "[]TopicPartitions", "0+",
+              fields=_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
+        field("PartitionsPendingRevocation", "[]TopicPartitions", "0+",
+              fields=_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
     ],
 )
 
@@ -69,7 +71,8 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = message(
         field("SubscribedTopicRegex", "string", "0+", nullable="0+"),
         field("RebalanceTimeoutMs", "int32", "0+", default="-1"),
         field("ServerAssignor", "string", "0+", nullable="0+"),
-        field("ClassicMemberMetadata", "ClassicMemberMetadata", "0+", nullable="0+", tagged="0+", tag=0, fields=[
+        field("ClassicMemberMetadata", "ClassicMemberMetadata", "0+", nullable="0+", tagged="0+", tag=0,
+              fields=[
             field("SessionTimeoutMs", "int32", "0+"),
             field("SupportedProtocols", "[]ClassicProtocol", "0+", fields=[
                 field("Name", "string", "0+"),

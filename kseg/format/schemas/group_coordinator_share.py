@@ -37,7 +37,8 @@ SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = message(
         field("MemberEpoch", "int32", "0+"),
         field("PreviousMemberEpoch", "int32", "0+"),
         field("State", "int8", "0+"),
-        field("AssignedPartitions", "[]TopicPartitions", "0+", fields=_SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
+        field("AssignedPartitions", "[]TopicPartitions", "0+",
+              fields=_SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
     ],
 )
 
@@ -101,9 +102,12 @@ SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = message(
     "ShareGroupStatePartitionMetadataValue", api_key=15, valid="0", flexible="0+",
     source=_DIR + "ShareGroupStatePartitionMetadataValue.json",
     fields=[
-        field("InitializingTopics", "[]TopicPartitionsInfo", "0+", fields=_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_PARTITIONS_INFO),
-        field("InitializedTopics", "[]TopicPartitionsInfo", "0+", fields=_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_PARTITIONS_INFO),
-        field("DeletingTopics", "[]TopicInfo", "0+", fields=_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_INFO),
+        field("InitializingTopics", "[]TopicPartitionsInfo", "0+",
+              fields=_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_PARTITIONS_INFO),
+        field("InitializedTopics", "[]TopicPartitionsInfo", "0+",
+              fields=_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_PARTITIONS_INFO),
+        field("DeletingTopics", "[]TopicInfo", "0+",
+              fields=_SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_INFO),
     ],
 )
 

@@ -23,11 +23,12 @@ from kseg.format.internal.common import (
 )
 from kseg.format.messages import Message, MessageDecodeError, UnknownVersion, decode_message, kafka_json
 
-#: ``CoordinatorRecordType`` of Kafka 4.3.0's group coordinator (generated from the ``apiKey`` of the
-#: ``coordinator-key``/``coordinator-value`` pairs in ``group-coordinator/src/main/resources/common/message/``):
-#: record type -> (key message, value message).  Types 9 (``ShareGroupPartitionMetadata``, Kafka 4.0's share
-#: groups early access) and 18 (``StreamsGroupPartitionMetadata``, removed before any release) are unknown
-#: to 4.3, as to kseg.
+#: ``CoordinatorRecordType`` of Kafka 4.3.0's group coordinator (``GroupCoordinatorRecordSerde``; generated
+#: by generator/src/main/java/org/apache/kafka/message/CoordinatorRecordTypeGenerator.java from the
+#: ``apiKey`` of the ``coordinator-key``/``coordinator-value`` pairs in
+#: ``group-coordinator/src/main/resources/common/message/``): record type -> (key message, value message).
+#: Types 9 (``ShareGroupPartitionMetadata``, Kafka 4.0's share groups early access) and 18
+#: (``StreamsGroupPartitionMetadata``, removed before any release) are unknown to 4.3, as to kseg.
 OFFSETS_RECORD_TYPES = {
     0: ("LegacyOffsetCommitKey", "LegacyOffsetCommitValue"),
     1: ("OffsetCommitKey", "OffsetCommitValue"),
@@ -57,14 +58,18 @@ SHARE_STATE_RECORD_TYPES = {
     0: ("ShareSnapshotKey", "ShareSnapshotValue"),
     1: ("ShareUpdateKey", "ShareUpdateValue"),
 }
-#: The layout a coordinator key is read with.  ``CoordinatorRecordSerde.deserialize`` reads the key message
-#: "at version" record type, but every key is a ``coordinator-key`` message whose only valid version is 0
-#: (``MessageSpec`` enforces it), and the generated ``read`` of such a message checks no version: every
-#: field is read as in version 0 and there are no tagged fields (``MessageDataGenerator.generateClassReader``).
+#: The layout a coordinator key is read with.  ``CoordinatorRecordSerde.deserialize``
+#: (coordinator-common/src/main/java/org/apache/kafka/coordinator/common/runtime/CoordinatorRecordSerde.java)
+#: reads the key message "at version" record type, but every key is a ``coordinator-key`` message whose only
+#: valid version is 0 (generator/src/main/java/org/apache/kafka/message/MessageSpec.java enforces it), and
+#: the generated ``read`` of such a message checks no version: every field is read as in version 0 and
+#: there are no tagged fields (``generateClassReader`` in .../message/MessageDataGenerator.java).
 KEY_LAYOUT_VERSION = 0
 
 
-def _decode_part(schema: Message, version: int, data: bytes, part: str, layout: int | None = None) -> dict[str, Any]:
+def _decode_part(
+    schema: Message, version: int, data: bytes, part: str, layout: int | None = None,
+) -> dict[str, Any]:
     """A coordinator key or value after its int16 prefix (trailing bytes ignored, as Kafka does).
 
     ``version`` is what Kafka's messages name; ``layout`` the version the bytes are read with, when another.

@@ -193,7 +193,8 @@ def test_share_state_snapshot_and_update() -> None:
     snapshot_value = (i16(0) + i32(0) + i32(0) + i32(0) + i64(0) + i64(1700000000000) + i64(1700000000001)
                       + ca(STATE_BATCH) + NO_TAGS)
     snapshot = internal.decode_share_state_record(i16(0) + SHARE_KEY_FIELDS, snapshot_value, 0)
-    # VERBATIM (testShareGroupStateMessageParser, 4.3.0; timestamps filled in)
+    # data as in 4.3.0's testShareGroupStateMessageParser (timestamps filled in); its value label is
+    # "version" there, "type" in kseg's text until the dump text follows 4.3.0
     assert snapshot.key_text == (
         '{"type":"0","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}')
     assert snapshot.payload_text == (

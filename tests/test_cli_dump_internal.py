@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kafka_wire import NO_TAGS, a32, b32, ca, cb, cs, i8, i16, i32, i64, s16, u16, uuid, uv
+from kafka_wire import NO_TAGS, a32, b32, ca, cb, cs, i8, i16, i32, i64, s16, uuid, uv
 from support import CORPUS_REAL, FIXTURES, require_dir
 
 from kseg.cli import cli
@@ -108,14 +108,15 @@ VERBATIM = {
         " key: Error at offset 0, skipping. Could not read record with version 0 from value's buffer due to: "
         "Error reading byte array of 536870911 byte(s): only 1 byte(s) available."),
     "share: testShareGroupStateMessageParser": (
-        "--share-group-state-decoder", i16(0) + SHARE_KEY, i16(0) + u16(0) + i32(0) + i32(0) + i64(0)
-        + ca(STATE_BATCH) + NO_TAGS,
+        "--share-group-state-decoder", i16(0) + SHARE_KEY, i16(0) + i32(0) + i32(0) + i32(0) + i64(0)
+        + i64(1700000000000) + i64(1700000000000) + ca(STATE_BATCH) + NO_TAGS,  # 4.3.0 ShareSnapshotValue v0
         ' key: {"type":"0","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}} payload: '
-        '{"type":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,"startOffset":0,"stateBatches":'
+        '{"type":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,"startOffset":0,'
+        '"createTimestamp":1700000000000,"writeTimestamp":1700000000000,"stateBatches":'
         '[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}'),
     "share: non-nullable field": (
         "--share-group-state-decoder", i16(1) + s16("group") + uuid(SHARE_TOPIC) + i32(0),
-        i16(0) + u16(0) + i32(0) + i32(0) + i64(0) + ca() + NO_TAGS,
+        i16(0) + i32(0) + i32(0) + i32(0) + i64(0) + i64(0) + i64(0) + ca() + NO_TAGS,
         " key: Error at offset 0, skipping. Could not read record with version 0 from value's buffer due to: "
         "non-nullable field stateBatches was serialized as null."),
     "transactions: TransactionLogTest.testTransactionMetadataParsing": (

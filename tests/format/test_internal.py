@@ -188,16 +188,22 @@ SHARE_KEY_FIELDS = s16("gs1") + uuid(SHARE_TOPIC) + i32(0)  # GroupId, TopicId, 
 
 
 def test_share_state_snapshot_and_update() -> None:
-    snapshot_value = i16(0) + u16(0) + i32(0) + i32(0) + i64(0) + ca(STATE_BATCH) + NO_TAGS
+    # Kafka 4.3.0's ShareSnapshotValue v0: SnapshotEpoch int32, StateEpoch, LeaderEpoch, StartOffset,
+    # CreateTimestamp, WriteTimestamp, StateBatches, tags (DeliveryCompleteCount, tag 0, left at its default)
+    snapshot_value = (i16(0) + i32(0) + i32(0) + i32(0) + i64(0) + i64(1700000000000) + i64(1700000000001)
+                      + ca(STATE_BATCH) + NO_TAGS)
     snapshot = internal.decode_share_state_record(i16(0) + SHARE_KEY_FIELDS, snapshot_value, 0)
-    # VERBATIM (testShareGroupStateMessageParser)
+    # data as in 4.3.0's testShareGroupStateMessageParser (timestamps filled in); its value label is
+    # "version" there, "type" in kseg's text until the dump text follows 4.3.0
     assert snapshot.key_text == (
         '{"type":"0","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}')
     assert snapshot.payload_text == (
-        '{"type":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,"startOffset":0,"stateBatches":'
+        '{"type":"0","data":{"snapshotEpoch":0,"stateEpoch":0,"leaderEpoch":0,"startOffset":0,'
+        '"createTimestamp":1700000000000,"writeTimestamp":1700000000001,"stateBatches":'
         '[{"firstOffset":0,"lastOffset":4,"deliveryState":2,"deliveryCount":1}]}}'
     )
-    update_value = i16(0) + u16(0) + i32(0) + i64(0) + ca(STATE_BATCH) + NO_TAGS  # no StateEpoch
+    # ShareUpdateValue v0: SnapshotEpoch int32, LeaderEpoch, StartOffset, StateBatches, tags (no StateEpoch)
+    update_value = i16(0) + i32(0) + i32(0) + i64(0) + ca(STATE_BATCH) + NO_TAGS
     update = internal.decode_share_state_record(i16(1) + SHARE_KEY_FIELDS, update_value, 0)
     assert update.key_text == (
         '{"type":"1","data":{"groupId":"gs1","topicId":"Uj5wn_FqTXirEASvVZRY1w","partition":0}}')
@@ -211,8 +217,9 @@ def test_share_state_tombstone_unknown_and_error() -> None:
     assert internal.decode_share_state_record(i16(0) + SHARE_KEY_FIELDS, None, 0).payload_text == "<DELETE>"
     unknown = internal.decode_share_state_record(i16(32767) + SHARE_KEY_FIELDS, b"\x00\x00", 0)
     assert unknown.key_text == "Unknown record type 32767 at offset 0, skipping."
-    # new ShareSnapshotValue() read as a ShareUpdateValue: StartOffset eats StateEpoch+LeaderEpoch, then 0 = null
-    snapshot_defaults = i16(0) + u16(0) + i32(0) + i32(0) + i64(0) + ca() + NO_TAGS
+    # new ShareSnapshotValue() read as a ShareUpdateValue: StartOffset eats StartOffset's first half and
+    # more, then a zero byte of CreateTimestamp = null StateBatches
+    snapshot_defaults = i16(0) + i32(0) + i32(0) + i32(0) + i64(0) + i64(0) + i64(0) + ca() + NO_TAGS
     wrong = internal.decode_share_state_record(i16(1) + s16("group") + uuid(SHARE_TOPIC) + i32(0),
                                                snapshot_defaults, 0)
     assert wrong.key_text == ("Error at offset 0, skipping. Could not read record with version 0 from value's "

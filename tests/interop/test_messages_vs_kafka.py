@@ -33,6 +33,7 @@ import jars as _jars
 import pytest
 from oracle import find_java, oracle_or_skip
 
+from kseg.format import schemas
 from kseg.format.messages import (
     Field,
     Message,
@@ -211,21 +212,8 @@ def kseg_answer(schema: Message, version: int, data: bytes) -> str:
     return f"OK {len(data) - stop} {kafka_json(decoded)}"
 
 
-def test_decoder_agrees_with_kafkas_generated_classes(oracle: tuple[str, str, Path]) -> None:
-    java, classpath, clients = oracle
-    rng = random.Random(SEED)
-    cases: list[tuple[str, Message, int, bytes]] = []
-    for spec in kafka_definitions(clients):
-        try:
-            schema = kseg_message(spec)
-        except NotModelled:
-            continue
-        versions = range(schema.valid.low, min(schema.valid.high, 40) + 1)
-        java_class = spec["name"] + ("Data" if spec["type"] in ("request", "response", "header") else "")
-        for _ in range(CASES_PER_MESSAGE if versions else 0):
-            version = rng.choice(versions)
-            data = damage(rng, Encoder(rng, version, version in schema.flexible).struct(schema.fields))
-            cases.append((java_class, schema, version, data))
+def agreement(java: str, classpath: str, cases: list[tuple[str, Message, int, bytes]]) -> dict[str, int]:
+    """Both readers on every case; fails listing the cases where kseg and Kafka's classes disagree."""
     stdin = "".join(f"{name} {version} {data.hex()}\n" for name, _, version, data in cases)
     answers = subprocess.run([java, "-cp", classpath, "MessageOracle"], input=stdin.encode(),
                              capture_output=True, check=True).stdout.decode().split("\n")[:-1]
@@ -244,4 +232,43 @@ def test_decoder_agrees_with_kafkas_generated_classes(oracle: tuple[str, str, Pa
         else:
             disagreed.append(f"{name} v{version} {data.hex()}\n  kafka: {answer}\n  kseg:  {mine}")
     assert disagreed == []
+    return agreed
+
+
+def test_decoder_agrees_with_kafkas_generated_classes(oracle: tuple[str, str, Path]) -> None:
+    java, classpath, clients = oracle
+    rng = random.Random(SEED)
+    cases: list[tuple[str, Message, int, bytes]] = []
+    for spec in kafka_definitions(clients):
+        try:
+            schema = kseg_message(spec)
+        except NotModelled:
+            continue
+        versions = range(schema.valid.low, min(schema.valid.high, 40) + 1)
+        java_class = spec["name"] + ("Data" if spec["type"] in ("request", "response", "header") else "")
+        for _ in range(CASES_PER_MESSAGE if versions else 0):
+            version = rng.choice(versions)
+            data = damage(rng, Encoder(rng, version, version in schema.flexible).struct(schema.fields))
+            cases.append((java_class, schema, version, data))
+    agreed = agreement(java, classpath, cases)
     assert agreed["OK"] > 1000 and agreed["ERR"] > 200
+
+
+def test_kseg_transcription_of_kraft_control_records_agrees_with_kafkas_classes(
+        oracle: tuple[str, str, Path]) -> None:
+    """The on-disk clients records kseg decodes (KRaft control records, the consumer embedded protocol),
+    read through kseg's own transcription (kseg/format/schemas/clients.py), not one built from the jar."""
+    java, classpath, clients = oracle
+    in_jar = {spec["name"]: spec for spec in kafka_definitions(clients)}
+    rng = random.Random(SEED + 1)
+    cases: list[tuple[str, Message, int, bytes]] = []
+    for schema in schemas.family("clients").values():
+        jar_schema = kseg_message(in_jar[schema.name])  # the jar's definition is the one transcribed
+        assert (jar_schema.valid, jar_schema.flexible, jar_schema.fields) == (schema.valid, schema.flexible,
+                                                                              schema.fields), schema.name
+        for _ in range(40):
+            version = rng.choice(range(schema.valid.low, schema.valid.high + 1))
+            data = damage(rng, Encoder(rng, version, version in schema.flexible).struct(schema.fields))
+            cases.append((schema.name, schema, version, data))
+    agreed = agreement(java, classpath, cases)
+    assert agreed["OK"] > 150 and agreed["ERR"] > 20

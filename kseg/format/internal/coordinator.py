@@ -23,9 +23,14 @@ from kseg.format.internal.common import (
 )
 from kseg.format.messages import Message, MessageDecodeError, UnknownVersion, decode_message, kafka_json
 
-#: ``GroupCoordinatorRecordSerde``: record type -> (key message, value message).
+#: ``CoordinatorRecordType`` of Kafka 4.3.0's group coordinator (``GroupCoordinatorRecordSerde``; generated
+#: by generator/src/main/java/org/apache/kafka/message/CoordinatorRecordTypeGenerator.java from the
+#: ``apiKey`` of the ``coordinator-key``/``coordinator-value`` pairs in
+#: ``group-coordinator/src/main/resources/common/message/``): record type -> (key message, value message).
+#: Types 9 (``ShareGroupPartitionMetadata``, Kafka 4.0's share groups early access) and 18
+#: (``StreamsGroupPartitionMetadata``, removed before any release) are unknown to 4.3, as to kseg.
 OFFSETS_RECORD_TYPES = {
-    0: ("OffsetCommitKey", "OffsetCommitValue"),
+    0: ("LegacyOffsetCommitKey", "LegacyOffsetCommitValue"),
     1: ("OffsetCommitKey", "OffsetCommitValue"),
     2: ("GroupMetadataKey", "GroupMetadataValue"),
     3: ("ConsumerGroupMetadataKey", "ConsumerGroupMetadataValue"),
@@ -34,24 +39,43 @@ OFFSETS_RECORD_TYPES = {
     6: ("ConsumerGroupTargetAssignmentMetadataKey", "ConsumerGroupTargetAssignmentMetadataValue"),
     7: ("ConsumerGroupTargetAssignmentMemberKey", "ConsumerGroupTargetAssignmentMemberValue"),
     8: ("ConsumerGroupCurrentMemberAssignmentKey", "ConsumerGroupCurrentMemberAssignmentValue"),
-    9: ("ShareGroupPartitionMetadataKey", "ShareGroupPartitionMetadataValue"),
     10: ("ShareGroupMemberMetadataKey", "ShareGroupMemberMetadataValue"),
     11: ("ShareGroupMetadataKey", "ShareGroupMetadataValue"),
     12: ("ShareGroupTargetAssignmentMetadataKey", "ShareGroupTargetAssignmentMetadataValue"),
     13: ("ShareGroupTargetAssignmentMemberKey", "ShareGroupTargetAssignmentMemberValue"),
     14: ("ShareGroupCurrentMemberAssignmentKey", "ShareGroupCurrentMemberAssignmentValue"),
     15: ("ShareGroupStatePartitionMetadataKey", "ShareGroupStatePartitionMetadataValue"),
+    16: ("ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue"),
+    17: ("StreamsGroupMetadataKey", "StreamsGroupMetadataValue"),
+    19: ("StreamsGroupMemberMetadataKey", "StreamsGroupMemberMetadataValue"),
+    20: ("StreamsGroupTargetAssignmentMetadataKey", "StreamsGroupTargetAssignmentMetadataValue"),
+    21: ("StreamsGroupTargetAssignmentMemberKey", "StreamsGroupTargetAssignmentMemberValue"),
+    22: ("StreamsGroupCurrentMemberAssignmentKey", "StreamsGroupCurrentMemberAssignmentValue"),
+    23: ("StreamsGroupTopologyKey", "StreamsGroupTopologyValue"),
 }
-#: ``ShareCoordinatorRecordSerde``: record type -> (key message, value message).
+#: ``CoordinatorRecordType`` of Kafka 4.3.0's share coordinator: record type -> (key message, value message).
 SHARE_STATE_RECORD_TYPES = {
     0: ("ShareSnapshotKey", "ShareSnapshotValue"),
     1: ("ShareUpdateKey", "ShareUpdateValue"),
 }
+#: The layout a coordinator key is read with.  ``CoordinatorRecordSerde.deserialize``
+#: (coordinator-common/src/main/java/org/apache/kafka/coordinator/common/runtime/CoordinatorRecordSerde.java)
+#: reads the key message "at version" record type, but every key is a ``coordinator-key`` message whose only
+#: valid version is 0 (generator/src/main/java/org/apache/kafka/message/MessageSpec.java enforces it), and
+#: the generated ``read`` of such a message checks no version: every field is read as in version 0 and
+#: there are no tagged fields (``generateClassReader`` in .../message/MessageDataGenerator.java).
+KEY_LAYOUT_VERSION = 0
 
-def _decode_part(schema: Message, version: int, data: bytes, part: str) -> dict[str, Any]:
-    """A coordinator key or value after its int16 prefix (trailing bytes ignored, as Kafka does)."""
+
+def _decode_part(
+    schema: Message, version: int, data: bytes, part: str, layout: int | None = None,
+) -> dict[str, Any]:
+    """A coordinator key or value after its int16 prefix (trailing bytes ignored, as Kafka does).
+
+    ``version`` is what Kafka's messages name; ``layout`` the version the bytes are read with, when another.
+    """
     try:
-        decoded, _ = decode_message(schema, version, data, VERSION_PREFIX.size)
+        decoded, _ = decode_message(schema, version if layout is None else layout, data, VERSION_PREFIX.size)
     except UnknownVersion as err:
         text = f"{err.message}, raw {part} {b64(data)}"
         raise Failed("unknown-version", part, text, err.message, 0) from err
@@ -81,7 +105,7 @@ def _coordinator_record(
             text = f"Unknown record type {record_type} at offset {offset}, skipping."
             raise Failed("unknown-type", "key", text, f"unknown record type {record_type}", 0)
         key_name, value_name = types[record_type]
-        key_data = _decode_part(schemas.get(family, key_name), record_type, key, "key")
+        key_data = _decode_part(schemas.get(family, key_name), record_type, key, "key", KEY_LAYOUT_VERSION)
         key_json = {"type": record_type, "name": key_name, "data": key_data}
         key_text = kafka_json({"type": str(record_type), "data": key_data})
         if value is None:

@@ -1,17 +1,20 @@
-"""kseg's own transcription of the Kafka message definitions it decodes.
+"""kseg's own transcription of the Kafka message definitions it decodes, pinned to Kafka 4.3.0.
 
 One module per topic family, each a plain list of :func:`~kseg.format.messages.message`
-definitions with their provenance (source path in apache/kafka, commit, validVersions,
+definitions with their provenance (source path in Kafka's tree, apiKey, validVersions,
 flexibleVersions).  Nothing here reads Kafka's files at run time; a family is imported
-the first time something asks for it.
+the first time something asks for it.  ``tests/format/test_schema_transcription.py`` compares
+every family with Kafka 4.3.0's JSON definitions (``shared/reference/kafka-4.3.0-messages/``).
 
 ===========================  ==========================================================
 module                       what it holds
 ===========================  ==========================================================
-``group_coordinator``        ``__consumer_offsets`` keys and values (record types 0-15)
+``group_coordinator``        ``__consumer_offsets`` keys and values (record types 0-8, 10-17, 19-23);
+                             share groups in ``group_coordinator_share``, streams groups in
+                             ``group_coordinator_streams``
 ``transaction_coordinator``  ``__transaction_state`` key and value
 ``share_coordinator``        ``__share_group_state`` keys and values
-``metadata``                 KRaft ``__cluster_metadata`` records (api keys 0-27)
+``metadata``                 KRaft ``__cluster_metadata`` records (api keys 0-28)
 ``storage``                  ``__remote_log_metadata`` records, producer-state snapshot
 ``clients``                  KRaft control-record values, consumer embedded protocol
 ``metadata_history``         older trunk layouts of two metadata records (tried last)
@@ -53,7 +56,10 @@ def get(family_name: str, message_name: str) -> Message:
 
 @cache
 def by_api_key(family_name: str) -> dict[int, Message]:
-    """The messages of a family that carry an ``apiKey`` (metadata and remote-log-metadata records)."""
+    """Messages by ``apiKey``, for the KRaft-framed families (metadata, storage) where it is unique.
+
+    (Coordinator records carry it too, as their record type, shared by a key and its value.)
+    """
     return {msg.api_key: msg for msg in family(family_name).values() if msg.api_key is not None}
 
 

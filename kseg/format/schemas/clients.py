@@ -1,13 +1,18 @@
 """KRaft control-record values and the consumer embedded protocol (clients module).
 
-Transcribed from apache/kafka ``clients/src/main/resources/common/message/`` (only the files kseg needs)
-at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25, version 4.0.0-SNAPSHOT).
-Each ``message(...)`` names its source file, ``validVersions`` and ``flexibleVersions``;
-fields keep Kafka's names, types, versions, nullable/tagged versions, tags and defaults, in
-Kafka's order.  Left out because they do not change what is read or printed: ``about``,
-``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``.  A field without ``versions`` in
-Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both are written.
-``tests/format/test_schema_transcription.py`` compares this file with the source.
+Transcribed from ``clients/src/main/resources/common/message/``
+at Kafka 4.3.0 (confluentinc/kafka a9ce3221537b8653448750697915607dc7936cf3, "Bump version to 4.3.0";
+the same files are in ``shared/reference/kafka-4.3.0-messages/``).
+Each ``message(...)`` names its source file, ``apiKey`` (the record type of coordinator records),
+``validVersions`` and ``flexibleVersions``; fields keep Kafka's names, types, versions, nullable/tagged
+versions, tags and defaults, in Kafka's order.  Left out because they do not change what is read or
+printed: ``about``, ``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``, the message ``type``.  A field
+without ``versions`` in Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both
+are written.  ``tests/format/test_schema_transcription.py`` compares this file with Kafka's, field by
+field, version by version.
+
+Only the files kseg decodes with the generic decoder; the control-record key
+(``ControlRecordTypeSchema``) and ``EndTxnMarker`` are fixed structs in :mod:`kseg.format.control`.
 """
 
 from kseg.format.messages import field, message
@@ -51,7 +56,7 @@ KRAFT_VERSION_RECORD = message(
 )
 
 # commonStructs.Voter of LeaderChangeMessage
-_VOTER = [
+_LEADER_CHANGE_MESSAGE_VOTER = [
     field("VoterId", "int32", "0+"),
     field("VoterDirectoryId", "uuid", "1+"),
 ]
@@ -61,8 +66,8 @@ LEADER_CHANGE_MESSAGE = message(
     fields=[
         field("Version", "int16", "0+"),
         field("LeaderId", "int32", "0+"),
-        field("Voters", "[]Voter", "0+", fields=_VOTER),
-        field("GrantingVoters", "[]Voter", "0+", fields=_VOTER),
+        field("Voters", "[]Voter", "0+", fields=_LEADER_CHANGE_MESSAGE_VOTER),
+        field("GrantingVoters", "[]Voter", "0+", fields=_LEADER_CHANGE_MESSAGE_VOTER),
     ],
 )
 

@@ -1,56 +1,66 @@
-"""``__consumer_offsets`` record schemas (the group coordinator's records).
+"""``__consumer_offsets`` record schemas: offsets, classic and consumer groups (record types 0-8, 16).
 
-Transcribed from apache/kafka ``group-coordinator/src/main/resources/common/message/``
-at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25, version 4.0.0-SNAPSHOT).
-Each ``message(...)`` names its source file, ``validVersions`` and ``flexibleVersions``;
-fields keep Kafka's names, types, versions, nullable/tagged versions, tags and defaults, in
-Kafka's order.  Left out because they do not change what is read or printed: ``about``,
-``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``.  A field without ``versions`` in
-Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both are written.
-``tests/format/test_schema_transcription.py`` compares this file with the source.
+Transcribed from ``group-coordinator/src/main/resources/common/message/``
+at Kafka 4.3.0 (confluentinc/kafka a9ce3221537b8653448750697915607dc7936cf3, "Bump version to 4.3.0";
+the same files are in ``shared/reference/kafka-4.3.0-messages/``).
+Each ``message(...)`` names its source file, ``apiKey`` (the record type of coordinator records),
+``validVersions`` and ``flexibleVersions``; fields keep Kafka's names, types, versions, nullable/tagged
+versions, tags and defaults, in Kafka's order.  Left out because they do not change what is read or
+printed: ``about``, ``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``, the message ``type``.  A field
+without ``versions`` in Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both
+are written.  ``tests/format/test_schema_transcription.py`` compares this file with Kafka's, field by
+field, version by version.
+
+Share-group (10-15) and streams-group (17, 19-23) records are in :mod:`.group_coordinator_share` and
+:mod:`.group_coordinator_streams`; ``MESSAGES`` here holds all three.
 """
 
 from kseg.format.messages import field, message
+from kseg.format.schemas.group_coordinator_share import MESSAGES as _SHARE_GROUP_MESSAGES
+from kseg.format.schemas.group_coordinator_streams import MESSAGES as _STREAMS_GROUP_MESSAGES
 
 _DIR = "group-coordinator/src/main/resources/common/message/"
 
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = message(
-    "ConsumerGroupCurrentMemberAssignmentKey", valid="8", flexible="none",
+    "ConsumerGroupCurrentMemberAssignmentKey", api_key=8, valid="0", flexible="none",
     source=_DIR + "ConsumerGroupCurrentMemberAssignmentKey.json",
     fields=[
-        field("GroupId", "string", "8"),
-        field("MemberId", "string", "8"),
+        field("GroupId", "string", "0"),
+        field("MemberId", "string", "0"),
     ],
 )
 
 # commonStructs.TopicPartitions of ConsumerGroupCurrentMemberAssignmentValue
-_TOPIC_PARTITIONS = [
+_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS = [
     field("TopicId", "uuid", "0+"),
     field("Partitions", "[]int32", "0+"),
+    field("AssignmentEpochs", "[]int32", "0+", nullable="0+", tagged="0+", tag=0),
 ]
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = message(
-    "ConsumerGroupCurrentMemberAssignmentValue", valid="0", flexible="0+",
+    "ConsumerGroupCurrentMemberAssignmentValue", api_key=8, valid="0", flexible="0+",
     source=_DIR + "ConsumerGroupCurrentMemberAssignmentValue.json",
     fields=[
         field("MemberEpoch", "int32", "0+"),
         field("PreviousMemberEpoch", "int32", "0+"),
         field("State", "int8", "0+"),
-        field("AssignedPartitions", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
-        field("PartitionsPendingRevocation", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
+        field("AssignedPartitions", "[]TopicPartitions", "0+",
+              fields=_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
+        field("PartitionsPendingRevocation", "[]TopicPartitions", "0+",
+              fields=_CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS),
     ],
 )
 
 CONSUMER_GROUP_MEMBER_METADATA_KEY = message(
-    "ConsumerGroupMemberMetadataKey", valid="5", flexible="none",
+    "ConsumerGroupMemberMetadataKey", api_key=5, valid="0", flexible="none",
     source=_DIR + "ConsumerGroupMemberMetadataKey.json",
     fields=[
-        field("GroupId", "string", "5"),
-        field("MemberId", "string", "5"),
+        field("GroupId", "string", "0"),
+        field("MemberId", "string", "0"),
     ],
 )
 
 CONSUMER_GROUP_MEMBER_METADATA_VALUE = message(
-    "ConsumerGroupMemberMetadataValue", valid="0", flexible="0+",
+    "ConsumerGroupMemberMetadataValue", api_key=5, valid="0", flexible="0+",
     source=_DIR + "ConsumerGroupMemberMetadataValue.json",
     fields=[
         field("InstanceId", "string", "0+", nullable="0+"),
@@ -61,8 +71,8 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = message(
         field("SubscribedTopicRegex", "string", "0+", nullable="0+"),
         field("RebalanceTimeoutMs", "int32", "0+", default="-1"),
         field("ServerAssignor", "string", "0+", nullable="0+"),
-        field("ClassicMemberMetadata", "ClassicMemberMetadata", "0+",
-              nullable="0+", tagged="0+", tag=0, fields=[
+        field("ClassicMemberMetadata", "ClassicMemberMetadata", "0+", nullable="0+", tagged="0+", tag=0,
+              fields=[
             field("SessionTimeoutMs", "int32", "0+"),
             field("SupportedProtocols", "[]ClassicProtocol", "0+", fields=[
                 field("Name", "string", "0+"),
@@ -73,31 +83,32 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = message(
 )
 
 CONSUMER_GROUP_METADATA_KEY = message(
-    "ConsumerGroupMetadataKey", valid="3", flexible="none",
+    "ConsumerGroupMetadataKey", api_key=3, valid="0", flexible="none",
     source=_DIR + "ConsumerGroupMetadataKey.json",
     fields=[
-        field("GroupId", "string", "3"),
+        field("GroupId", "string", "0"),
     ],
 )
 
 CONSUMER_GROUP_METADATA_VALUE = message(
-    "ConsumerGroupMetadataValue", valid="0", flexible="0+",
+    "ConsumerGroupMetadataValue", api_key=3, valid="0", flexible="0+",
     source=_DIR + "ConsumerGroupMetadataValue.json",
     fields=[
         field("Epoch", "int32", "0+"),
+        field("MetadataHash", "int64", "0+", tagged="0+", tag=0, default="0"),
     ],
 )
 
 CONSUMER_GROUP_PARTITION_METADATA_KEY = message(
-    "ConsumerGroupPartitionMetadataKey", valid="4", flexible="none",
+    "ConsumerGroupPartitionMetadataKey", api_key=4, valid="0", flexible="none",
     source=_DIR + "ConsumerGroupPartitionMetadataKey.json",
     fields=[
-        field("GroupId", "string", "4"),
+        field("GroupId", "string", "0"),
     ],
 )
 
 CONSUMER_GROUP_PARTITION_METADATA_VALUE = message(
-    "ConsumerGroupPartitionMetadataValue", valid="0", flexible="0+",
+    "ConsumerGroupPartitionMetadataValue", api_key=4, valid="0", flexible="0+",
     source=_DIR + "ConsumerGroupPartitionMetadataValue.json",
     fields=[
         field("Topics", "[]TopicMetadata", "0+", fields=[
@@ -112,17 +123,36 @@ CONSUMER_GROUP_PARTITION_METADATA_VALUE = message(
     ],
 )
 
+CONSUMER_GROUP_REGULAR_EXPRESSION_KEY = message(
+    "ConsumerGroupRegularExpressionKey", api_key=16, valid="0", flexible="none",
+    source=_DIR + "ConsumerGroupRegularExpressionKey.json",
+    fields=[
+        field("GroupId", "string", "0"),
+        field("RegularExpression", "string", "0"),
+    ],
+)
+
+CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE = message(
+    "ConsumerGroupRegularExpressionValue", api_key=16, valid="0", flexible="0+",
+    source=_DIR + "ConsumerGroupRegularExpressionValue.json",
+    fields=[
+        field("Topics", "[]string", "0+"),
+        field("Version", "int64", "0+"),
+        field("Timestamp", "int64", "0+"),
+    ],
+)
+
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = message(
-    "ConsumerGroupTargetAssignmentMemberKey", valid="7", flexible="none",
+    "ConsumerGroupTargetAssignmentMemberKey", api_key=7, valid="0", flexible="none",
     source=_DIR + "ConsumerGroupTargetAssignmentMemberKey.json",
     fields=[
-        field("GroupId", "string", "7"),
-        field("MemberId", "string", "7"),
+        field("GroupId", "string", "0"),
+        field("MemberId", "string", "0"),
     ],
 )
 
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = message(
-    "ConsumerGroupTargetAssignmentMemberValue", valid="0", flexible="0+",
+    "ConsumerGroupTargetAssignmentMemberValue", api_key=7, valid="0", flexible="0+",
     source=_DIR + "ConsumerGroupTargetAssignmentMemberValue.json",
     fields=[
         field("TopicPartitions", "[]TopicPartition", "0+", fields=[
@@ -133,31 +163,32 @@ CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = message(
 )
 
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = message(
-    "ConsumerGroupTargetAssignmentMetadataKey", valid="6", flexible="none",
+    "ConsumerGroupTargetAssignmentMetadataKey", api_key=6, valid="0", flexible="none",
     source=_DIR + "ConsumerGroupTargetAssignmentMetadataKey.json",
     fields=[
-        field("GroupId", "string", "6"),
+        field("GroupId", "string", "0"),
     ],
 )
 
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = message(
-    "ConsumerGroupTargetAssignmentMetadataValue", valid="0", flexible="0+",
+    "ConsumerGroupTargetAssignmentMetadataValue", api_key=6, valid="0", flexible="0+",
     source=_DIR + "ConsumerGroupTargetAssignmentMetadataValue.json",
     fields=[
         field("AssignmentEpoch", "int32", "0+"),
+        field("AssignmentTimestamp", "int64", "0+", tagged="0+", tag=0, default="0"),
     ],
 )
 
 GROUP_METADATA_KEY = message(
-    "GroupMetadataKey", valid="2", flexible="none",
+    "GroupMetadataKey", api_key=2, valid="0", flexible="none",
     source=_DIR + "GroupMetadataKey.json",
     fields=[
-        field("group", "string", "2"),
+        field("group", "string", "0"),
     ],
 )
 
 # commonStructs.MemberMetadata of GroupMetadataValue
-_MEMBER_METADATA = [
+_GROUP_METADATA_VALUE_MEMBER_METADATA = [
     field("memberId", "string", "0+"),
     field("groupInstanceId", "string", "3+", nullable="3+", default="null"),
     field("clientId", "string", "0+"),
@@ -168,7 +199,7 @@ _MEMBER_METADATA = [
     field("assignment", "bytes", "0+"),
 ]
 GROUP_METADATA_VALUE = message(
-    "GroupMetadataValue", valid="0-4", flexible="4+",
+    "GroupMetadataValue", api_key=2, valid="0-4", flexible="4+",
     source=_DIR + "GroupMetadataValue.json",
     fields=[
         field("protocolType", "string", "0+"),
@@ -176,22 +207,42 @@ GROUP_METADATA_VALUE = message(
         field("protocol", "string", "0+", nullable="0+"),
         field("leader", "string", "0+", nullable="0+"),
         field("currentStateTimestamp", "int64", "2+", default="-1"),
-        field("members", "[]MemberMetadata", "0+", fields=_MEMBER_METADATA),
+        field("members", "[]MemberMetadata", "0+", fields=_GROUP_METADATA_VALUE_MEMBER_METADATA),
+    ],
+)
+
+LEGACY_OFFSET_COMMIT_KEY = message(
+    "LegacyOffsetCommitKey", api_key=0, valid="0", flexible="none",
+    source=_DIR + "LegacyOffsetCommitKey.json",
+    fields=[
+        field("group", "string", "0"),
+        field("topic", "string", "0"),
+        field("partition", "int32", "0"),
+    ],
+)
+
+LEGACY_OFFSET_COMMIT_VALUE = message(
+    "LegacyOffsetCommitValue", api_key=0, valid="0", flexible="none",
+    source=_DIR + "LegacyOffsetCommitValue.json",
+    fields=[
+        field("offset", "int64", "0"),
+        field("metadata", "string", "0"),
+        field("commitTimestamp", "int64", "0"),
     ],
 )
 
 OFFSET_COMMIT_KEY = message(
-    "OffsetCommitKey", valid="0-1", flexible="none",
+    "OffsetCommitKey", api_key=1, valid="0", flexible="none",
     source=_DIR + "OffsetCommitKey.json",
     fields=[
-        field("group", "string", "0-1"),
-        field("topic", "string", "0-1"),
-        field("partition", "int32", "0-1"),
+        field("group", "string", "0"),
+        field("topic", "string", "0"),
+        field("partition", "int32", "0"),
     ],
 )
 
 OFFSET_COMMIT_VALUE = message(
-    "OffsetCommitValue", valid="0-4", flexible="4+",
+    "OffsetCommitValue", api_key=1, valid="0-4", flexible="4+",
     source=_DIR + "OffsetCommitValue.json",
     fields=[
         field("offset", "int64", "0+"),
@@ -199,151 +250,7 @@ OFFSET_COMMIT_VALUE = message(
         field("metadata", "string", "0+"),
         field("commitTimestamp", "int64", "0+"),
         field("expireTimestamp", "int64", "1", default="-1"),
-    ],
-)
-
-SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY = message(
-    "ShareGroupCurrentMemberAssignmentKey", valid="14", flexible="none",
-    source=_DIR + "ShareGroupCurrentMemberAssignmentKey.json",
-    fields=[
-        field("GroupId", "string", "14"),
-        field("MemberId", "string", "14"),
-    ],
-)
-
-# ShareGroupCurrentMemberAssignmentValue reuses commonStructs.TopicPartitions (identical)
-SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = message(
-    "ShareGroupCurrentMemberAssignmentValue", valid="0", flexible="0+",
-    source=_DIR + "ShareGroupCurrentMemberAssignmentValue.json",
-    fields=[
-        field("MemberEpoch", "int32", "0+"),
-        field("PreviousMemberEpoch", "int32", "0+"),
-        field("State", "int8", "0+"),
-        field("AssignedPartitions", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
-    ],
-)
-
-SHARE_GROUP_MEMBER_METADATA_KEY = message(
-    "ShareGroupMemberMetadataKey", valid="10", flexible="none",
-    source=_DIR + "ShareGroupMemberMetadataKey.json",
-    fields=[
-        field("GroupId", "string", "10"),
-        field("MemberId", "string", "10"),
-    ],
-)
-
-SHARE_GROUP_MEMBER_METADATA_VALUE = message(
-    "ShareGroupMemberMetadataValue", valid="0", flexible="0+",
-    source=_DIR + "ShareGroupMemberMetadataValue.json",
-    fields=[
-        field("RackId", "string", "0+", nullable="0+"),
-        field("ClientId", "string", "0+"),
-        field("ClientHost", "string", "0+"),
-        field("SubscribedTopicNames", "[]string", "0+"),
-    ],
-)
-
-SHARE_GROUP_METADATA_KEY = message(
-    "ShareGroupMetadataKey", valid="11", flexible="none",
-    source=_DIR + "ShareGroupMetadataKey.json",
-    fields=[
-        field("GroupId", "string", "11"),
-    ],
-)
-
-SHARE_GROUP_METADATA_VALUE = message(
-    "ShareGroupMetadataValue", valid="0", flexible="0+",
-    source=_DIR + "ShareGroupMetadataValue.json",
-    fields=[
-        field("Epoch", "int32", "0+"),
-    ],
-)
-
-SHARE_GROUP_PARTITION_METADATA_KEY = message(
-    "ShareGroupPartitionMetadataKey", valid="9", flexible="none",
-    source=_DIR + "ShareGroupPartitionMetadataKey.json",
-    fields=[
-        field("GroupId", "string", "9"),
-    ],
-)
-
-SHARE_GROUP_PARTITION_METADATA_VALUE = message(
-    "ShareGroupPartitionMetadataValue", valid="0", flexible="0+",
-    source=_DIR + "ShareGroupPartitionMetadataValue.json",
-    fields=[
-        field("Topics", "[]TopicMetadata", "0+", fields=[
-            field("TopicId", "uuid", "0+"),
-            field("TopicName", "string", "0+"),
-            field("NumPartitions", "int32", "0+"),
-            field("PartitionMetadata", "[]PartitionMetadata", "0+", fields=[
-                field("Partition", "int32", "0+"),
-                field("Racks", "[]string", "0+"),
-            ]),
-        ]),
-    ],
-)
-
-SHARE_GROUP_STATE_PARTITION_METADATA_KEY = message(
-    "ShareGroupStatePartitionMetadataKey", valid="15", flexible="none",
-    source=_DIR + "ShareGroupStatePartitionMetadataKey.json",
-    fields=[
-        field("GroupId", "string", "15"),
-    ],
-)
-
-# commonStructs.TopicPartitionsInfo of ShareGroupStatePartitionMetadataValue
-_TOPIC_PARTITIONS_INFO = [
-    field("TopicId", "uuid", "0+"),
-    field("TopicName", "string", "0+"),
-    field("Partitions", "[]int32", "0+"),
-]
-# commonStructs.TopicInfo of ShareGroupStatePartitionMetadataValue
-_TOPIC_INFO = [
-    field("TopicId", "uuid", "0+"),
-    field("TopicName", "string", "0+"),
-]
-SHARE_GROUP_STATE_PARTITION_METADATA_VALUE = message(
-    "ShareGroupStatePartitionMetadataValue", valid="0", flexible="0+",
-    source=_DIR + "ShareGroupStatePartitionMetadataValue.json",
-    fields=[
-        field("InitializedTopics", "[]TopicPartitionsInfo", "0+", fields=_TOPIC_PARTITIONS_INFO),
-        field("DeletingTopics", "[]TopicInfo", "0+", fields=_TOPIC_INFO),
-    ],
-)
-
-SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY = message(
-    "ShareGroupTargetAssignmentMemberKey", valid="13", flexible="none",
-    source=_DIR + "ShareGroupTargetAssignmentMemberKey.json",
-    fields=[
-        field("GroupId", "string", "13"),
-        field("MemberId", "string", "13"),
-    ],
-)
-
-SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = message(
-    "ShareGroupTargetAssignmentMemberValue", valid="0", flexible="0+",
-    source=_DIR + "ShareGroupTargetAssignmentMemberValue.json",
-    fields=[
-        field("TopicPartitions", "[]TopicPartition", "0+", fields=[
-            field("TopicId", "uuid", "0+"),
-            field("Partitions", "[]int32", "0+"),
-        ]),
-    ],
-)
-
-SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY = message(
-    "ShareGroupTargetAssignmentMetadataKey", valid="12", flexible="none",
-    source=_DIR + "ShareGroupTargetAssignmentMetadataKey.json",
-    fields=[
-        field("GroupId", "string", "12"),
-    ],
-)
-
-SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = message(
-    "ShareGroupTargetAssignmentMetadataValue", valid="0", flexible="0+",
-    source=_DIR + "ShareGroupTargetAssignmentMetadataValue.json",
-    fields=[
-        field("AssignmentEpoch", "int32", "0+"),
+        field("topicId", "uuid", "4+", tagged="4+", tag=0),
     ],
 )
 
@@ -356,26 +263,18 @@ MESSAGES = (
     CONSUMER_GROUP_METADATA_VALUE,
     CONSUMER_GROUP_PARTITION_METADATA_KEY,
     CONSUMER_GROUP_PARTITION_METADATA_VALUE,
+    CONSUMER_GROUP_REGULAR_EXPRESSION_KEY,
+    CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE,
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
     CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
     CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
     CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
     GROUP_METADATA_KEY,
     GROUP_METADATA_VALUE,
+    LEGACY_OFFSET_COMMIT_KEY,
+    LEGACY_OFFSET_COMMIT_VALUE,
     OFFSET_COMMIT_KEY,
     OFFSET_COMMIT_VALUE,
-    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
-    SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
-    SHARE_GROUP_MEMBER_METADATA_KEY,
-    SHARE_GROUP_MEMBER_METADATA_VALUE,
-    SHARE_GROUP_METADATA_KEY,
-    SHARE_GROUP_METADATA_VALUE,
-    SHARE_GROUP_PARTITION_METADATA_KEY,
-    SHARE_GROUP_PARTITION_METADATA_VALUE,
-    SHARE_GROUP_STATE_PARTITION_METADATA_KEY,
-    SHARE_GROUP_STATE_PARTITION_METADATA_VALUE,
-    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
-    SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
-    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
-    SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+    *_SHARE_GROUP_MESSAGES,
+    *_STREAMS_GROUP_MESSAGES,
 )

@@ -1,13 +1,15 @@
-"""KRaft ``__cluster_metadata`` record schemas (one per metadata record type).
+"""KRaft ``__cluster_metadata`` record schemas (one per metadata record type, api keys 0-28).
 
-Transcribed from apache/kafka ``metadata/src/main/resources/common/metadata/``
-at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25, version 4.0.0-SNAPSHOT).
-Each ``message(...)`` names its source file, ``validVersions`` and ``flexibleVersions``;
-fields keep Kafka's names, types, versions, nullable/tagged versions, tags and defaults, in
-Kafka's order.  Left out because they do not change what is read or printed: ``about``,
-``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``.  A field without ``versions`` in
-Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both are written.
-``tests/format/test_schema_transcription.py`` compares this file with the source.
+Transcribed from ``metadata/src/main/resources/common/metadata/``
+at Kafka 4.3.0 (confluentinc/kafka a9ce3221537b8653448750697915607dc7936cf3, "Bump version to 4.3.0";
+the same files are in ``shared/reference/kafka-4.3.0-messages/``).
+Each ``message(...)`` names its source file, ``apiKey`` (the record type of coordinator records),
+``validVersions`` and ``flexibleVersions``; fields keep Kafka's names, types, versions, nullable/tagged
+versions, tags and defaults, in Kafka's order.  Left out because they do not change what is read or
+printed: ``about``, ``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``, the message ``type``.  A field
+without ``versions`` in Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both
+are written.  ``tests/format/test_schema_transcription.py`` compares this file with Kafka's, field by
+field, version by version.
 """
 
 from kseg.format.messages import field, message
@@ -46,7 +48,7 @@ BEGIN_TRANSACTION_RECORD = message(
 )
 
 BROKER_REGISTRATION_CHANGE_RECORD = message(
-    "BrokerRegistrationChangeRecord", api_key=17, valid="0-2", flexible="0+",
+    "BrokerRegistrationChangeRecord", api_key=17, valid="0-3", flexible="0+",
     source=_DIR + "BrokerRegistrationChangeRecord.json",
     fields=[
         field("BrokerId", "int32", "0+"),
@@ -54,6 +56,15 @@ BROKER_REGISTRATION_CHANGE_RECORD = message(
         field("Fenced", "int8", "0+", tagged="0+", tag=0),
         field("InControlledShutdown", "int8", "1+", tagged="1+", tag=1),
         field("LogDirs", "[]uuid", "2+", tagged="2+", tag=2),
+        field("CordonedLogDirs", "[]uuid", "3+", nullable="3+", tagged="3+", tag=3, default="null"),
+    ],
+)
+
+CLEAR_ELR_RECORD = message(
+    "ClearElrRecord", api_key=28, valid="0", flexible="0+",
+    source=_DIR + "ClearElrRecord.json",
+    fields=[
+        field("TopicName", "string", "0+"),
     ],
 )
 
@@ -177,7 +188,7 @@ PRODUCER_IDS_RECORD = message(
 )
 
 REGISTER_BROKER_RECORD = message(
-    "RegisterBrokerRecord", api_key=0, valid="0-3", flexible="0+",
+    "RegisterBrokerRecord", api_key=0, valid="0-4", flexible="0+",
     source=_DIR + "RegisterBrokerRecord.json",
     fields=[
         field("BrokerId", "int32", "0+"),
@@ -199,6 +210,7 @@ REGISTER_BROKER_RECORD = message(
         field("Fenced", "bool", "0+", default="true"),
         field("InControlledShutdown", "bool", "1+", default="false"),
         field("LogDirs", "[]uuid", "3+", tagged="3+", tag=0),
+        field("CordonedLogDirs", "[]uuid", "4+", nullable="4+", tagged="4+", tag=1, default="null"),
     ],
 )
 
@@ -309,6 +321,7 @@ MESSAGES = (
     ACCESS_CONTROL_ENTRY_RECORD,
     BEGIN_TRANSACTION_RECORD,
     BROKER_REGISTRATION_CHANGE_RECORD,
+    CLEAR_ELR_RECORD,
     CLIENT_QUOTA_RECORD,
     CONFIG_RECORD,
     DELEGATION_TOKEN_RECORD,

@@ -1,13 +1,15 @@
 """``__remote_log_metadata`` record schemas and the producer-state snapshot (storage module).
 
-Transcribed from apache/kafka ``storage/src/main/resources/message/``
-at commit 1eb7644349cb07139d6a3c1ad1986979647cac99 (2024-10-25, version 4.0.0-SNAPSHOT).
-Each ``message(...)`` names its source file, ``validVersions`` and ``flexibleVersions``;
-fields keep Kafka's names, types, versions, nullable/tagged versions, tags and defaults, in
-Kafka's order.  Left out because they do not change what is read or printed: ``about``,
-``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``.  A field without ``versions`` in
-Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both are written.
-``tests/format/test_schema_transcription.py`` compares this file with the source.
+Transcribed from ``storage/src/main/resources/message/``
+at Kafka 4.3.0 (confluentinc/kafka a9ce3221537b8653448750697915607dc7936cf3, "Bump version to 4.3.0";
+the same files are in ``shared/reference/kafka-4.3.0-messages/``).
+Each ``message(...)`` names its source file, ``apiKey`` (the record type of coordinator records),
+``validVersions`` and ``flexibleVersions``; fields keep Kafka's names, types, versions, nullable/tagged
+versions, tags and defaults, in Kafka's order.  Left out because they do not change what is read or
+printed: ``about``, ``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``, the message ``type``.  A field
+without ``versions`` in Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both
+are written.  ``tests/format/test_schema_transcription.py`` compares this file with Kafka's, field by
+field, version by version.
 """
 
 from kseg.format.messages import field, message
@@ -56,6 +58,7 @@ REMOTE_LOG_SEGMENT_METADATA_RECORD = message(
         field("SegmentSizeInBytes", "int32", "0+"),
         field("CustomMetadata", "bytes", "0+", nullable="0+", default="null"),
         field("RemoteLogSegmentState", "int8", "0+"),
+        field("TxnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
     ],
 )
 
@@ -76,6 +79,7 @@ REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD = message(
         field("SegmentSizeInBytes", "int32", "0+"),
         field("CustomMetadata", "bytes", "0+", nullable="0+", default="null"),
         field("RemoteLogSegmentState", "int8", "0+"),
+        field("TxnIndexEmpty", "bool", "0+", tagged="0+", tag=0),
     ],
 )
 

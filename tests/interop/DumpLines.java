@@ -8,7 +8,10 @@
  * jars.py. DumpLogSegments itself lives in Kafka's core (Scala) jar, which the harness does not have; this
  * file follows its templates (reference §6.3) line for line for data, COMMIT and ABORT batches.
  *
- *   java DumpLines dump OUT ERR [--deep-iteration] [--print-data-log] [--skip-record-metadata] FILE...
+ *   java DumpLines dump OUT ERR [--java] [--deep-iteration] [--print-data-log] [--skip-record-metadata] FILE...
+ *       --java: the text of Kafka 4.3.0's Java port (tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java:
+ *       printRecordMetadata, printRecordContents, dumpBatchRecords' TreeMap of non-consecutive pairs starting
+ *       from -1); without it the Scala tool's of 4.2 (core/src/main/scala/kafka/tools/DumpLogSegments.scala).
  *       stdout lines go to OUT, the "Non-consecutive offsets" summary to ERR (UTF-8 files). Where the real
  *       tool would die with an exception, this one writes "!! <exception class>: <message>" to ERR and goes
  *       on with the next file (as kseg does), so that what was printed before the exception can be compared.
@@ -27,6 +30,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.internal.AbstractLegacyRecordBatch;
@@ -50,12 +54,14 @@ public final class DumpLines {
         boolean deep = false;
         boolean print = false;
         boolean skip = false;
+        boolean javaPort = false;
         List<String> files = new ArrayList<>();
         for (int i = 3; i < args.length; i++) {
             switch (args[i]) {
                 case "--deep-iteration": deep = true; break;
                 case "--print-data-log": print = true; break;
                 case "--skip-record-metadata": skip = true; break;
+                case "--java": javaPort = true; break;
                 default: files.add(args[i]);
             }
         }
@@ -66,7 +72,7 @@ public final class DumpLines {
             File file = new File(name);
             out.append("Dumping ").append(file).append('\n');
             try {
-                dumpLog(file, print, deep || print, skip, out, nonConsecutive);
+                dumpLog(file, print, deep || print, skip, javaPort, out, nonConsecutive);
             } catch (RuntimeException e) {
                 if (out.length() > 0 && out.charAt(out.length() - 1) != '\n') out.append('\n');
                 err.append("!! ").append(e.getClass().getSimpleName()).append(": ").append(e.getMessage()).append('\n');
@@ -82,7 +88,7 @@ public final class DumpLines {
         Files.write(Paths.get(args[2]), err.toString().getBytes(StandardCharsets.UTF_8));
     }
 
-    private static void dumpLog(File file, boolean printContents, boolean deep, boolean skipMetadata,
+    private static void dumpLog(File file, boolean printContents, boolean deep, boolean skipMetadata, boolean javaPort,
                                 StringBuilder out, Map<String, List<long[]>> nonConsecutive) throws IOException {
         long startOffset = Long.parseLong(file.getName().split("\\.")[0]);
         out.append("Log starting offset: ").append(startOffset).append('\n');
@@ -94,7 +100,17 @@ public final class DumpLines {
                 printBatchLevel(batch, validBytes, out);
                 if (deep) {
                     for (Record record : batch) {
-                        if (lastOffset == -1) {
+                        if (javaPort) {
+                            // 4.3 dumpBatchRecords: a TreeMap keyed by the previous offset, from -1
+                            if (record.offset() != lastOffset + 1) {
+                                List<long[]> pairs = nonConsecutive.computeIfAbsent(file.getAbsolutePath(), k -> new ArrayList<>());
+                                TreeMap<Long, Long> sorted = new TreeMap<>();
+                                for (long[] pair : pairs) sorted.put(pair[0], pair[1]);
+                                sorted.put(lastOffset, record.offset());
+                                pairs.clear();
+                                sorted.forEach((a, b) -> pairs.add(new long[]{a, b}));
+                            }
+                        } else if (lastOffset == -1) {
                             lastOffset = record.offset();
                         } else if (record.offset() != lastOffset + 1) {
                             nonConsecutive.computeIfAbsent(file.getAbsolutePath(), k -> new ArrayList<>())
@@ -120,7 +136,8 @@ public final class DumpLines {
                             }
                             if (record instanceof AbstractLegacyRecordBatch) {
                                 AbstractLegacyRecordBatch r = (AbstractLegacyRecordBatch) record;
-                                out.append(" isValid: ").append(r.isValid()).append(" crc: ").append(r.checksum()).append('}');
+                                out.append(" isValid: ").append(r.isValid()).append(" crc: ").append(r.checksum());
+                                if (!javaPort) out.append('}');  // Scala's typo, gone in the 4.3 port
                             }
                             if (batch.isControlBatch()) {
                                 short typeId = ControlRecordType.parseTypeId(record.key());
@@ -139,8 +156,8 @@ public final class DumpLines {
                                 out.append(prefix).append("key: ").append(string(record.key()));
                                 prefix = " ";
                             }
-                            if (record.hasValue()) {
-                                out.append(" payload: ").append(string(record.value()));
+                            if (record.hasValue()) {  // 4.3 printRecordContents hands the prefix on
+                                out.append(javaPort ? prefix : " ").append("payload: ").append(string(record.value()));
                             }
                         }
                         out.append('\n');

@@ -122,13 +122,18 @@ FLAG_SETS = [[], ["--deep-iteration"], ["--print-data-log"], ["--print-data-log"
              ["--deep-iteration", "--skip-record-metadata"]]
 
 
+#: kseg's --kafka-version -> DumpLines' dialect flag (4.3: the Java port; 4.2: the Scala tool)
+DIALECTS = {"4.3": ["--java"], "4.2": []}
+
+
+@pytest.mark.parametrize("version", sorted(DIALECTS))
 @pytest.mark.parametrize("flags", FLAG_SETS, ids=lambda f: " ".join(f) or "batches")
-def test_text_is_what_kafkas_reader_prints(flags, written, dump_lines, tmp_path):
+def test_text_is_what_kafkas_reader_prints(flags, version, written, dump_lines, tmp_path):
     files = sorted(f"{p.parent.name}/{p.name}" for p in written.glob(f"*/{LOG}") if p.parent.name != "gaps")
     out, err = tmp_path / "out", tmp_path / "err"
-    subprocess.run([*dump_lines, "dump", str(out), str(err), *flags, *files], check=True, cwd=written,
-                   capture_output=True)
-    result = _kseg([*flags, *files], written)
+    subprocess.run([*dump_lines, "dump", str(out), str(err), *DIALECTS[version], *flags, *files], check=True,
+                   cwd=written, capture_output=True)
+    result = _kseg(["--kafka-version", version, *flags, *files], written)
     assert result.exit_code == 0 and err.read_text() == "" and result.stderr == ""
     expected = out.read_text(encoding="utf-8")
     assert result.stdout == expected
@@ -139,13 +144,18 @@ def test_text_is_what_kafkas_reader_prints(flags, written, dump_lines, tmp_path)
 
 def test_non_consecutive_offsets_summary_is_kafkas(written, dump_lines, tmp_path):
     out, err = tmp_path / "out", tmp_path / "err"
-    subprocess.run([*dump_lines, "dump", str(out), str(err), "--deep-iteration", f"gaps/{LOG}"], check=True,
-                   cwd=written, capture_output=True)
-    result = _kseg(["--deep-iteration", f"gaps/{LOG}"], written)
-    assert result.stdout == out.read_text(encoding="utf-8")
-    assert result.stderr == err.read_text(encoding="utf-8")
-    assert result.stderr.startswith(f"Non-consecutive offsets in {written}/gaps/{LOG}\n  22 is followed by 40\n")
-    assert result.stderr.endswith("  0 is followed by 3\n")  # newest first, as Kafka prepends
+    for version, flag in DIALECTS.items():
+        subprocess.run([*dump_lines, "dump", str(out), str(err), *flag, "--deep-iteration", f"gaps/{LOG}"],
+                       check=True, cwd=written, capture_output=True)
+        result = _kseg(["--kafka-version", version, "--deep-iteration", f"gaps/{LOG}"], written)
+        assert result.stdout == out.read_text(encoding="utf-8")
+        assert result.stderr == err.read_text(encoding="utf-8")
+        assert result.stderr.startswith(f"Non-consecutive offsets in {written}/gaps/{LOG}\n")
+    scala = _kseg(["--kafka-version", "4.2", "--deep-iteration", f"gaps/{LOG}"], written).stderr
+    assert scala.endswith("  0 is followed by 3\n")  # newest first, as the Scala tool prepends
+    assert "  22 is followed by 40\n" in scala
+    java = _kseg(["--deep-iteration", f"gaps/{LOG}"], written).stderr
+    assert java.endswith("  22 is followed by 40\n")  # 4.3: a TreeMap, ascending
 
 
 BATCH_KEYS = {  # kseg JSON key -> Kafka accessor (oracle "read" result)

@@ -15,6 +15,11 @@
  *       stdout lines go to OUT, the "Non-consecutive offsets" summary to ERR (UTF-8 files). Where the real
  *       tool would die with an exception, this one writes "!! <exception class>: <message>" to ERR and goes
  *       on with the next file (as kseg does), so that what was printed before the exception can be compared.
+ *   java DumpLines kraft OUT
+ *       writes to OUT (a .log) KRaft control batches built by Kafka's own classes (MemoryRecords.withLeaderChangeMessage,
+ *       withSnapshotHeaderRecord, withSnapshotFooterRecord, withKRaftVersionRecord, withVotersRecord,
+ *       withEndTransactionMarker), at offsets 0.., timestamp 1700000000000, leader epoch 3: the control records
+ *       that DumpLogSegments.printControlRecord prints with kafka-clients' generated JSON converters.
  *   java DumpLines utf8 IN OUT
  *       IN holds one hex byte string per line; OUT gets, per line, the hex of the UTF-8 encoding of
  *       new String(bytes, StandardCharsets.UTF_8).
@@ -49,6 +54,10 @@ public final class DumpLines {
     public static void main(String[] args) throws IOException {
         if (args[0].equals("utf8")) {
             utf8(args[1], args[2]);
+            return;
+        }
+        if (args[0].equals("kraft")) {
+            KraftControl.write(args[1]);
             return;
         }
         boolean deep = false;
@@ -140,15 +149,7 @@ public final class DumpLines {
                                 if (!javaPort) out.append('}');  // Scala's typo, gone in the 4.3 port
                             }
                             if (batch.isControlBatch()) {
-                                short typeId = ControlRecordType.parseTypeId(record.key());
-                                ControlRecordType type = ControlRecordType.fromTypeId(typeId);
-                                if (type == ControlRecordType.ABORT || type == ControlRecordType.COMMIT) {
-                                    EndTransactionMarker marker = EndTransactionMarker.deserialize(record);
-                                    out.append(" endTxnMarker: ").append(marker.controlType())
-                                        .append(" coordinatorEpoch: ").append(marker.coordinatorEpoch());
-                                } else {
-                                    out.append(" controlType: ").append(type).append('(').append(typeId).append(')');
-                                }
+                                KraftControl.print(record, out);  // printControlRecord: the same in 4.1-4.3
                             }
                         }
                         if (printContents && !batch.isControlBatch()) {

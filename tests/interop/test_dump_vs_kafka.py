@@ -12,9 +12,12 @@ headers and payloads that are not valid UTF-8 (and one file with bytes after its
 * Java's ``new String(bytes, UTF_8)`` on ~70,000 byte strings (every short combination of the bytes that
   matter, plus random ones) must equal kseg's emulation.
 
-DumpLogSegments itself lives in Kafka's core jar, which the harness does not have: DumpLines follows its
-templates (reference §6.3) using only kafka-clients.  KRaft control records are left out (printing them
-needs Kafka's generated JSON converters and Jackson); tests/test_cli_dump.py covers them with goldens.
+DumpLogSegments itself lives in Kafka's tools jar (4.3; core before), which the harness does not have:
+DumpLines follows its templates using only kafka-clients -- ``--java`` those of 4.3.0's Java port
+(tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java), else the Scala tool's of 4.2.  KRaft
+control records (SnapshotHeader/Footer, LeaderChange at Version 0 and 1, KRaftVersion, Voters, a COMMIT
+marker) are written by MemoryRecords' own factories and printed as printControlRecord does, with
+kafka-clients' generated JSON converters (KraftControl.java).
 """
 
 from __future__ import annotations
@@ -104,7 +107,8 @@ def dump_lines(kafka_oracle, tmp_path_factory) -> list[str]:
     jar_paths = [str(p) for p in jars.ensure_jars()]
     classes = tmp_path_factory.mktemp("dumplines-classes")
     subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-cp", os.pathsep.join(jar_paths),
-                    "-d", str(classes), str(HERE / "DumpLines.java")], check=True, capture_output=True)
+                    "-d", str(classes), str(HERE / "DumpLines.java"), str(HERE / "KraftControl.java")], check=True,
+                   capture_output=True)
     return [java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", os.pathsep.join([str(classes), *jar_paths]),
             "DumpLines"]
 
@@ -217,3 +221,21 @@ def test_java_string_decoding_matches_the_jvm(dump_lines, tmp_path):
     assert mismatches == []
     python_differs = sum(c.decode("utf-8", "replace") != j for c, j in zip(cases, java))
     assert python_differs > 100  # why kseg does not simply use errors="replace"
+
+
+@pytest.mark.parametrize("version", sorted(DIALECTS))
+def test_kraft_control_records_are_what_kafka_prints(version, dump_lines, tmp_path):
+    """Every KRaft control record type, written by Kafka's MemoryRecords and printed by its JSON converters."""
+    folder = tmp_path / "__cluster_metadata-0"
+    folder.mkdir()
+    subprocess.run([*dump_lines, "kraft", str(folder / LOG)], check=True, capture_output=True)
+    out, err = tmp_path / "out", tmp_path / "err"
+    subprocess.run([*dump_lines, "dump", str(out), str(err), *DIALECTS[version], "--deep-iteration",
+                    f"{folder.name}/{LOG}"], check=True, cwd=tmp_path, capture_output=True)
+    result = _kseg(["--kafka-version", version, "--deep-iteration", f"{folder.name}/{LOG}"], tmp_path)
+    expected = out.read_text(encoding="utf-8")
+    assert err.read_text() == "" and result.stderr == "" and result.exit_code == 0
+    assert result.stdout == expected
+    for label in ("SnapshotHeader {", "LeaderChange: {", "KRaftVersion {", "KRaftVoters {", "SnapshotFooter {",
+                  "endTxnMarker: COMMIT coordinatorEpoch: 9"):
+        assert label in expected

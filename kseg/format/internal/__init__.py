@@ -44,6 +44,7 @@ from kseg.format.internal.common import VERSION_PREFIX, Decoded, Problem
 from kseg.format.internal.control_records import (
     KRAFT_CONTROL,
     ControlRecord,
+    control_json_text,
     decode_kraft_control_value,
     describe_control_record,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "ControlRecord",
     "Decoded",
     "Problem",
+    "control_json_text",
     "decode_kraft_control_value",
     "decode_metadata_record",
     "decode_offsets_record",

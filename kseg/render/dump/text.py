@@ -12,8 +12,8 @@ same style, kseg's own lines for the side files (:mod:`kseg.render.dump.side_tex
 from __future__ import annotations
 
 from kseg.format import LegacyBatch
+from kseg.format.internal import control_json_text
 from kseg.format.jvm_text import java_utf8
-from kseg.format.messages import kafka_json
 from kseg.format.model import Record
 from kseg.ops.dump import (
     DEFAULT_DIALECT,
@@ -219,7 +219,7 @@ def control_text(event: ControlRecord, dialect: Dialect = DEFAULT_DIALECT) -> st
         return ""
     control = event.control
     if dialect.leader_change_json and control.type_id == LEADER_CHANGE and control.data is not None:
-        return f" LeaderChange: {kafka_json(control.data)}"
+        return f" LeaderChange: {control_json_text(LEADER_CHANGE, control.data)}"
     return f" {control.text}"
 
 

@@ -20,6 +20,10 @@
  *       withSnapshotHeaderRecord, withSnapshotFooterRecord, withKRaftVersionRecord, withVotersRecord,
  *       withEndTransactionMarker), at offsets 0.., timestamp 1700000000000, leader epoch 3: the control records
  *       that DumpLogSegments.printControlRecord prints with kafka-clients' generated JSON converters.
+ *   java DumpLines hashmap IN OUT
+ *       IN holds groups of keys (one per line, groups separated by an empty line); per group, the keys are put
+ *       into a java.util.HashMap with computeIfAbsent (as 4.3's DumpLogSegments.main fills its summary maps)
+ *       and OUT gets the map's iteration order, one key per line, groups separated by an empty line.
  *   java DumpLines utf8 IN OUT
  *       IN holds one hex byte string per line; OUT gets, per line, the hex of the UTF-8 encoding of
  *       new String(bytes, StandardCharsets.UTF_8).
@@ -54,6 +58,10 @@ public final class DumpLines {
     public static void main(String[] args) throws IOException {
         if (args[0].equals("utf8")) {
             utf8(args[1], args[2]);
+            return;
+        }
+        if (args[0].equals("hashmap")) {
+            hashMapOrder(args[1], args[2]);
             return;
         }
         if (args[0].equals("kraft")) {
@@ -200,6 +208,25 @@ public final class DumpLines {
             + " compresscodec: " + batch.compressionType().name + " crc: " + batch.checksum()
             + " isvalid: " + batch.isValid();
         out.append(rest).append('\n');
+    }
+
+    private static void hashMapOrder(String in, String outPath) throws IOException {
+        StringBuilder out = new StringBuilder();
+        Map<String, Integer> map = new java.util.HashMap<>();
+        List<String> lines = new ArrayList<>(Files.readAllLines(Paths.get(in), StandardCharsets.UTF_8));
+        lines.add("");
+        for (String line : lines) {
+            if (line.isEmpty()) {
+                if (!map.isEmpty()) {
+                    map.keySet().forEach(key -> out.append(key).append('\n'));
+                    out.append('\n');
+                }
+                map = new java.util.HashMap<>();
+            } else {
+                map.computeIfAbsent(line, k -> 0);
+            }
+        }
+        Files.write(Paths.get(outPath), out.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     private static void utf8(String in, String outPath) throws IOException {

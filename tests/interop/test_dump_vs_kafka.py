@@ -36,6 +36,7 @@ from oracle import find_java, make_batch, make_marker_batch, make_record
 
 from kseg.cli import cli
 from kseg.format.jvm_text import java_utf8
+from kseg.ops.dump.summaries import JavaHashMapOrder
 from kseg.render.dump import decode_payload
 
 HERE = Path(__file__).resolve().parent
@@ -239,3 +240,25 @@ def test_kraft_control_records_are_what_kafka_prints(version, dump_lines, tmp_pa
     for label in ("SnapshotHeader {", "LeaderChange: {", "KRaftVersion {", "KRaftVoters {", "SnapshotFooter {",
                   "endTxnMarker: COMMIT coordinatorEpoch: 9"):
         assert label in expected
+
+
+def test_java_hashmap_order_is_javas(dump_lines, tmp_path):
+    """4.3 prints its summaries in java.util.HashMap order: kseg's JavaHashMapOrder against the JVM's, for
+    path sets of 1 to 60 keys (several resizes), with repeated puts and equal hashes ("Aa"/"BB")."""
+    rng = random.Random(4_3_0)
+    groups = [["/var/lib/kafka/Aa-0/x.log", "/var/lib/kafka/BB-0/x.log"]]
+    for size in (*range(1, 30), 40, 49, 50, 60, 97):
+        keys = [f"/data/kafka-logs/{rng.choice(['orders', 't', '__consumer_offsets'])}-{rng.randrange(64)}/"
+                f"{rng.randrange(10**6):020d}.{rng.choice(['log', 'index', 'timeindex'])}" for _ in range(size)]
+        groups.append(keys)
+        groups.append(keys + keys[: size // 3])  # a put of a key already there can still grow the table
+    (tmp_path / "in").write_text("\n\n".join("\n".join(g) for g in groups) + "\n", encoding="utf-8")
+    subprocess.run([*dump_lines, "hashmap", str(tmp_path / "in"), str(tmp_path / "out")], check=True,
+                   capture_output=True)
+    java = [g.split("\n") for g in (tmp_path / "out").read_text(encoding="utf-8").strip("\n").split("\n\n")]
+    assert len(java) == len(groups)
+    for keys, expected in zip(groups, java, strict=True):
+        order = JavaHashMapOrder()
+        for key in keys:
+            order.put(key)
+        assert order.order() == expected

@@ -51,7 +51,8 @@ class JavaHashMapOrder:
     """The iteration order of a ``java.util.HashMap<String, _>`` filled by ``computeIfAbsent``.
 
     Buckets in index order (``(h ^ h >>> 16) & (capacity - 1)``), within a
-    bucket in insertion order (a resize splits buckets keeping that order).
+    bucket newest first (``HashMap.computeIfAbsent`` links a new node in front
+    of the bucket's first; a resize splits buckets keeping their order).
     The table starts at 16 slots and doubles when the size passes 0.75 of it.
     (Buckets of 8 or more keys become trees once the table has 64 slots --
     not modelled: that takes 8 paths with the same hash bits.)
@@ -62,17 +63,18 @@ class JavaHashMapOrder:
         self.keys: dict[str, int] = {}
 
     def put(self, key: str) -> None:
-        if key in self.keys:
-            return
-        h = java_string_hash(key) & 0xFFFFFFFF
-        self.keys[key] = h ^ (h >> 16)
+        """One ``computeIfAbsent``: it first grows a table whose size passed the threshold (even when the
+        key is already there), then links a new key in."""
         if len(self.keys) > self.capacity * 3 // 4:
             self.capacity *= 2
+        if key not in self.keys:
+            h = java_string_hash(key) & 0xFFFFFFFF
+            self.keys[key] = h ^ (h >> 16)
 
     def order(self) -> list[str]:
         mask = self.capacity - 1
         seq = {key: i for i, key in enumerate(self.keys)}
-        return sorted(self.keys, key=lambda k: (self.keys[k] & mask, seq[k]))
+        return sorted(self.keys, key=lambda k: (self.keys[k] & mask, -seq[k]))
 
 
 class Summaries:
@@ -97,8 +99,10 @@ class Summaries:
 
     def add_time(self, kind: str, path: str, first: int, second: int) -> None:
         found = self.time_lists[kind]
-        if path not in found:  # Kafka puts the buffer only when it is new
+        if path not in found:  # Scala puts the buffer only when it is new
             found[path] = []
+            self.time_orders[kind].put(path)
+        elif self.java:  # 4.3 calls computeIfAbsent on every finding
             self.time_orders[kind].put(path)
         found[path].append((first, second))
 

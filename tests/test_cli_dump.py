@@ -129,6 +129,8 @@ CASES: dict[str, tuple[list[str], int]] = {
     "corrupt-shallow": (["corrupt"], 1),
     "kraft": (["--deep-iteration", "kraft"], 0),
     "partition": (["topic-0"], 0),
+    # every KRaft control record type, written by kafka-clients (fixtures/dump-kafka/PROVENANCE.md)
+    "kafka-kraft": (["--deep-iteration", "../dump-kafka/__cluster_metadata-0"], 0),
     # internal-topic decoders (reference §6.7): the fixtures/internal segments, the bundled real files, and
     # records kafka-dump-log dies on (kseg reports them and goes on: exit 1)
     "offsets": (["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-0"], 0),

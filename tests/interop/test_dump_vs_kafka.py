@@ -262,3 +262,11 @@ def test_java_hashmap_order_is_javas(dump_lines, tmp_path):
         for key in keys:
             order.put(key)
         assert order.order() == expected
+
+
+def test_kafka_kraft_fixture_is_what_kafka_writes(dump_lines, tmp_path):
+    """fixtures/dump-kafka's KRaft control segment: Kafka's MemoryRecords write exactly these bytes."""
+    out = tmp_path / LOG
+    subprocess.run([*dump_lines, "kraft", str(out)], check=True, capture_output=True)
+    fixture = HERE.parents[1] / "fixtures" / "dump-kafka" / "__cluster_metadata-0" / LOG
+    assert out.read_bytes() == fixture.read_bytes()

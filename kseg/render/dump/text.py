@@ -62,6 +62,9 @@ class TextRenderer:
         self.print_data = options.print_data_log
         self.skip_metadata = options.skip_record_metadata
         self.dialect = options.dialect
+        # what comes before "payload:" when there is no key: Scala (<= 4.2) always " "; 4.3's
+        # printRecordContents hands on its prefix, "| " under --skip-record-metadata
+        self._keyless_payload = "| " if options.skip_record_metadata and options.dialect.java_port else " "
         self.problems = 0
         self._ts_label = "CreateTime"
         self._legacy = False
@@ -162,18 +165,22 @@ class TextRenderer:
             line, prefix = self._metadata(record), " "
         if self.print_data:
             key, value = record[2], record[3]
-            return self._contents(line, prefix, None if key is None else java_utf8(key),
-                                  None if value is None else java_utf8(value))
+            if key is not None:
+                line = f"{line}{prefix}key: {java_utf8(key)}"
+                if value is not None:
+                    line = f"{line} payload: {java_utf8(value)}"
+            elif value is not None:
+                line = f"{line}{self._keyless_payload}payload: {java_utf8(value)}"
         return line
 
     def _contents(self, line: str, prefix: str, key: str | None, payload: str | None) -> str:
-        """Key and payload after the metadata.  Scala (<= 4.2) always prints " payload:"; 4.3's
-        ``printRecordContents`` hands the "| " prefix on to the payload when there is no key."""
+        """Key and payload after the metadata (the same rules as :meth:`record_line`)."""
         if key is not None:
             line = f"{line}{prefix}key: {key}"
-            prefix = " "
-        if payload is not None:
-            line = f"{line}{prefix if self.dialect.java_port else ' '}payload: {payload}"
+            if payload is not None:
+                line = f"{line} payload: {payload}"
+        elif payload is not None:
+            line = f"{line}{self._keyless_payload}payload: {payload}"
         return line
 
     def _records(self, event: RecordsEvent) -> None:

@@ -33,7 +33,7 @@ def run(args: list[str]):
 
 def test_every_release_maps_to_its_flags():
     expected = {  # release: (notice, txnIdxEmpty, 4.0 offsets types, 4.1 coordinator JSON, LeaderChange, Java)
-        "2.8": (False,) * 6, "3.7": (False,) * 6,
+        "2.8": (False,) * 6, "3.0": (False,) * 6, "3.7": (False,) * 6,
         "3.8": (True, False, False, False, False, False), "3.9": (True, False, False, False, False, False),
         "4.0": (False, True, True, False, False, False), "4.1": (False, True, False, True, True, False),
         "4.2": (False, True, False, True, True, False), "4.3": (False, True, False, True, True, True),
@@ -47,7 +47,17 @@ def test_every_release_maps_to_its_flags():
     assert dialect_for("4.1").offsets_known_types == frozenset({*range(9), *range(10, 18), *range(19, 24)})
     assert dialect_for("4.0").offsets_known_types == frozenset(range(17))
     assert dialect_for("3.9").offsets_known_types == frozenset(range(9))
-    assert not dialect_for("3.7").modelled and dialect_for("3.8").modelled
+    assert not dialect_for("2.8").modelled and dialect_for("3.0").modelled
+    older = {  # release: (lastTimestamp, OptionalLong, deleteHorizonMs, "Log starting", snapshot JSON, KRaft JSON)
+        "3.0": (False, False, False, False, False, False), "3.1": (True, False, False, False, False, False),
+        "3.2": (True, False, True, False, False, False), "3.3": (True, False, True, True, True, False),
+        "3.5": (True, True, True, True, True, False), "3.8": (True, True, True, True, True, True),
+        "4.3": (True,) * 6,
+    }
+    for release, flags in older.items():
+        d = dialect_for(release)
+        assert (d.producer_last_timestamp, d.producer_optional_long, d.delete_horizon, d.log_starting_offset,
+                d.snapshot_control_json, d.kraft_control_json) == flags, release
     assert RELEASES[0] == "2.8" and RELEASES[-1] == "4.3"
 
 
@@ -128,3 +138,43 @@ def test_summaries_java_maps_from_4_3():
     assert not any("corrupt/00000000000000000010.log" in line and "Non-consecutive" in line for line in old_err)
     assert f"The following indexed offsets are not found in :{DUMP}/indexes/00000000000000000100.timeindex" in new_err
     assert "The following indexed offsets are not found in the log." in old_err
+
+
+KRAFT = "../dump-kafka/__cluster_metadata-0"
+
+
+def _control_texts(version: str) -> list[str]:
+    out = run(["--kafka-version", version, "--deep-iteration", KRAFT]).stdout
+    return [line.split(" headerKeys: [] ")[1] for line in out.splitlines() if line.startswith("| offset:")]
+
+
+def test_kraft_control_records_by_release():
+    """Scala 3.3 added SnapshotHeader/Footer JSON, 3.8 KRaftVersion/KRaftVoters (types 5, 6 were UNKNOWN in
+    ControlRecordType before), 4.1 LeaderChange JSON; a type printed by name has its value not read."""
+    new = _control_texts("4.3")
+    assert [t.split(" ")[0] for t in new] == ["SnapshotHeader", "LeaderChange:", "LeaderChange:", "KRaftVersion",
+                                               "KRaftVoters", "SnapshotFooter", "endTxnMarker:"]
+    assert _control_texts("3.8")[1:3] == ["controlType: LEADER_CHANGE(2)"] * 2
+    assert _control_texts("3.8")[3:5] == new[3:5]
+    assert _control_texts("3.7")[3:5] == ["controlType: UNKNOWN(5)", "controlType: UNKNOWN(6)"]
+    assert _control_texts("3.7")[0] == new[0]
+    assert _control_texts("3.2")[0] == "controlType: SNAPSHOT_HEADER(3)"
+    assert _control_texts("3.2")[5] == "controlType: SNAPSHOT_FOOTER(4)"
+    assert _control_texts("3.0")[6] == new[6] == "endTxnMarker: COMMIT coordinatorEpoch: 9"
+
+
+def test_batch_header_and_producer_lines_of_3_x():
+    v2 = run(["--kafka-version", "3.1", f"worked-v2/{LOG}"]).stdout.splitlines()
+    assert v2[1] == "Starting offset: 0"  # "Log starting offset" from 3.3
+    assert " isControl: false position: 0 " in v2[2]  # deleteHorizonMs from 3.2
+    assert run(["--kafka-version", "3.3", f"worked-v2/{LOG}"]).stdout.splitlines()[1] == "Log starting offset: 0"
+    assert " deleteHorizonMs: OptionalLong.empty position: 0 " in run(["--kafka-version", "3.2",
+                                                                        f"worked-v2/{LOG}"]).stdout
+    snapshot = "txn/00000000000000000014.snapshot"
+    assert run(["--kafka-version", "3.0", snapshot]).stdout.splitlines()[2] == (
+        "producerId: 2000 producerEpoch: 3 coordinatorEpoch: 7 currentTxnFirstOffset: Some(12) ")
+    assert run(["--kafka-version", "3.4", snapshot]).stdout.splitlines()[1].startswith(
+        "producerId: 1000 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: None lastTimestamp: ")
+    assert run(["--kafka-version", "3.5", snapshot]).stdout.splitlines()[2] == (
+        "producerId: 2000 producerEpoch: 3 coordinatorEpoch: 7 currentTxnFirstOffset: OptionalLong[12] "
+        "lastTimestamp: 1700000000050 ")

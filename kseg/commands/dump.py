@@ -79,7 +79,7 @@ def _decoder_notices(value_class: str | None, key_class: str | None, dialect: Di
         if name == DEPRECATED_STRING_DECODER and dialect.deprecated_decoder_notice:
             notices.append(f"{DEPRECATED_STRING_DECODER} is deprecated. Please use {STRING_DECODER} instead")
             continue
-        if name == DEPRECATED_STRING_DECODER and not dialect.modelled:
+        if name == DEPRECATED_STRING_DECODER and not dialect.json_offsets_decoder:
             continue  # before 3.8 it is the tool's own default class
         raise click.UsageError(f"{option} {name}: not yet supported (only {STRING_DECODER})")
     return tuple(notices)

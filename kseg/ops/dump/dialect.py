@@ -25,9 +25,9 @@ JAVA = "tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java"
 RELEASES = ("2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9", "4.0", "4.1",
             "4.2", "4.3")
 DEFAULT_RELEASE = "4.3"
-#: The oldest release whose text kseg reproduces in full; older ones get this text (docs/dump.md lists
-#: what 2.8-3.7 printed differently).
-OLDEST_MODELLED = "3.8"
+#: The oldest release whose record and batch lines kseg reproduces; 2.8 gets 3.0's (docs/dump.md lists what
+#: 2.8 printed differently, and the one dialect kseg keeps for the offsets decoder of 3.0-3.7).
+OLDEST_MODELLED = "3.0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +43,24 @@ class Change:
 
 #: Every modelled difference, oldest first.  ``since``/``until`` are feature releases.
 CHANGES: tuple[Change, ...] = (
+    Change("producer_last_timestamp", "3.1", None, f"{SCALA} 3.1 dumpProducerIdSnapshot",
+           "producer-snapshot lines print 'lastTimestamp: <ms>' after currentTxnFirstOffset"),
+    Change("producer_optional_long", "3.5", None,
+           "storage/src/main/java/org/apache/kafka/storage/internals/log/ProducerStateEntry.java 3.5 (before: "
+           "core/src/main/scala/kafka/log/ProducerStateManager.scala, currentTxnFirstOffset: Option[Long])",
+           "producer-snapshot lines print 'currentTxnFirstOffset: OptionalLong[12]' / 'OptionalLong.empty' "
+           "(before: 'Some(12)' / 'None')"),
+    Change("delete_horizon", "3.2", None, f"{SCALA} 3.2 printBatchLevel",
+           "V2 batch lines end their first half with ' deleteHorizonMs: OptionalLong...'"),
+    Change("log_starting_offset", "3.3", None, f"{SCALA} 3.3 dumpLog",
+           "a .log starts 'Log starting offset: N' (before: 'Starting offset: N')"),
+    Change("snapshot_control_json", "3.3", None, f"{SCALA} 3.3 dumpLog (SnapshotHeaderRecordJsonConverter)",
+           "SNAPSHOT_HEADER/SNAPSHOT_FOOTER control records print 'SnapshotHeader {json}' / 'SnapshotFooter {json}' "
+           "(before: 'controlType: SNAPSHOT_HEADER(3)', value not read)"),
+    Change("kraft_control_json", "3.8", None,
+           f"{SCALA} 3.8 dumpLog; clients/src/main/java/org/apache/kafka/common/record/ControlRecordType.java 3.8",
+           "KRAFT_VERSION/KRAFT_VOTERS control records print 'KRaftVersion {json}' / 'KRaftVoters {json}' (before: "
+           "the enum had no such types: 'controlType: UNKNOWN(5)', value not read)"),
     Change("deprecated_decoder_notice", "3.8", "4.0",
            f"{SCALA} 3.8-3.9 convertDeprecatedDecoderClass; 4.0 dropped kafka.serializer.Decoder",
            "kafka.serializer.StringDecoder prints 'kafka.serializer.StringDecoder is deprecated. Please use "
@@ -90,6 +108,12 @@ class Dialect:
     """The text of one release's kafka-dump-log, as flags (see :data:`CHANGES` for each one's source)."""
 
     release: str
+    producer_last_timestamp: bool
+    producer_optional_long: bool
+    delete_horizon: bool
+    log_starting_offset: bool
+    snapshot_control_json: bool
+    kraft_control_json: bool
     deprecated_decoder_notice: bool
     remote_txn_idx_empty: bool
     offsets_types_4_0: bool
@@ -113,8 +137,36 @@ class Dialect:
 
     @property
     def modelled(self) -> bool:
-        """False for releases before 3.8, whose text kseg does not reproduce in every detail."""
+        """False for 2.8, whose record lines kseg does not reproduce (docs/dump.md)."""
         return _key(self.release) >= _key(OLDEST_MODELLED)
+
+    @property
+    def json_offsets_decoder(self) -> bool:
+        """3.8 replaced GroupMetadataManager.formatRecordKeyAndValue (not modelled: 3.0-3.7 get 3.8's JSON)
+        and made org.apache.kafka.tools.api.StringDecoder the default decoder class (before:
+        kafka.serializer.StringDecoder, accepted without a notice)."""
+        return _key(self.release) >= _key("3.8")
+
+    def reads_control_value(self, type_id: int) -> bool:
+        """Does ``printControlRecord`` (or 3.x's dumpLog) read this control type's value (and die on it)?"""
+        if type_id in (0, 1):
+            return True
+        if type_id == 2:
+            return self.leader_change_json
+        if type_id in (3, 4):
+            return self.snapshot_control_json
+        if type_id in (5, 6):
+            return self.kraft_control_json
+        return False
+
+    def control_label(self, type_id: int, name: str) -> str | None:
+        """``controlType: NAME(id)`` where this release's tool names a KRaft control record without its JSON
+        (None: it prints the JSON).  Before 3.8 the enum has no types 5 and 6: ``UNKNOWN``."""
+        if type_id in (0, 1) or self.reads_control_value(type_id):
+            return None
+        if type_id in (5, 6) and not self.kraft_control_json:
+            return f"controlType: UNKNOWN({type_id})"
+        return f"controlType: {name}({type_id})"
 
 
 def _has(flag: str, release: str) -> bool:

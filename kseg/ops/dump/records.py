@@ -31,7 +31,6 @@ from kseg.ops.dump.summaries import Summaries
 if TYPE_CHECKING:
     from kseg.format.internal import Decoded
 
-LEADER_CHANGE = 2  # the control type kafka-dump-log names without reading its value
 
 
 class RecordState:
@@ -219,14 +218,14 @@ def _control_event(record: Record, options: DumpOptions) -> ControlRecord:
     """Describe a control record the way the dump tool does.
 
     Kafka reads the key of every control record and the value of COMMIT/ABORT
-    markers and of the KRaft records it prints as JSON -- before 4.1 not
-    LEADER_CHANGE's, which it named only (``Dialect.leader_change_json``); where
-    that read throws, the tool dies.  With --skip-record-metadata it does not
+    markers and of the KRaft records it prints as JSON -- which those are
+    depends on the release (``Dialect.reads_control_value``: before 4.1 not
+    LEADER_CHANGE's, which it named only); where that read throws, the tool dies.  With --skip-record-metadata it does not
     look at control records at all, so nothing can fail then.
     """
-    from kseg.format.internal import describe_control_record
+    from kseg.format.internal import KRAFT_CONTROL, describe_control_record
 
     described = describe_control_record(record.key, record.value)
-    read_by_kafka = described.type_id != LEADER_CHANGE or options.dialect.leader_change_json
+    read_by_kafka = described.type_id not in KRAFT_CONTROL or options.dialect.reads_control_value(described.type_id)
     kafka_dies = described.problem is not None and read_by_kafka
     return ControlRecord(record, described, failed=kafka_dies and not options.skip_record_metadata)

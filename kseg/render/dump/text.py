@@ -12,7 +12,7 @@ same style, kseg's own lines for the side files (:mod:`kseg.render.dump.side_tex
 from __future__ import annotations
 
 from kseg.format import LegacyBatch
-from kseg.format.internal import control_json_text
+from kseg.format.internal import KRAFT_CONTROL, control_json_text
 from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Record
 from kseg.ops.dump import (
@@ -78,8 +78,8 @@ class TextRenderer:
                 self._batch(event)
             case FileStart(path=path):
                 line(f"Dumping {path}")
-            case LogStart(base_offset=base_offset):
-                line(f"Log starting offset: {base_offset}")
+            case LogStart(base_offset=base_offset):  # "Starting offset" before 3.3 (Scala dumpLog)
+                line(f"{'Log starting' if self.dialect.log_starting_offset else 'Starting'} offset: {base_offset}")
             case SnapshotStart(end_offset=end_offset, epoch=epoch):
                 line(f"Snapshot end offset: {end_offset}, epoch: {epoch}")
             case BootstrapStart():
@@ -138,8 +138,10 @@ class TextRenderer:
                 f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} "
                 f"producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch} "
                 f"partitionLeaderEpoch: {batch.partition_leader_epoch} isTransactional: {tf(batch.is_transactional)} "
-                f"isControl: {tf(batch.is_control)} deleteHorizonMs: {optional_long(batch.delete_horizon_ms)}"
+                f"isControl: {tf(batch.is_control)}"
             )
+            if self.dialect.delete_horizon:  # printBatchLevel from 3.2
+                head = f"{head} deleteHorizonMs: {optional_long(batch.delete_horizon_ms)}"
         if event.codec_error:  # Kafka dies naming the codec, half-way through the line
             self.sink.line(head)
             return
@@ -225,7 +227,11 @@ def control_text(event: ControlRecord, dialect: Dialect = DEFAULT_DIALECT) -> st
     if event.key_unreadable:
         return ""
     control = event.control
-    if dialect.leader_change_json and control.type_id == LEADER_CHANGE and control.data is not None:
+    if control.type_id in KRAFT_CONTROL:
+        label = dialect.control_label(control.type_id, control.name)
+        if label is not None:  # a release whose tool names this type without reading its value
+            return f" {label}"
+    if control.type_id == LEADER_CHANGE and control.data is not None:
         return f" LeaderChange: {control_json_text(LEADER_CHANGE, control.data)}"
     return f" {control.text}"
 
@@ -240,11 +246,17 @@ def txn_text(event: TxnEntry) -> str:
 def producer_text(event: ProducerEntryEvent, dialect: Dialect = DEFAULT_DIALECT) -> str:
     """``dumpProducerIdSnapshot``: Scala (<= 4.2) ends ``lastTimestamp: <ms> `` with a space; 4.3 does not."""
     e = event.entry
-    txn = optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
+    first = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
+    if dialect.producer_optional_long:
+        txn = optional_long(first)
+    else:  # Scala's Option[Long] before 3.5
+        txn = "None" if first is None else f"Some({first})"
     line = (
         f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
-        f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp}"
+        f"currentTxnFirstOffset: {txn}"
     )
+    if dialect.producer_last_timestamp:  # from 3.1
+        line += f" lastTimestamp: {e.timestamp}"
     if not dialect.java_port:
         line += " "
     if e.last_offset >= 0:

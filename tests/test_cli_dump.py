@@ -282,7 +282,7 @@ def test_decoder_classes():
         "kafka.serializer.StringDecoder is deprecated. Please use org.apache.kafka.tools.api.StringDecoder instead",
     ]
     gone = run(["--key-decoder-class", "kafka.serializer.StringDecoder", f"worked-v2/{LOG}"])
-    assert gone.exit_code == 2 and gone.stdout == ""
+    assert gone.exit_code == 2 and gone.stdout == "" and "Kafka 4.3's kafka-dump-log has no such class" in gone.stderr
     older = run(["--kafka-version", "3.7", "--key-decoder-class", "kafka.serializer.StringDecoder", f"worked-v2/{LOG}"])
     assert older.exit_code == 0 and older.stdout == plain.stdout  # before 3.8 it is the default class
     unknown = run(["--kafka-version", "5.0", f"worked-v2/{LOG}"])

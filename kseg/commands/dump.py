@@ -81,6 +81,9 @@ def _decoder_notices(value_class: str | None, key_class: str | None, dialect: Di
             continue
         if name == DEPRECATED_STRING_DECODER and not dialect.json_offsets_decoder:
             continue  # before 3.8 it is the tool's own default class
+        if name == DEPRECATED_STRING_DECODER:
+            raise click.UsageError(f"{option} {name}: Kafka {dialect.release}'s kafka-dump-log has no such class "
+                                   f"(removed in 4.0); use {STRING_DECODER}")
         raise click.UsageError(f"{option} {name}: not yet supported (only {STRING_DECODER})")
     return tuple(notices)
 

@@ -37,11 +37,17 @@ SHARE_TOPIC = "Uj5wn_FqTXirEASvVZRY1w"
 TOPIC_ID = "JiPG0GbKRRqpJrShexbMfw"
 
 
+#: The decoder examples here are Kafka 4.0's (its DumpLogSegmentsTest/TransactionLogTest); 4.3's texts
+#: (the default) are pinned in tests/test_cli_dump_dialects.py and fixtures/dump/golden-4.3.
+VERSION = ["--kafka-version", "4.0"]
+
+
 def run(args: list[str], cwd: Path = DUMP, columns: int = 100):
     old = os.getcwd()
     os.chdir(cwd)
     try:
-        return CliRunner().invoke(cli, ["dump", *args], env={**ENV, "COLUMNS": str(columns)}, catch_exceptions=False)
+        return CliRunner().invoke(cli, ["dump", *VERSION, *args], env={**ENV, "COLUMNS": str(columns)},
+                                  catch_exceptions=False)
     finally:
         os.chdir(old)
 
@@ -214,7 +220,11 @@ class Exploding(dict):
 def test_decoders_run_only_when_asked(monkeypatch):
     from kseg.format import internal
 
+    def exploding(name: str, **flags: object) -> None:
+        raise AssertionError(f"decoder {name} used")
+
     monkeypatch.setattr(internal, "DECODERS", Exploding(internal.DECODERS))
+    monkeypatch.setattr(internal, "dialect_decoder", exploding)
     for args in (["--print-data-log"], ["--format", "json", "--deep-iteration"], ["--format", "table", "--deep-iteration"]):
         assert run([*args, f"{INTERNAL}/__consumer_offsets-0"]).exit_code == 0
     with pytest.raises(AssertionError, match="decoder offsets used"):

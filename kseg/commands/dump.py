@@ -15,13 +15,16 @@ from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.dump import (
     DECODER_PRECEDENCE,
+    DEFAULT_RELEASE,
     INT_MAX,
+    RELEASES,
     DumpOptions,
     DumpTarget,
     handler_kind,
     iter_dump,
     targets_for,
 )
+from kseg.ops.dump.dialect import Dialect, dialect_for, normalize_release
 
 STRING_DECODER = "org.apache.kafka.tools.api.StringDecoder"
 DEPRECATED_STRING_DECODER = "kafka.serializer.StringDecoder"
@@ -59,15 +62,29 @@ class _Timestamp(click.ParamType):
         return int(moment.timestamp() * 1000)
 
 
-def _decoder_notices(value_class: str | None, key_class: str | None) -> tuple[str, ...]:
-    """Kafka accepts only StringDecoder here; the old class name prints a deprecation line per .log."""
+def _kafka_version(ctx: click.Context, param: click.Parameter, value: str) -> Dialect:
+    """``--kafka-version``: a release in RELEASES (patch numbers allowed), as its dialect."""
+    release = normalize_release(value)
+    if release is None:
+        raise click.BadParameter(f"{value!r}: not a Kafka release kseg knows ({RELEASES[0]} to {RELEASES[-1]})")
+    return dialect_for(release)
+
+
+def _decoder_notices(value_class: str | None, key_class: str | None, dialect: Dialect) -> tuple[str, ...]:
+    """Kafka accepts only StringDecoder here; 3.8-3.9 print a deprecation line per .log for the old name
+    (ops/dump/dialect.py ``deprecated_decoder_notice``); 4.0 and later have no class of that name."""
     notices = []
     for option, name in (("--value-decoder-class", value_class), ("--key-decoder-class", key_class)):
         if name in (None, STRING_DECODER):
             continue
-        if name == DEPRECATED_STRING_DECODER:
+        if name == DEPRECATED_STRING_DECODER and dialect.deprecated_decoder_notice:
             notices.append(f"{DEPRECATED_STRING_DECODER} is deprecated. Please use {STRING_DECODER} instead")
             continue
+        if name == DEPRECATED_STRING_DECODER and not dialect.json_offsets_decoder:
+            continue  # before 3.8 it is the tool's own default class
+        if name == DEPRECATED_STRING_DECODER:
+            raise click.UsageError(f"{option} {name}: Kafka {dialect.release}'s kafka-dump-log has no such class "
+                                   f"(removed in 4.0); use {STRING_DECODER}")
         raise click.UsageError(f"{option} {name}: not yet supported (only {STRING_DECODER})")
     return tuple(notices)
 
@@ -122,6 +139,9 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
 @click.option("--from-time", type=_Timestamp(), help="Start at the first batch reaching this time (.timeindex).")
 @click.option("--to-time", type=_Timestamp(), help="Stop after the first batch reaching this time.")
 @click.option("--max-batches", type=click.IntRange(min=1), help="Show at most N batches per .log file.")
+@click.option("--kafka-version", "dialect", default=DEFAULT_RELEASE, show_default=True, metavar="X.Y",
+              callback=_kafka_version, help=f"Print the text of this release's kafka-dump-log ({RELEASES[0]}-"
+              f"{RELEASES[-1]}; see docs/dump.md for what changed when).")
 @click.option("--offsets-decoder", "decoder_0", is_flag=True,
               help=f"Decode records as {DECODER_HELP['offsets']} (implies --print-data-log).")
 @click.option("--transaction-log-decoder", "decoder_1", is_flag=True,
@@ -175,12 +195,13 @@ def _dump_options(
     from_time: int | None,
     to_time: int | None,
     max_batches: int | None,
+    dialect: Dialect,
     **decoders: bool,
 ) -> DumpOptions:
     """The command line as ``DumpOptions``, checked the way Kafka's ``DumpLogSegmentsOptions`` checks it."""
     decoder = _chosen_decoder(decoders)
     # Kafka builds the key/value decoders only when no internal-topic decoder is given
-    notices = () if decoder else _decoder_notices(value_decoder_class, key_decoder_class)
+    notices = () if decoder else _decoder_notices(value_decoder_class, key_decoder_class, dialect)
     _check_windows(from_offset, to_offset, from_time, to_time)
     return DumpOptions(
         deep_iteration=deep_iteration,
@@ -199,6 +220,7 @@ def _dump_options(
         max_batches=max_batches,
         json_records=output_format == "json" and payload == "utf8" and decoder is None,
         decoder=decoder,
+        dialect=dialect,
     )
 
 

@@ -8,10 +8,22 @@
  * jars.py. DumpLogSegments itself lives in Kafka's core (Scala) jar, which the harness does not have; this
  * file follows its templates (reference §6.3) line for line for data, COMMIT and ABORT batches.
  *
- *   java DumpLines dump OUT ERR [--deep-iteration] [--print-data-log] [--skip-record-metadata] FILE...
+ *   java DumpLines dump OUT ERR [--java] [--deep-iteration] [--print-data-log] [--skip-record-metadata] FILE...
+ *       --java: the text of Kafka 4.3.0's Java port (tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java:
+ *       printRecordMetadata, printRecordContents, dumpBatchRecords' TreeMap of non-consecutive pairs starting
+ *       from -1); without it the Scala tool's of 4.2 (core/src/main/scala/kafka/tools/DumpLogSegments.scala).
  *       stdout lines go to OUT, the "Non-consecutive offsets" summary to ERR (UTF-8 files). Where the real
  *       tool would die with an exception, this one writes "!! <exception class>: <message>" to ERR and goes
  *       on with the next file (as kseg does), so that what was printed before the exception can be compared.
+ *   java DumpLines kraft OUT
+ *       writes to OUT (a .log) KRaft control batches built by Kafka's own classes (MemoryRecords.withLeaderChangeMessage,
+ *       withSnapshotHeaderRecord, withSnapshotFooterRecord, withKRaftVersionRecord, withVotersRecord,
+ *       withEndTransactionMarker), at offsets 0.., timestamp 1700000000000, leader epoch 3: the control records
+ *       that DumpLogSegments.printControlRecord prints with kafka-clients' generated JSON converters.
+ *   java DumpLines hashmap IN OUT
+ *       IN holds groups of keys (one per line, groups separated by an empty line); per group, the keys are put
+ *       into a java.util.HashMap with computeIfAbsent (as 4.3's DumpLogSegments.main fills its summary maps)
+ *       and OUT gets the map's iteration order, one key per line, groups separated by an empty line.
  *   java DumpLines utf8 IN OUT
  *       IN holds one hex byte string per line; OUT gets, per line, the hex of the UTF-8 encoding of
  *       new String(bytes, StandardCharsets.UTF_8).
@@ -27,6 +39,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.internal.AbstractLegacyRecordBatch;
@@ -47,15 +60,25 @@ public final class DumpLines {
             utf8(args[1], args[2]);
             return;
         }
+        if (args[0].equals("hashmap")) {
+            hashMapOrder(args[1], args[2]);
+            return;
+        }
+        if (args[0].equals("kraft")) {
+            KraftControl.write(args[1]);
+            return;
+        }
         boolean deep = false;
         boolean print = false;
         boolean skip = false;
+        boolean javaPort = false;
         List<String> files = new ArrayList<>();
         for (int i = 3; i < args.length; i++) {
             switch (args[i]) {
                 case "--deep-iteration": deep = true; break;
                 case "--print-data-log": print = true; break;
                 case "--skip-record-metadata": skip = true; break;
+                case "--java": javaPort = true; break;
                 default: files.add(args[i]);
             }
         }
@@ -66,7 +89,7 @@ public final class DumpLines {
             File file = new File(name);
             out.append("Dumping ").append(file).append('\n');
             try {
-                dumpLog(file, print, deep || print, skip, out, nonConsecutive);
+                dumpLog(file, print, deep || print, skip, javaPort, out, nonConsecutive);
             } catch (RuntimeException e) {
                 if (out.length() > 0 && out.charAt(out.length() - 1) != '\n') out.append('\n');
                 err.append("!! ").append(e.getClass().getSimpleName()).append(": ").append(e.getMessage()).append('\n');
@@ -82,7 +105,7 @@ public final class DumpLines {
         Files.write(Paths.get(args[2]), err.toString().getBytes(StandardCharsets.UTF_8));
     }
 
-    private static void dumpLog(File file, boolean printContents, boolean deep, boolean skipMetadata,
+    private static void dumpLog(File file, boolean printContents, boolean deep, boolean skipMetadata, boolean javaPort,
                                 StringBuilder out, Map<String, List<long[]>> nonConsecutive) throws IOException {
         long startOffset = Long.parseLong(file.getName().split("\\.")[0]);
         out.append("Log starting offset: ").append(startOffset).append('\n');
@@ -94,7 +117,17 @@ public final class DumpLines {
                 printBatchLevel(batch, validBytes, out);
                 if (deep) {
                     for (Record record : batch) {
-                        if (lastOffset == -1) {
+                        if (javaPort) {
+                            // 4.3 dumpBatchRecords: a TreeMap keyed by the previous offset, from -1
+                            if (record.offset() != lastOffset + 1) {
+                                List<long[]> pairs = nonConsecutive.computeIfAbsent(file.getAbsolutePath(), k -> new ArrayList<>());
+                                TreeMap<Long, Long> sorted = new TreeMap<>();
+                                for (long[] pair : pairs) sorted.put(pair[0], pair[1]);
+                                sorted.put(lastOffset, record.offset());
+                                pairs.clear();
+                                sorted.forEach((a, b) -> pairs.add(new long[]{a, b}));
+                            }
+                        } else if (lastOffset == -1) {
                             lastOffset = record.offset();
                         } else if (record.offset() != lastOffset + 1) {
                             nonConsecutive.computeIfAbsent(file.getAbsolutePath(), k -> new ArrayList<>())
@@ -120,18 +153,11 @@ public final class DumpLines {
                             }
                             if (record instanceof AbstractLegacyRecordBatch) {
                                 AbstractLegacyRecordBatch r = (AbstractLegacyRecordBatch) record;
-                                out.append(" isValid: ").append(r.isValid()).append(" crc: ").append(r.checksum()).append('}');
+                                out.append(" isValid: ").append(r.isValid()).append(" crc: ").append(r.checksum());
+                                if (!javaPort) out.append('}');  // Scala's typo, gone in the 4.3 port
                             }
                             if (batch.isControlBatch()) {
-                                short typeId = ControlRecordType.parseTypeId(record.key());
-                                ControlRecordType type = ControlRecordType.fromTypeId(typeId);
-                                if (type == ControlRecordType.ABORT || type == ControlRecordType.COMMIT) {
-                                    EndTransactionMarker marker = EndTransactionMarker.deserialize(record);
-                                    out.append(" endTxnMarker: ").append(marker.controlType())
-                                        .append(" coordinatorEpoch: ").append(marker.coordinatorEpoch());
-                                } else {
-                                    out.append(" controlType: ").append(type).append('(').append(typeId).append(')');
-                                }
+                                KraftControl.print(record, out);  // printControlRecord: the same in 4.1-4.3
                             }
                         }
                         if (printContents && !batch.isControlBatch()) {
@@ -139,8 +165,8 @@ public final class DumpLines {
                                 out.append(prefix).append("key: ").append(string(record.key()));
                                 prefix = " ";
                             }
-                            if (record.hasValue()) {
-                                out.append(" payload: ").append(string(record.value()));
+                            if (record.hasValue()) {  // 4.3 printRecordContents hands the prefix on
+                                out.append(javaPort ? prefix : " ").append("payload: ").append(string(record.value()));
                             }
                         }
                         out.append('\n');
@@ -182,6 +208,25 @@ public final class DumpLines {
             + " compresscodec: " + batch.compressionType().name + " crc: " + batch.checksum()
             + " isvalid: " + batch.isValid();
         out.append(rest).append('\n');
+    }
+
+    private static void hashMapOrder(String in, String outPath) throws IOException {
+        StringBuilder out = new StringBuilder();
+        Map<String, Integer> map = new java.util.HashMap<>();
+        List<String> lines = new ArrayList<>(Files.readAllLines(Paths.get(in), StandardCharsets.UTF_8));
+        lines.add("");
+        for (String line : lines) {
+            if (line.isEmpty()) {
+                if (!map.isEmpty()) {
+                    map.keySet().forEach(key -> out.append(key).append('\n'));
+                    out.append('\n');
+                }
+                map = new java.util.HashMap<>();
+            } else {
+                map.computeIfAbsent(line, k -> 0);
+            }
+        }
+        Files.write(Paths.get(outPath), out.toString().getBytes(StandardCharsets.UTF_8));
     }
 
     private static void utf8(String in, String outPath) throws IOException {

@@ -12,9 +12,12 @@ headers and payloads that are not valid UTF-8 (and one file with bytes after its
 * Java's ``new String(bytes, UTF_8)`` on ~70,000 byte strings (every short combination of the bytes that
   matter, plus random ones) must equal kseg's emulation.
 
-DumpLogSegments itself lives in Kafka's core jar, which the harness does not have: DumpLines follows its
-templates (reference §6.3) using only kafka-clients.  KRaft control records are left out (printing them
-needs Kafka's generated JSON converters and Jackson); tests/test_cli_dump.py covers them with goldens.
+DumpLogSegments itself lives in Kafka's tools jar (4.3; core before), which the harness does not have:
+DumpLines follows its templates using only kafka-clients -- ``--java`` those of 4.3.0's Java port
+(tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java), else the Scala tool's of 4.2.  KRaft
+control records (SnapshotHeader/Footer, LeaderChange at Version 0 and 1, KRaftVersion, Voters, a COMMIT
+marker) are written by MemoryRecords' own factories and printed as printControlRecord does, with
+kafka-clients' generated JSON converters (KraftControl.java).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from oracle import find_java, make_batch, make_marker_batch, make_record
 
 from kseg.cli import cli
 from kseg.format.jvm_text import java_utf8
+from kseg.ops.dump.summaries import JavaHashMapOrder
 from kseg.render.dump import decode_payload
 
 HERE = Path(__file__).resolve().parent
@@ -104,7 +108,8 @@ def dump_lines(kafka_oracle, tmp_path_factory) -> list[str]:
     jar_paths = [str(p) for p in jars.ensure_jars()]
     classes = tmp_path_factory.mktemp("dumplines-classes")
     subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "--release", "17", "-cp", os.pathsep.join(jar_paths),
-                    "-d", str(classes), str(HERE / "DumpLines.java")], check=True, capture_output=True)
+                    "-d", str(classes), str(HERE / "DumpLines.java"), str(HERE / "KraftControl.java")], check=True,
+                   capture_output=True)
     return [java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", os.pathsep.join([str(classes), *jar_paths]),
             "DumpLines"]
 
@@ -122,13 +127,18 @@ FLAG_SETS = [[], ["--deep-iteration"], ["--print-data-log"], ["--print-data-log"
              ["--deep-iteration", "--skip-record-metadata"]]
 
 
+#: kseg's --kafka-version -> DumpLines' dialect flag (4.3: the Java port; 4.2: the Scala tool)
+DIALECTS = {"4.3": ["--java"], "4.2": []}
+
+
+@pytest.mark.parametrize("version", sorted(DIALECTS))
 @pytest.mark.parametrize("flags", FLAG_SETS, ids=lambda f: " ".join(f) or "batches")
-def test_text_is_what_kafkas_reader_prints(flags, written, dump_lines, tmp_path):
+def test_text_is_what_kafkas_reader_prints(flags, version, written, dump_lines, tmp_path):
     files = sorted(f"{p.parent.name}/{p.name}" for p in written.glob(f"*/{LOG}") if p.parent.name != "gaps")
     out, err = tmp_path / "out", tmp_path / "err"
-    subprocess.run([*dump_lines, "dump", str(out), str(err), *flags, *files], check=True, cwd=written,
-                   capture_output=True)
-    result = _kseg([*flags, *files], written)
+    subprocess.run([*dump_lines, "dump", str(out), str(err), *DIALECTS[version], *flags, *files], check=True,
+                   cwd=written, capture_output=True)
+    result = _kseg(["--kafka-version", version, *flags, *files], written)
     assert result.exit_code == 0 and err.read_text() == "" and result.stderr == ""
     expected = out.read_text(encoding="utf-8")
     assert result.stdout == expected
@@ -139,13 +149,18 @@ def test_text_is_what_kafkas_reader_prints(flags, written, dump_lines, tmp_path)
 
 def test_non_consecutive_offsets_summary_is_kafkas(written, dump_lines, tmp_path):
     out, err = tmp_path / "out", tmp_path / "err"
-    subprocess.run([*dump_lines, "dump", str(out), str(err), "--deep-iteration", f"gaps/{LOG}"], check=True,
-                   cwd=written, capture_output=True)
-    result = _kseg(["--deep-iteration", f"gaps/{LOG}"], written)
-    assert result.stdout == out.read_text(encoding="utf-8")
-    assert result.stderr == err.read_text(encoding="utf-8")
-    assert result.stderr.startswith(f"Non-consecutive offsets in {written}/gaps/{LOG}\n  22 is followed by 40\n")
-    assert result.stderr.endswith("  0 is followed by 3\n")  # newest first, as Kafka prepends
+    for version, flag in DIALECTS.items():
+        subprocess.run([*dump_lines, "dump", str(out), str(err), *flag, "--deep-iteration", f"gaps/{LOG}"],
+                       check=True, cwd=written, capture_output=True)
+        result = _kseg(["--kafka-version", version, "--deep-iteration", f"gaps/{LOG}"], written)
+        assert result.stdout == out.read_text(encoding="utf-8")
+        assert result.stderr == err.read_text(encoding="utf-8")
+        assert result.stderr.startswith(f"Non-consecutive offsets in {written}/gaps/{LOG}\n")
+    scala = _kseg(["--kafka-version", "4.2", "--deep-iteration", f"gaps/{LOG}"], written).stderr
+    assert scala.endswith("  0 is followed by 3\n")  # newest first, as the Scala tool prepends
+    assert "  22 is followed by 40\n" in scala
+    java = _kseg(["--deep-iteration", f"gaps/{LOG}"], written).stderr
+    assert java.endswith("  22 is followed by 40\n")  # 4.3: a TreeMap, ascending
 
 
 BATCH_KEYS = {  # kseg JSON key -> Kafka accessor (oracle "read" result)
@@ -207,3 +222,51 @@ def test_java_string_decoding_matches_the_jvm(dump_lines, tmp_path):
     assert mismatches == []
     python_differs = sum(c.decode("utf-8", "replace") != j for c, j in zip(cases, java))
     assert python_differs > 100  # why kseg does not simply use errors="replace"
+
+
+@pytest.mark.parametrize("version", sorted(DIALECTS))
+def test_kraft_control_records_are_what_kafka_prints(version, dump_lines, tmp_path):
+    """Every KRaft control record type, written by Kafka's MemoryRecords and printed by its JSON converters."""
+    folder = tmp_path / "__cluster_metadata-0"
+    folder.mkdir()
+    subprocess.run([*dump_lines, "kraft", str(folder / LOG)], check=True, capture_output=True)
+    out, err = tmp_path / "out", tmp_path / "err"
+    subprocess.run([*dump_lines, "dump", str(out), str(err), *DIALECTS[version], "--deep-iteration",
+                    f"{folder.name}/{LOG}"], check=True, cwd=tmp_path, capture_output=True)
+    result = _kseg(["--kafka-version", version, "--deep-iteration", f"{folder.name}/{LOG}"], tmp_path)
+    expected = out.read_text(encoding="utf-8")
+    assert err.read_text() == "" and result.stderr == "" and result.exit_code == 0
+    assert result.stdout == expected
+    for label in ("SnapshotHeader {", "LeaderChange: {", "KRaftVersion {", "KRaftVoters {", "SnapshotFooter {",
+                  "endTxnMarker: COMMIT coordinatorEpoch: 9"):
+        assert label in expected
+
+
+def test_java_hashmap_order_is_javas(dump_lines, tmp_path):
+    """4.3 prints its summaries in java.util.HashMap order: kseg's JavaHashMapOrder against the JVM's, for
+    path sets of 1 to 60 keys (several resizes), with repeated puts and equal hashes ("Aa"/"BB")."""
+    rng = random.Random(4_3_0)
+    groups = [["/var/lib/kafka/Aa-0/x.log", "/var/lib/kafka/BB-0/x.log"]]
+    for size in (*range(1, 30), 40, 49, 50, 60, 97):
+        keys = [f"/data/kafka-logs/{rng.choice(['orders', 't', '__consumer_offsets'])}-{rng.randrange(64)}/"
+                f"{rng.randrange(10**6):020d}.{rng.choice(['log', 'index', 'timeindex'])}" for _ in range(size)]
+        groups.append(keys)
+        groups.append(keys + keys[: size // 3])  # a put of a key already there can still grow the table
+    (tmp_path / "in").write_text("\n\n".join("\n".join(g) for g in groups) + "\n", encoding="utf-8")
+    subprocess.run([*dump_lines, "hashmap", str(tmp_path / "in"), str(tmp_path / "out")], check=True,
+                   capture_output=True)
+    java = [g.split("\n") for g in (tmp_path / "out").read_text(encoding="utf-8").strip("\n").split("\n\n")]
+    assert len(java) == len(groups)
+    for keys, expected in zip(groups, java, strict=True):
+        order = JavaHashMapOrder()
+        for key in keys:
+            order.put(key)
+        assert order.order() == expected
+
+
+def test_kafka_kraft_fixture_is_what_kafka_writes(dump_lines, tmp_path):
+    """fixtures/dump-kafka's KRaft control segment: Kafka's MemoryRecords write exactly these bytes."""
+    out = tmp_path / LOG
+    subprocess.run([*dump_lines, "kraft", str(out)], check=True, capture_output=True)
+    fixture = HERE.parents[1] / "fixtures" / "dump-kafka" / "__cluster_metadata-0" / LOG
+    assert out.read_bytes() == fixture.read_bytes()

@@ -30,6 +30,7 @@ from kseg.ops.dump import (
     Summary,
     TrailingBytes,
     decode_records,
+    dialect_for,
     iter_dump,
     java_path,
     kafka_offset_lookup,
@@ -102,16 +103,23 @@ def test_truncated_kraft_control_value_is_a_problem_and_kafka_would_stop():
 
 
 def test_leader_change_value_is_not_read_by_kafka_so_damage_there_is_no_problem(tmp_path):
-    """kafka-dump-log names LEADER_CHANGE without reading its value; a SnapshotHeader it reads (and dies on)."""
+    """kafka-dump-log up to 4.0 names LEADER_CHANGE without reading its value; a SnapshotHeader it reads (and
+    dies on).  From 4.1 printControlRecord reads LEADER_CHANGE too: the tool dies on the first record."""
     path = tmp_path / "00000000000000000000.log"
     first = encode_batch([RecordSpec(0, T0, encode_control_key(2), b"\x00")], is_control=True)
     path.write_bytes(first + encode_batch([RecordSpec(1, T0, encode_control_key(3), b"\x00")], is_control=True))
-    got = events([path], deep_iteration=True)
+    got = events([path], deep_iteration=True, dialect=dialect_for("4.0"))
     records = [r for e in got if isinstance(e, RecordsEvent) for r in e.records]
     assert [(r.type_name, r.failed) for r in records] == [("LEADER_CHANGE", False), ("SNAPSHOT_HEADER", True)]
     (problem,) = [e for e in got if isinstance(e, Problem)]
     assert problem.position == len(first)
     assert problem.message == "control record at offset 1: int16 needs 2 bytes, only 1 left"
+    got = events([path], deep_iteration=True)  # 4.3
+    records = [r for e in got if isinstance(e, RecordsEvent) for r in e.records]
+    assert [(r.type_name, r.failed) for r in records] == [("LEADER_CHANGE", True)]
+    (problem,) = [e for e in got if isinstance(e, Problem)]
+    assert problem.position == 0
+    assert problem.message == "control record at offset 0: int16 needs 2 bytes, only 1 left"
 
 
 # --------------------------------------------------------------------------- summary order (Scala HashMap)
@@ -221,10 +229,14 @@ def test_control_record_that_cannot_be_decoded_is_a_problem_unless_metadata_is_s
 
 
 def test_non_consecutive_offsets_are_reported_newest_first():
-    got = events([DUMP / "records" / "00000000000000000000.log"], deep_iteration=True)
+    """Scala (<= 4.2) prepends to a list: newest first; 4.3 keeps a TreeMap: ascending."""
+    got = events([DUMP / "records" / "00000000000000000000.log"], deep_iteration=True, dialect=dialect_for("4.2"))
     (summary,) = [e for e in got if isinstance(e, Summary)]
     assert summary.kind == "non_consecutive_offsets"
     assert summary.pairs == ((20, 22), (7, 20))
+    got = events([DUMP / "records" / "00000000000000000000.log"], deep_iteration=True)
+    (summary,) = [e for e in got if isinstance(e, Summary)]
+    assert summary.pairs == ((7, 20), (20, 22))
 
 
 # --------------------------------------------------------------------------- windows

@@ -37,12 +37,14 @@ the result types.  Import from here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from functools import partial
 
 from kseg.format.internal.common import VERSION_PREFIX, Decoded, Problem
 from kseg.format.internal.control_records import (
     KRAFT_CONTROL,
     ControlRecord,
+    control_json_text,
     decode_kraft_control_value,
     describe_control_record,
 )
@@ -51,6 +53,7 @@ from kseg.format.internal.coordinator import (
     SHARE_STATE_RECORD_TYPES,
     decode_offsets_record,
     decode_share_state_record,
+    decode_transaction_record_json,
 )
 from kseg.format.internal.kraft import (
     METADATA_FRAME_VERSION,
@@ -77,6 +80,7 @@ __all__ = [
     "ControlRecord",
     "Decoded",
     "Problem",
+    "control_json_text",
     "decode_kraft_control_value",
     "decode_metadata_record",
     "decode_offsets_record",
@@ -84,7 +88,9 @@ __all__ = [
     "decode_remote_log_record",
     "decode_share_state_record",
     "decode_transaction_record",
+    "decode_transaction_record_json",
     "describe_control_record",
+    "dialect_decoder",
     "metadata_type_name",
 ]
 
@@ -96,3 +102,33 @@ DECODERS: dict[str, Callable[[bytes | None, bytes | None, int], Decoded]] = {
     "remote-log-metadata": decode_remote_log_record,
     "share-group-state": decode_share_state_record,
 }
+
+
+Decoder = Callable[[bytes | None, bytes | None, int], Decoded]
+
+
+def _transaction_record_json(key: bytes | None, value: bytes | None, offset: int) -> Decoded:
+    """4.1+ texts (:func:`decode_transaction_record_json`) with the structured form kseg's JSON keeps."""
+    texts = decode_transaction_record_json(key, value, offset)
+    legacy = decode_transaction_record(key, value, offset)
+    return Decoded(texts.key_text, texts.payload_text, legacy.key, legacy.value,
+                   legacy.problem or texts.problem, kafka_aborts=texts.kafka_aborts)
+
+
+def dialect_decoder(name: str, *, coordinator_json: bool, offsets_known: Collection[int] | None,
+                    txn_idx_empty: bool) -> Decoder:
+    """The decoder ``name`` speaking one release's text (flags from kseg.ops.dump.dialect.Dialect).
+
+    ``coordinator_json``: Kafka 4.1's CoordinatorRecordMessageParser for offsets, transactions and share
+    state; ``offsets_known``: the ``__consumer_offsets`` record types that release decodes;
+    ``txn_idx_empty``: 4.0's ``txnIdxEmpty=`` in remote-log segment texts.
+    """
+    if name == "offsets":
+        return partial(decode_offsets_record, known=offsets_known, specified=coordinator_json)
+    if name == "transaction-log":
+        return _transaction_record_json if coordinator_json else decode_transaction_record
+    if name == "share-group-state":
+        return partial(decode_share_state_record, specified=coordinator_json)
+    if name == "remote-log-metadata":
+        return partial(decode_remote_log_record, txn_idx_empty=txn_idx_empty)
+    return DECODERS[name]

@@ -12,7 +12,9 @@ from typing import Any
 from kseg.errors import KsegError
 from kseg.format import schemas
 from kseg.format.control import ABORT, COMMIT, decode_control_key, decode_end_txn_marker
-from kseg.format.messages import decode_message, kafka_json
+from kseg.format.messages import decode_message, default_value, kafka_json
+from kseg.format.messages.defaults import differs_from_default
+from kseg.format.messages.schema import Field
 
 #: Control types whose value is a generated message, and the label kafka-dump-log prints before its JSON.
 KRAFT_CONTROL = {
@@ -49,6 +51,36 @@ def decode_kraft_control_value(type_id: int, value: bytes | None) -> dict[str, A
     return decoded
 
 
+def _at_version(fields: tuple[Field, ...], data: dict[str, Any], version: int) -> dict[str, Any]:
+    """A struct read at version 0, as the JSON converter writes it at ``version``: fields of that version
+    in schema order (a field v0 lacks at its default), tagged ones only when not at their default."""
+    out: dict[str, Any] = {}
+    for fld in fields:
+        if version not in fld.versions:
+            continue
+        value = data.get(fld.json_name, default_value(fld, version))
+        if version in fld.tagged and not differs_from_default(fld, value, version):
+            continue
+        if fld.fields and isinstance(value, dict):
+            value = _at_version(fld.fields, value, version)
+        elif fld.fields and isinstance(value, list):
+            value = [_at_version(fld.fields, item, version) if isinstance(item, dict) else item for item in value]
+        out[fld.json_name] = value
+    return out
+
+
+def control_json_text(type_id: int, data: dict[str, Any]) -> str:
+    """A KRaft control value's JSON as kafka-dump-log prints it: ``ControlRecordUtils`` reads it at
+    version 0, ``printControlRecord`` writes it at the version in its ``Version`` field
+    (``XJsonConverter.write(x, x.version())``): a LeaderChange with Version 1 shows each voter's
+    ``voterDirectoryId`` at its default."""
+    message_name, _ = KRAFT_CONTROL[type_id]
+    version = data.get("version", 0)
+    if not isinstance(version, int) or version < 0:
+        return kafka_json(data)
+    return kafka_json(_at_version(schemas.get("clients", message_name).fields, data, version))
+
+
 def describe_control_record(key: bytes | None, value: bytes | None) -> ControlRecord:
     """What kafka-dump-log prints for a control record (``dumpLog``), after ``headerKeys: [...]``."""
     try:
@@ -65,7 +97,7 @@ def describe_control_record(key: bytes | None, value: bytes | None) -> ControlRe
         if type_id in KRAFT_CONTROL:
             data = decode_kraft_control_value(type_id, value)
             label = KRAFT_CONTROL[type_id][1]
-            text = f"{label} {kafka_json(data)}" if label else f"controlType: {name}({type_id})"
+            text = f"{label} {control_json_text(type_id, data)}" if label else f"controlType: {name}({type_id})"
             return ControlRecord(type_id, name, text, data)
     except KsegError as err:
         return ControlRecord(type_id, name, f"controlType: {name}({type_id})", None, err.message)

@@ -9,6 +9,7 @@ the pair of messages.  Both decoders share the framing and the text of
 from __future__ import annotations
 
 import base64
+from collections.abc import Collection
 from typing import Any
 
 from kseg.errors import KsegError
@@ -87,11 +88,21 @@ def _decode_part(
     return decoded
 
 
+#: ``TransactionCoordinatorRecordSerde`` (Kafka 4.1 and later): record type -> (key message, value message).
+TRANSACTION_RECORD_TYPES = {0: ("TransactionLogKey", "TransactionLogValue")}
+#: The missing-key text names the decoder up to 4.0; 4.1's CoordinatorRecordMessageParser says "the specified".
+SPECIFIED_DECODER = "the specified"
+
+
 def _coordinator_record(
     key: bytes | None, value: bytes | None, offset: int, *, family: str,
     types: dict[int, tuple[str, str]], value_label: str, decoder_name: str,
+    known: Collection[int] | None = None,
 ) -> Decoded:
-    """``OffsetsMessageParser`` / ``ShareGroupStateMessageParser`` over ``CoordinatorRecordSerde``."""
+    """``OffsetsMessageParser`` / ``ShareGroupStateMessageParser`` over ``CoordinatorRecordSerde``.
+
+    ``known``: the record types the release's tool decodes (None: all of ``types``); any other is
+    ``Unknown record type``, as Kafka's serde or ``prepareKey`` reports it."""
     if key is None:
         text = (f"Failed to decode message at offset {offset} using {decoder_name} decoder "
                 "(message had a missing key)")
@@ -101,7 +112,7 @@ def _coordinator_record(
     key_json: dict[str, Any] | None = None
     try:
         record_type = read_prefix(key, "key")
-        if record_type not in types:
+        if record_type not in types or (known is not None and record_type not in known):
             text = f"Unknown record type {record_type} at offset {offset}, skipping."
             raise Failed("unknown-type", "key", text, f"unknown record type {record_type}", 0)
         key_name, value_name = types[record_type]
@@ -111,6 +122,11 @@ def _coordinator_record(
         if value is None:
             return Decoded(key_text, "<DELETE>", key_json, None)
         version = read_prefix(value, "value")
+        value_schema = schemas.get(family, value_name)
+        if known is not None and version not in value_schema.valid:
+            # Kafka 4.0+ CoordinatorRecordSerde.deserialize: UnknownRecordVersionException (Deserializer.java)
+            text = f"Found an unknown record version {version} for {record_type} type"
+            raise Failed("unknown-version", "value", text, f"unknown value version {version}", 0)
         value_data = _decode_part(schemas.get(family, value_name), version, value, "value")
         if value_name == "GroupMetadataValue":
             value_data = _expand_consumer_protocol(value_data)
@@ -123,26 +139,46 @@ def _coordinator_record(
     return Decoded(key_text, payload_text, key_json, value_json)
 
 
-def decode_offsets_record(key: bytes | None, value: bytes | None, offset: int) -> Decoded:
+def decode_offsets_record(key: bytes | None, value: bytes | None, offset: int, *,
+                          known: Collection[int] | None = None, specified: bool = False) -> Decoded:
     """A ``__consumer_offsets`` record, as ``kafka-dump-log --offsets-decoder`` shows it.
 
     Text: key ``{"type":"<t>","data":{...}}`` and payload ``{"version":"<v>","data":{...}}``
     (both numbers as strings), ``<DELETE>`` for a tombstone; for a classic
     group whose ``protocolType`` is ``consumer`` each member's subscription and
-    assignment are expanded (kept as base64 when they do not parse).
+    assignment are expanded (kept as base64 when they do not parse).  ``known``/``specified``: the
+    release's record types and missing-key text (kseg.ops.dump.dialect).
     """
     return _coordinator_record(key, value, offset, family="group_coordinator", types=OFFSETS_RECORD_TYPES,
-                               value_label="version", decoder_name="offset topic")
+                               value_label="version", decoder_name=SPECIFIED_DECODER if specified else "offset topic",
+                               known=known)
 
 
-def decode_share_state_record(key: bytes | None, value: bytes | None, offset: int) -> Decoded:
+def decode_share_state_record(key: bytes | None, value: bytes | None, offset: int, *,
+                              specified: bool = False) -> Decoded:
     """A ``__share_group_state`` record, as ``--share-group-state-decoder`` shows it.
 
-    Same framing and text as the offsets decoder, except that the value is
-    labelled ``"type"`` instead of ``"version"`` (``{"type":"0","data":{...}}``).
+    Same framing and text as the offsets decoder, except that Kafka 4.0 labels
+    the value ``"type"`` instead of ``"version"`` (``{"type":"0","data":{...}}``);
+    from 4.1 (``specified``) it is ``CoordinatorRecordMessageParser``'s: ``"version"``
+    and the missing-key text of the other decoders.
     """
     return _coordinator_record(key, value, offset, family="share_coordinator", types=SHARE_STATE_RECORD_TYPES,
-                               value_label="type", decoder_name="share group state topic")
+                               value_label="version" if specified else "type",
+                               decoder_name=SPECIFIED_DECODER if specified else "share group state topic",
+                               known=tuple(SHARE_STATE_RECORD_TYPES) if specified else None)
+
+
+def decode_transaction_record_json(key: bytes | None, value: bytes | None, offset: int) -> Decoded:
+    """A ``__transaction_state`` record, as Kafka 4.1 and later print it (``TransactionLogMessageParser``
+    over ``TransactionCoordinatorRecordSerde``): key ``{"type":"0","data":{"transactionalId":...}}``,
+    payload ``{"version":"<v>","data":{...}}`` (TransactionLogValueJsonConverter), ``<DELETE>``.
+
+    Only the texts come from here; the structured key and value (``--format json``) stay those of
+    :func:`kseg.format.internal.transactions.decode_transaction_record`, which the caller passes in.
+    """
+    return _coordinator_record(key, value, offset, family="transaction_coordinator", types=TRANSACTION_RECORD_TYPES,
+                               value_label="version", decoder_name=SPECIFIED_DECODER, known=(0,))
 
 
 def _expand_consumer_protocol(data: dict[str, Any]) -> dict[str, Any]:

@@ -131,11 +131,13 @@ def decode_metadata_record(key: bytes | None, value: bytes | None, offset: int) 
     return Decoded(None, kafka_json({"type": type_name, "version": version, "data": data}), None, value_json)
 
 
-def decode_remote_log_record(key: bytes | None, value: bytes | None, offset: int) -> Decoded:
-    """A ``__remote_log_metadata`` record as ``--remote-log-metadata-decoder`` shows it: a ``toString()``."""
+def decode_remote_log_record(key: bytes | None, value: bytes | None, offset: int, *,
+                             txn_idx_empty: bool = False) -> Decoded:
+    """A ``__remote_log_metadata`` record as ``--remote-log-metadata-decoder`` shows it: a ``toString()``
+    (with ``txn_idx_empty``, as Kafka 4.0 and later print it: ``..., txnIdxEmpty=<bool>}``)."""
     try:
         schema, version, data = _read_frame(value, "storage")
-        text = remote_log_metadata_text(schema.api_key or 0, data)
+        text = remote_log_metadata_text(schema.api_key or 0, data, txn_idx_empty=txn_idx_empty)
     except Failed as failed:
         return Decoded(None, f"Error at offset {offset}, skipping. {_remote_null(failed, value)}",
                        problem=as_problem(failed, key, value))

@@ -76,8 +76,13 @@ def _segment_metadata(data: dict[str, Any]) -> str:
         f"id={segment_id['id']}}}, startOffset={start}, endOffset={end}, brokerId={data['brokerId']}, "
         f"maxTimestampMs={data['maxTimestampMs']}, eventTimestampMs={data['eventTimestampMs']}, "
         f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={data['segmentSizeInBytes']}, "
-        f"customMetadata={_custom_metadata(data.get('customMetadata'))}, state={state}}}"
+        f"customMetadata={_custom_metadata(data.get('customMetadata'))}, state={state}"
     )
+
+
+def _txn_idx_empty(data: dict[str, Any]) -> str:
+    """``, txnIdxEmpty=<bool>`` (tagged field TxnIndexEmpty, default false: RemoteLogSegmentMetadataRecord.json)."""
+    return f", txnIdxEmpty={'true' if data.get('txnIndexEmpty', False) else 'false'}"
 
 
 def _segment_update(data: dict[str, Any]) -> str:
@@ -107,17 +112,23 @@ def _segment_snapshot(data: dict[str, Any]) -> str:
         f"startOffset={data['startOffset']}, "
         f"endOffset={data['endOffset']}, maxTimestampMs={data['maxTimestampMs']}, "
         f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={data['segmentSizeInBytes']}, "
-        f"customMetadata={_custom_metadata(data.get('customMetadata'))}, state={state}}}"
+        f"customMetadata={_custom_metadata(data.get('customMetadata'))}, state={state}"
     )
 
 
 _REMOTE_TEXT = {0: _segment_metadata, 1: _segment_update, 2: _partition_delete, 3: _segment_snapshot}
 
 
-def remote_log_metadata_text(api_key: int, data: dict[str, Any]) -> str:
+def remote_log_metadata_text(api_key: int, data: dict[str, Any], *, txn_idx_empty: bool = False) -> str:
     """``RemoteLogMetadataSerde.deserialize(bytes).toString()`` for a decoded record of ``api_key`` 0-3.
 
     Raises :class:`JavaException` where a constructor would throw (an empty
     leader-epoch list, a negative start offset, an unknown state id, ...).
+    ``txn_idx_empty``: Kafka 4.0 added ``, txnIdxEmpty=...`` to the segment and
+    snapshot texts (storage/api/.../RemoteLogSegmentMetadata.java and
+    storage/.../RemoteLogSegmentMetadataSnapshot.java ``toString``).
     """
-    return _REMOTE_TEXT[api_key](data)
+    text = _REMOTE_TEXT[api_key](data)
+    if api_key in (0, 3):
+        text += (_txn_idx_empty(data) if txn_idx_empty else "") + "}"
+    return text

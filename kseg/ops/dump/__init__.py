@@ -25,6 +25,7 @@ dumped by :mod:`kseg.ops.dump.sidefiles`.
 
 The package, by responsibility (each module imports only the ones above it):
 
+* :mod:`~kseg.ops.dump.dialect` -- which release's text (``--kafka-version``), one flag per change;
 * :mod:`~kseg.ops.dump.options` -- :class:`DumpOptions`, the decoders' precedence;
 * :mod:`~kseg.ops.dump.side_events`, :mod:`~kseg.ops.dump.decode`,
   :mod:`~kseg.ops.dump.events` -- the typed events (data, never text);
@@ -39,6 +40,7 @@ The package, by responsibility (each module imports only the ones above it):
 from __future__ import annotations
 
 from kseg.ops.dump.decode import decode_records
+from kseg.ops.dump.dialect import CHANGES, DEFAULT_DIALECT, DEFAULT_RELEASE, RELEASES, Dialect, dialect_for
 from kseg.ops.dump.events import (
     AnyRecord,
     BatchEvent,
@@ -77,16 +79,21 @@ from kseg.ops.dump.targets import (
 )
 
 __all__ = [
+    "CHANGES",
     "CLEAN_SHUTDOWN_FILE",
     "DECODER_PRECEDENCE",
+    "DEFAULT_DIALECT",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_RELEASE",
     "INT_MAX",
+    "RELEASES",
     "SIDE_FILE_NAMES",
     "AnyRecord",
     "BatchEvent",
     "BootstrapStart",
     "ControlRecord",
     "DecodedRecord",
+    "Dialect",
     "DumpOptions",
     "DumpTarget",
     "EncodedRecords",
@@ -108,6 +115,7 @@ __all__ = [
     "TrailingBytes",
     "TxnEntry",
     "decode_records",
+    "dialect_for",
     "handler_kind",
     "iter_dump",
     "java_path",

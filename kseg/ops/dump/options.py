@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kseg.ops.dump.dialect import DEFAULT_DIALECT, Dialect
+
 INT_MAX = 2**31 - 1  # Kafka's default --max-bytes (Integer.MAX_VALUE)
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 #: kafka-dump-log's internal-topic decoders (option names without ``--`` and ``-decoder``), in the order
@@ -32,6 +34,7 @@ class DumpOptions:
     over still encoded (:class:`~kseg.ops.dump.events.EncodedRecords`), for a
     writer that reads them once.  ``decoder`` is one of
     :data:`DECODER_PRECEDENCE`: records are decoded as that internal topic's.
+    ``dialect`` is the release whose tool's text is reproduced (``--kafka-version``).
     """
 
     deep_iteration: bool = False
@@ -49,6 +52,7 @@ class DumpOptions:
     max_batches: int | None = None
     json_records: bool = False
     decoder: str | None = None
+    dialect: Dialect = DEFAULT_DIALECT
 
     @property
     def deep(self) -> bool:

@@ -31,16 +31,20 @@ from kseg.ops.dump.summaries import Summaries
 if TYPE_CHECKING:
     from kseg.format.internal import Decoded
 
-LEADER_CHANGE = 2  # the control type kafka-dump-log names without reading its value
 
 
 class RecordState:
-    """Per-file deep-iteration state: Kafka's ``lastOffset`` for the non-consecutive check."""
+    """Per-file deep-iteration state: Kafka's ``lastOffset`` for the non-consecutive check.
 
-    __slots__ = ("last", "pairs", "path", "summaries")
+    Scala (<= 4.2) takes -1 for "none yet"; 4.3's ``dumpBatchRecords`` compares the first
+    record with -1 + 1 as well, so a log that does not start at offset 0 reports ``-1 is followed by N``.
+    """
+
+    __slots__ = ("java", "last", "pairs", "path", "summaries")
 
     def __init__(self, summaries: Summaries, path: str) -> None:
         self.last = -1  # Kafka's lastOffset: -1 means "none yet" (and a record at -1 resets it)
+        self.java = summaries.java
         self.summaries = summaries
         self.path = path
         self.pairs = summaries.non_consecutive_for(path)
@@ -52,14 +56,14 @@ class RecordState:
         first = offsets[0]
         count = len(offsets)
         if (
-            (self.last == -1 or first == self.last + 1)
+            ((self.last == -1 and not self.java) or first == self.last + 1)
             and offsets[-1] == first + count - 1
             and (count < 3 or type(offsets) is range or offsets == list(range(first, first + count)))
         ):
             self.last = offsets[-1]
             return
         for offset in offsets:
-            if self.last == -1:
+            if self.last == -1 and not self.java:
                 self.last = offset
             elif offset != self.last + 1:
                 self.pairs.append(self.last)
@@ -97,7 +101,7 @@ def records_events(
         if options.decoder is None:
             yield RecordsEvent(display, records, last=last)
         else:
-            decoded, chunk_aborts = _decode_data_records(records, options.decoder, display, batch.position)
+            decoded, chunk_aborts = _decode_data_records(records, options, display, batch.position)
             aborts += chunk_aborts
             yield RecordsEvent(display, decoded, last=last)
     yield from aborts
@@ -177,12 +181,16 @@ def _control_events(
 
 
 def _decode_data_records(
-    records: list[Record], decoder: str, display: str, position: int
+    records: list[Record], options: DumpOptions, display: str, position: int
 ) -> tuple[list[AnyRecord], list[Problem]]:
-    """Run an internal-topic decoder over a batch's data records (only when asked: it is the slow path)."""
-    from kseg.format.internal import DECODERS
+    """Run an internal-topic decoder over a batch's data records (only when asked: it is the slow path),
+    in the text of the release ``options.dialect`` names."""
+    from kseg.format.internal import dialect_decoder
 
-    decode = DECODERS[decoder]
+    dialect = options.dialect
+    assert options.decoder is not None
+    decode = dialect_decoder(options.decoder, coordinator_json=dialect.coordinator_json_4_1,
+                             offsets_known=dialect.offsets_known_types, txn_idx_empty=dialect.remote_txn_idx_empty)
     out: list[AnyRecord] = []
     aborts: list[Problem] = []
     for record in records:
@@ -210,13 +218,14 @@ def _control_event(record: Record, options: DumpOptions) -> ControlRecord:
     """Describe a control record the way the dump tool does.
 
     Kafka reads the key of every control record and the value of COMMIT/ABORT
-    markers and of the KRaft records it prints as JSON -- not LEADER_CHANGE's,
-    which it names only; where that read throws, the tool dies.  With
-    --skip-record-metadata it does not look at control records at all, so
-    nothing can fail then.
+    markers and of the KRaft records it prints as JSON -- which those are
+    depends on the release (``Dialect.reads_control_value``: before 4.1 not
+    LEADER_CHANGE's, which it named only); where that read throws, the tool dies.  With --skip-record-metadata it does not
+    look at control records at all, so nothing can fail then.
     """
-    from kseg.format.internal import describe_control_record
+    from kseg.format.internal import KRAFT_CONTROL, describe_control_record
 
     described = describe_control_record(record.key, record.value)
-    kafka_dies = described.problem is not None and described.type_id != LEADER_CHANGE
+    read_by_kafka = described.type_id not in KRAFT_CONTROL or options.dialect.reads_control_value(described.type_id)
+    kafka_dies = described.problem is not None and read_by_kafka
     return ControlRecord(record, described, failed=kafka_dies and not options.skip_record_metadata)

@@ -22,7 +22,7 @@ from kseg.ops.dump.targets import SIDE_FILE_NAMES, DumpTarget, handler_kind
 
 def iter_dump(targets: Iterable[DumpTarget], options: DumpOptions) -> Iterator[Event]:
     """Every event of dumping ``targets`` in order, then the summary sections."""
-    summaries = Summaries()
+    summaries = Summaries(java=options.dialect.java_port)
     handlers: dict[str, Callable[[DumpTarget], Iterator[Event]]] = {
         "log": lambda t: dump_log(t, options, summaries),
         "index": lambda t: dump_index(t, options, summaries),

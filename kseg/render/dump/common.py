@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import BinaryIO
 
-from kseg.ops.dump import Problem, Summary
+from kseg.ops.dump import DEFAULT_DIALECT, Dialect, Problem, Summary
 
 
 class Sink:
@@ -104,6 +104,7 @@ SUMMARY_TEXT: dict[str, tuple[Callable[[str], str], str]] = {
         lambda p: f"Found out of order timestamp in :{p}",
         "  Index timestamp: {}, Previously indexed timestamp: {}",
     ),
+    # Scala (<= 4.2) prints one fixed header per file; 4.3's TimeIndexDumpErrors.printErrors names it
     "time_index_offset_not_found": (
         lambda p: "The following indexed offsets are not found in the log.",
         "Indexed offset: {}, found log offset: {}",
@@ -112,7 +113,12 @@ SUMMARY_TEXT: dict[str, tuple[Callable[[str], str], str]] = {
 }
 
 
-def summary_lines(event: Summary) -> list[str]:
+JAVA_NOT_FOUND_HEADER = "The following indexed offsets are not found in :{}"  # DumpLogSegments.java 4.3
+
+
+def summary_lines(event: Summary, dialect: Dialect = DEFAULT_DIALECT) -> list[str]:
     """A summary section as Kafka prints it on stderr: the header, then one line per pair."""
     header, template = SUMMARY_TEXT[event.kind]
+    if event.kind == "time_index_offset_not_found" and dialect.java_port:
+        header = JAVA_NOT_FOUND_HEADER.format
     return [header(event.path), *(template.format(first, second) for first, second in event.pairs)]

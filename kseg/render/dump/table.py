@@ -175,7 +175,7 @@ class TableRenderer:
             case Ignored(path=path):
                 self.sink.err_line(f"Ignoring unknown file {path}")
             case Summary():
-                for text in summary_lines(event):
+                for text in summary_lines(event, self.options.dialect):
                     self.sink.err_line(text)
             case CheckpointStart() | PartitionMetadataEvent() | QuorumStateEvent() | CleanShutdownEvent():
                 self.console.print(_escape(side_file_text(event)), highlight=False)

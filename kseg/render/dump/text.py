@@ -1,7 +1,9 @@
-"""Kafka's ``DumpLogSegments`` output, line for line.
+"""Kafka's ``DumpLogSegments`` output, line for line, in the dialect of the release asked for.
 
-The batch and record templates with their quirks (the stray ``}`` after a
-legacy record's crc, ``OptionalLong.empty``, ``Mismatches in :<path>``), keys
+The batch and record templates with their quirks (``OptionalLong.empty``,
+``Mismatches in :<path>``; up to 4.2 the stray ``}`` after a legacy record's
+crc -- every difference between releases is a flag of
+:class:`kseg.ops.dump.dialect.Dialect`, decided there), keys
 and payloads decoded the way Java's ``StringDecoder`` decodes them (or an
 internal-topic decoder's texts), the summary sections on stderr; and, in the
 same style, kseg's own lines for the side files (:mod:`kseg.render.dump.side_text`).
@@ -10,13 +12,16 @@ same style, kseg's own lines for the side files (:mod:`kseg.render.dump.side_tex
 from __future__ import annotations
 
 from kseg.format import LegacyBatch
+from kseg.format.internal import KRAFT_CONTROL, control_json_text
 from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Record
 from kseg.ops.dump import (
+    DEFAULT_DIALECT,
     BatchEvent,
     BootstrapStart,
     ControlRecord,
     DecodedRecord,
+    Dialect,
     DumpOptions,
     Event,
     FileStart,
@@ -46,6 +51,8 @@ from kseg.ops.dump.side_events import (
 from kseg.render.dump.common import Sink, optional_long, problem_line, summary_lines, tf
 from kseg.render.dump.side_text import side_file_lines
 
+LEADER_CHANGE = 2  # ControlRecordType.LEADER_CHANGE
+
 
 class TextRenderer:
     """Kafka's ``DumpLogSegments`` output, exactly."""
@@ -54,6 +61,10 @@ class TextRenderer:
         self.sink = sink
         self.print_data = options.print_data_log
         self.skip_metadata = options.skip_record_metadata
+        self.dialect = options.dialect
+        # what comes before "payload:" when there is no key: Scala (<= 4.2) always " "; 4.3's
+        # printRecordContents hands on its prefix, "| " under --skip-record-metadata
+        self._keyless_payload = "| " if options.skip_record_metadata and options.dialect.java_port else " "
         self.problems = 0
         self._ts_label = "CreateTime"
         self._legacy = False
@@ -67,8 +78,8 @@ class TextRenderer:
                 self._batch(event)
             case FileStart(path=path):
                 line(f"Dumping {path}")
-            case LogStart(base_offset=base_offset):
-                line(f"Log starting offset: {base_offset}")
+            case LogStart(base_offset=base_offset):  # "Starting offset" before 3.3 (Scala dumpLog)
+                line(f"{'Log starting' if self.dialect.log_starting_offset else 'Starting'} offset: {base_offset}")
             case SnapshotStart(end_offset=end_offset, epoch=epoch):
                 line(f"Snapshot end offset: {end_offset}, epoch: {epoch}")
             case BootstrapStart():
@@ -88,7 +99,7 @@ class TextRenderer:
                 if event.repeat > 1:
                     line(f"... and {event.repeat - 1} more entries like it (all-zero slots: kseg summarises them)")
             case ProducerEntryEvent():
-                line(producer_text(event))
+                line(producer_text(event, self.dialect))
             case _:
                 self._other(event)
 
@@ -100,7 +111,7 @@ class TextRenderer:
                 self.problems += 1
                 self.sink.err_line(problem_line(event))
             case Summary():
-                for text in summary_lines(event):
+                for text in summary_lines(event, self.dialect):
                     self.sink.err_line(text)
             case (
                 CheckpointStart() | LeaderEpochEntry() | OffsetCheckpointEntry() | PartitionMetadataEvent()
@@ -127,8 +138,10 @@ class TextRenderer:
                 f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} "
                 f"producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch} "
                 f"partitionLeaderEpoch: {batch.partition_leader_epoch} isTransactional: {tf(batch.is_transactional)} "
-                f"isControl: {tf(batch.is_control)} deleteHorizonMs: {optional_long(batch.delete_horizon_ms)}"
+                f"isControl: {tf(batch.is_control)}"
             )
+            if self.dialect.delete_horizon:  # printBatchLevel from 3.2
+                head = f"{head} deleteHorizonMs: {optional_long(batch.delete_horizon_ms)}"
         if event.codec_error:  # Kafka dies naming the codec, half-way through the line
             self.sink.line(head)
             return
@@ -139,8 +152,9 @@ class TextRenderer:
 
     def _metadata(self, record: Record) -> str:
         text = f"| offset: {record[0]} {self._ts_label}: {record[1]} keySize: {record[7]} valueSize: {record[8]}"
-        if self._legacy:
-            return f"{text} isValid: {tf(record[11])} crc: {record[10]}}}"
+        if self._legacy:  # 4.3 printRecordMetadata: no "}" after the crc (Scala's typo up to 4.2)
+            brace = "}" if self.dialect.legacy_crc_brace else ""
+            return f"{text} isValid: {tf(record[11])} crc: {record[10]}{brace}"
         headers = record[4]
         keys = ",".join(java_utf8(k) for k, _ in headers) if headers else ""
         return f"{text} sequence: {record[5]} headerKeys: [{keys}]"
@@ -155,8 +169,20 @@ class TextRenderer:
             key, value = record[2], record[3]
             if key is not None:
                 line = f"{line}{prefix}key: {java_utf8(key)}"
-            if value is not None:
-                line = f"{line} payload: {java_utf8(value)}"
+                if value is not None:
+                    line = f"{line} payload: {java_utf8(value)}"
+            elif value is not None:
+                line = f"{line}{self._keyless_payload}payload: {java_utf8(value)}"
+        return line
+
+    def _contents(self, line: str, prefix: str, key: str | None, payload: str | None) -> str:
+        """Key and payload after the metadata (the same rules as :meth:`record_line`)."""
+        if key is not None:
+            line = f"{line}{prefix}key: {key}"
+            if payload is not None:
+                line = f"{line} payload: {payload}"
+        elif payload is not None:
+            line = f"{line}{self._keyless_payload}payload: {payload}"
         return line
 
     def _records(self, event: RecordsEvent) -> None:
@@ -182,23 +208,32 @@ class TextRenderer:
         decoded = item.decoded
         if decoded.kafka_aborts:
             return line
-        if decoded.key_text is not None:
-            line = f"{line}{prefix}key: {decoded.key_text}"
-        if decoded.payload_text is not None:
-            line = f"{line} payload: {decoded.payload_text}"
-        return line
+        return self._contents(line, prefix, decoded.key_text, decoded.payload_text)
 
     def control_line(self, event: ControlRecord) -> str:
         """A control record: metadata and the decoded control part; never key or payload."""
         if self.skip_metadata:
             return ""  # Kafka prints neither metadata nor data for a control record
         line = self._metadata(event.record)
-        return line if event.failed else line + control_text(event)
+        return line if event.failed else line + control_text(event, self.dialect)
 
 
-def control_text(event: ControlRecord) -> str:
-    """The control-record part of a record line (`` endTxnMarker: COMMIT coordinatorEpoch: 5``...)."""
-    return "" if event.key_unreadable else f" {event.control.text}"
+def control_text(event: ControlRecord, dialect: Dialect = DEFAULT_DIALECT) -> str:
+    """The control-record part of a record line (`` endTxnMarker: COMMIT coordinatorEpoch: 5``...).
+
+    From 4.1 ``printControlRecord`` reads a LEADER_CHANGE value and prints it with
+    ``LeaderChangeMessageJsonConverter`` (`` LeaderChange: {...}``); before, it only named the type.
+    """
+    if event.key_unreadable:
+        return ""
+    control = event.control
+    if control.type_id in KRAFT_CONTROL:
+        label = dialect.control_label(control.type_id, control.name)
+        if label is not None:  # a release whose tool names this type without reading its value
+            return f" {label}"
+    if control.type_id == LEADER_CHANGE and control.data is not None:
+        return f" LeaderChange: {control_json_text(LEADER_CHANGE, control.data)}"
+    return f" {control.text}"
 
 
 def txn_text(event: TxnEntry) -> str:
@@ -208,16 +243,25 @@ def txn_text(event: TxnEntry) -> str:
     )
 
 
-def producer_text(event: ProducerEntryEvent) -> str:
+def producer_text(event: ProducerEntryEvent, dialect: Dialect = DEFAULT_DIALECT) -> str:
+    """``dumpProducerIdSnapshot``: Scala (<= 4.2) ends ``lastTimestamp: <ms> `` with a space; 4.3 does not."""
     e = event.entry
-    txn = optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)
+    first = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
+    if dialect.producer_optional_long:
+        txn = optional_long(first)
+    else:  # Scala's Option[Long] before 3.5
+        txn = "None" if first is None else f"Some({first})"
     line = (
         f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
-        f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} "
+        f"currentTxnFirstOffset: {txn}"
     )
+    if dialect.producer_last_timestamp:  # from 3.1
+        line += f" lastTimestamp: {e.timestamp}"
+    if not dialect.java_port:
+        line += " "
     if e.last_offset >= 0:
         line += (
-            f"firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} lastOffset: {e.last_offset} "
+            f"{'' if not dialect.java_port else ' '}firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} lastOffset: {e.last_offset} "
             f"offsetDelta: {e.offset_delta} timestamp: {e.timestamp}"
         )
     return line

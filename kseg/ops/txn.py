@@ -78,9 +78,9 @@ class PartitionTxn:
 
     @property
     def problem(self) -> bool:
-        """Hanging transactions, a snapshot that disagrees with the log, or a log Kafka would not load."""
+        """Hanging transactions, stuck groups, a snapshot that disagrees with the log, or a log Kafka would not load."""
         s = self.state
-        return bool(self.hanging or s.disagreements or s.error)
+        return bool(self.hanging or s.disagreements or s.error or any(g.stuck for g in self.groups))
 
     def as_json(self) -> dict[str, object]:
         s = self.state
@@ -175,6 +175,10 @@ def txn(
         part = PartitionTxn(pred.path, pred.topic, pred.partition, state)
         part.transactions = classify(pred.topic, pred.partition, pred.path, state, view, timeout_ms, bootstrap)
         part.groups = groups_of(pred.topic, pred.partition, state, view)
+        stuck = ", ".join(repr(g.group) for g in part.groups if g.stuck)
+        for hanging in part.hanging:
+            if hanging.gained and stuck:
+                hanging.unblocks = f"{hanging.unblocks}; the groups stuck at the LSO: {stuck}"
         parts.append(part)
     parts.sort(key=lambda p: (not p.hanging, not p.problem, p.topic, p.partition, p.path))
     return TxnResult(parts, view, timeout_ms, bootstrap)

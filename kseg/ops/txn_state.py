@@ -160,6 +160,13 @@ def _lso(state: BrokerState) -> None:
                     if t.end_offset is not None and t.end_offset >= hw]
     state.first_unstable_offset, state.last_stable_offset = last_stable_offset(
         ongoing, unreplicated, hw, state.log_start_offset)
+    waiting = [t for t in state.broker.transactions if t.end_offset is not None and t.end_offset >= hw
+               and t.first_offset == state.first_unstable_offset]
+    for t in waiting:
+        state.notes.append(f"the {t.end} at {t.end_offset} of producer {t.producer_id}'s transaction from "
+                           f"{t.first_offset} is not below the high watermark {hw}: the LSO stays at "
+                           f"{state.last_stable_offset} until the high watermark passes {t.end_offset} "
+                           "(ProducerStateManager.removeUnreplicatedTransactions)")
 
 
 FIELDS = ("producer_epoch", "last_sequence", "last_offset", "offset_delta", "last_timestamp", "coordinator_epoch",
@@ -189,10 +196,9 @@ def _disagreements(snapshots: list[_Snapshot], log: Replay, log_start: int, logs
                 if a != b:
                     out.append(f"{snap.name}: producer {entry.producer_id} {name} {a} in the snapshot, {b} from the log")
         in_snapshot = {e.producer_id for e in snap.entries}
-        for pid in sorted(set(from_log) - in_snapshot):
-            if from_log[pid].current_txn_first_offset >= 0:
-                out.append(f"{snap.name}: producer {pid} has a transaction open at "
-                           f"{from_log[pid].current_txn_first_offset} in the log but is not in the snapshot")
+        out.extend(f"{snap.name}: producer {pid} has a transaction open at "
+                   f"{from_log[pid].current_txn_first_offset} in the log but is not in the snapshot"
+                   for pid in sorted(set(from_log) - in_snapshot) if from_log[pid].current_txn_first_offset >= 0)
     return out
 
 

@@ -44,6 +44,7 @@ class TxnView:
     abort_command: str | None = None
     unblocks: str | None = None
     new_last_stable_offset: int | None = None
+    gained: int = 0  # offsets read_committed consumers get once it is aborted
 
     def as_json(self) -> dict[str, object]:
         t = self.txn
@@ -112,17 +113,22 @@ def classify(topic: str, partition: int, path: str, state: BrokerState, view: Co
     broker_open = {(t.producer_id, t.first_offset) for t in state.broker.open}
     out = []
     for txn in _transactions(state):
-        if txn.end is not None:
+        loaded_open = (txn.producer_id, txn.first_offset) in broker_open
+        if txn.end is not None and not loaded_open:
             out.append(TxnView(path, topic, partition, txn, "committed" if txn.end == "COMMIT" else "aborted"))
             continue
         view_ = TxnView(path, topic, partition, txn, "open")
-        if (txn.producer_id, txn.first_offset) not in broker_open:
+        if not loaded_open:
             view_.why = "open in the log but not in the producer state the broker loads (see the snapshot)"
             out.append(view_)
             continue
+        if txn.end is not None:
+            view_.why = (f"the log has its {txn.end} at {txn.end_offset}, but the producer state the broker "
+                         "loads (its snapshot) still holds it open; ")
         view_.idle_ms = _idle(state, state.broker.producers.get(txn.producer_id))
         view_.coordinator = view.by_producer(txn.producer_id)
-        completes, view_.why = _coordinator_says(view_.coordinator, txn, topic, partition, view)
+        completes, why = _coordinator_says(view_.coordinator, txn, topic, partition, view)
+        view_.why += why
         if view_.idle_ms is not None and view_.idle_ms > timeout_ms and not completes:
             view_.state = "hanging"
             _remedy(view_, state, bootstrap)
@@ -140,14 +146,14 @@ def _remedy(view_: TxnView, state: BrokerState, bootstrap: str) -> None:
     others = [t.first_offset for t in state.broker.open if (t.producer_id, t.first_offset) != mine]
     new_lso = min(others) if others else state.log_end_offset + 1  # the marker takes the next offset
     view_.new_last_stable_offset = new_lso
-    gained = max(0, min(new_lso, state.log_end_offset) - state.last_stable_offset)
-    if gained == 0:
-        earlier = min(others) if others else None
-        view_.unblocks = (f"nothing by itself: the transaction at {earlier} still pins the LSO"
-                          if earlier is not None and earlier < txn.first_offset else "nothing: the LSO is not pinned by it")
-    else:
+    view_.gained = max(0, min(new_lso, state.log_end_offset) - state.last_stable_offset)
+    if view_.gained:
         view_.unblocks = (f"the LSO moves from {state.last_stable_offset} to {new_lso}: read_committed consumers "
-                          f"get {gained} more offsets")
+                          f"get {view_.gained} more offsets")
+    elif others and min(others) < txn.first_offset:
+        view_.unblocks = f"nothing by itself: the transaction at {min(others)} still pins the LSO"
+    else:
+        view_.unblocks = "nothing: the LSO is not pinned by it"
 
 
 def groups_of(topic: str, partition: int, state: BrokerState, view: CoordinatorView) -> list[Group]:

@@ -111,7 +111,7 @@ def details(part: PartitionTxn) -> Iterator[str]:
             yield txn_text(t) + (f": {t.why}" if t.why else "")
             if t.abort_command:
                 yield f"$ {t.abort_command}"
-                yield f"aborting it unblocks {t.unblocks}"
+                yield f"aborting it unblocks: {t.unblocks}"
     for g in part.groups:
         if g.stuck:
             yield f"stuck group {g.group!r}: committed offset {g.committed_offset} at the LSO, {g.behind} behind the log end"
@@ -143,6 +143,8 @@ def render_text(result: TxnResult) -> Iterator[str]:
         yield ""
     for part in healthy:
         yield f"ok {part.path}: {offsets_text(part)}; {counts_text(part)}"
+        for note in part.state.notes:
+            yield f"  note: {note}"
 
 
 # -- table ---------------------------------------------------------------------------------------------------

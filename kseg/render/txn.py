@@ -3,8 +3,8 @@
 Text (in a pipe) lists problem partitions first -- hanging transactions with
 the command that aborts each and what that unblocks, stuck groups, snapshots
 that disagree with the log -- then one line per healthy partition.  The table
-(on a terminal, or ``--format table``) holds the same partitions in a rich
-table.  JSON Lines: per partition a ``{"type": "partition"}`` line, then its
+(``--format table``) holds the same partitions in a rich table, with
+the transactions counted as committed/aborted/open/hanging.  JSON Lines: per partition a ``{"type": "partition"}`` line, then its
 ``producer``, ``transaction`` and ``group`` lines; last a ``{"type": "summary"}``.
 Every function returns lines; the command prints them.
 """
@@ -158,8 +158,9 @@ def render_table(result: TxnResult, color: bool = False, width: int = 100) -> It
     from rich.text import Text
 
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0))
-    for name, justify in (("partition", "left"), ("LSO", "right"), ("log end", "right"), ("txns", "left")):
-        table.add_column(name, justify=justify, no_wrap=name != "partition", overflow="fold")  # type: ignore[arg-type]
+    table.add_column("partition", overflow="fold")
+    for name in ("LSO", "log end", "c/a/o/h"):
+        table.add_column(name, justify="right", no_wrap=True)
     table.add_column("hanging transactions, stuck groups, snapshot; what to run", ratio=1, overflow="fold")
     for part in result.partitions:
         cell = Text()
@@ -169,8 +170,9 @@ def render_table(result: TxnResult, color: bool = False, width: int = 100) -> It
             cell.append(line, style="bold" if line.startswith("$ ") else "")
         lso = part.state.last_stable_offset
         style = "bold red" if part.hanging else ("yellow" if part.problem else "")
+        counts = "/".join(str(sum(t.state == s for t in part.transactions)) for s in STATES)
         table.add_row(Text(part.path, style=style), "-" if lso is None else str(lso),
-                      str(part.state.log_end_offset), counts_text(part), cell)
+                      str(part.state.log_end_offset), counts, cell)
     console = Console(no_color=not color, force_terminal=color, highlight=False, width=width)
     with console.capture() as captured:
         console.print(headline(result))

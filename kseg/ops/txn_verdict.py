@@ -125,6 +125,10 @@ def classify(topic: str, partition: int, path: str, state: BrokerState, view: Co
         if txn.end is not None:
             view_.why = (f"the log has its {txn.end} at {txn.end_offset}, but the producer state the broker "
                          "loads (its snapshot) still holds it open; ")
+        if state.last_stable_offset is None:
+            view_.why = "the partition does not load: no verdict"
+            out.append(view_)
+            continue
         view_.idle_ms = _idle(state, state.broker.producers.get(txn.producer_id))
         view_.coordinator = view.by_producer(txn.producer_id)
         completes, why = _coordinator_says(view_.coordinator, txn, topic, partition, view)

@@ -175,3 +175,26 @@ def test_without_transaction_state_every_candidate_hangs():
 ])
 def test_last_stable_offset(ongoing, unreplicated, hw, start, expected):
     assert last_stable_offset(ongoing, unreplicated, hw, start) == expected
+
+
+def test_a_partition_kafka_would_not_load_gets_no_verdict(tmp_path):
+    """A non-transactional batch while the producer's transaction is open: ProducerAppendInfo.appendDataBatch
+    throws InvalidTxnStateException, the load fails (R9.1) -- no LSO, and no abort command is offered."""
+    import shutil
+
+    from kseg.format.model import RecordSpec
+    from kseg.format.v2 import encode_batch
+
+    shutil.copytree(LOGS / "orders-1", tmp_path / "orders-1")
+    log = tmp_path / "orders-1" / "00000000000000000000.log"
+    extra = encode_batch([RecordSpec(10, T0 + 1_000_000, None, b"x")], producer_id=3001, producer_epoch=2,
+                         base_sequence=3)
+    log.write_bytes(log.read_bytes() + extra)
+    result = txn([tmp_path / "orders-1"])
+    (p,) = result.partitions
+    assert (p.state.last_stable_offset, p.state.log_end_offset) == (None, None)
+    assert p.state.error == ("the partition does not load: org.apache.kafka.common.errors.InvalidTxnStateException: "
+                             "Expected transactional write from producer 3001 at offset 10")
+    assert states(p) == [(3001, 0, 2, "open", None)]
+    assert p.transactions[0].why == "the partition does not load: no verdict"
+    assert p.problem and result.exit_code() == 0

@@ -144,3 +144,9 @@ def test_reads_only_creates_nothing_and_leaves_access_times_alone(tmp_path):
     after = {p: (p.stat().st_atime_ns, p.stat().st_mtime_ns, p.stat().st_size) for p in logs.rglob("*")
              if p.is_file()}
     assert after == before
+
+
+def test_the_example_in_docs_txn_is_the_real_output():
+    doc = (FIXTURES.parent / "docs" / "txn.md").read_text()
+    example = doc.split("$ kseg txn logs\n", 1)[1].split("$ echo $?\n1\n", 1)[0]
+    assert example == TEXT

@@ -54,7 +54,7 @@ def _plural(n: int, word: str) -> str:
 def headline(result: TxnResult) -> str:
     counts = result.summary()["transactions"]
     assert isinstance(counts, dict)
-    txns = ", ".join(f"{counts[s]} {s}" for s in STATES if counts[s])
+    txns = ", ".join(f"{counts[s]:,} {s}" for s in STATES if counts[s])
     problems = sum(p.problem for p in result.partitions)
     stuck = sum(g.stuck for p in result.partitions for g in p.groups)
     return (f"kseg txn: {_plural(len(result.partitions), 'partition')}, {problems} with problems; "
@@ -89,7 +89,7 @@ def txn_text(t: TxnView) -> str:
 
 def counts_text(part: PartitionTxn) -> str:
     counts = {s: sum(t.state == s for t in part.transactions) for s in STATES}
-    shown = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no transactions"
+    shown = ", ".join(f"{n:,} {s}" for s, n in counts.items() if n) or "no transactions"
     return f"{_plural(len(part.state.producers), 'producer')}, {shown}"
 
 

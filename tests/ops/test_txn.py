@@ -198,3 +198,17 @@ def test_a_partition_kafka_would_not_load_gets_no_verdict(tmp_path):
     assert states(p) == [(3001, 0, 2, "open", None)]
     assert p.transactions[0].why == "the partition does not load: no verdict"
     assert p.problem and result.exit_code() == 0
+
+
+@pytest.mark.parametrize("name", ["payments-0", "events-0", "fenced-0", "__consumer_offsets-0"])
+def test_aborted_ranges_are_what_reindex_writes_to_the_txnindex(name, tmp_path):
+    """The same ranges kseg's recovery core writes to ``.txnindex`` files (kseg reindex -o), segment by segment."""
+    from click.testing import CliRunner
+
+    from kseg.cli import cli
+    from kseg.index import read_txn_index
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(cli, ["reindex", "-o", str(out), str(LOGS / name)]).exit_code == 0
+    written = [entry for index in sorted(out.rglob("*.txnindex")) for entry in read_txn_index(index.read_bytes())]
+    assert written == part(txn([LOGS]), name).state.aborted != []

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kseg.commands import options
-from kseg.render.progress import watching
+from kseg.render.progress import wanted
 from kseg.render.terminal import terminal_width
 
 if TYPE_CHECKING:
@@ -58,9 +58,15 @@ def txn(paths: tuple[Path, ...], timeout_ms: int, bootstrap: str, fmt: str, show
     for path in paths:
         if not path.is_dir():
             raise click.UsageError(f"{path}: kseg txn takes log directories or partition directories")
-    with watching("txn", total_bytes(paths), forced=show_progress) as line:
+    line = wanted(show_progress)  # bytes of .log replayed; the loading model's own reads are not counted twice
+    if line is not None:
+        line.label, line.total = "txn", total_bytes(paths)
+    try:
         result = run_txn(paths, timeout_ms=timeout_ms, bootstrap=bootstrap,
                          advance=None if line is None else line.advance)
+    finally:
+        if line is not None:
+            line.clear()
     for text in _lines(result, fmt):
         click.echo(text)
     click.get_current_context().exit(result.exit_code())

@@ -43,6 +43,7 @@ COMMANDS = {
     "convert": "kseg.commands.convert:convert",
     "spark": "kseg.commands.spark:spark",
     "triage": "kseg.commands.triage:triage",
+    "txn": "kseg.commands.txn:txn",
 }
 
 class Terminated(KeyboardInterrupt):

@@ -65,6 +65,7 @@ COMMANDS = {
     "dump": lambda logs, out: [["dump", "--deep-iteration", "--print-data-log", *_files(logs)]],
     "dump-json": lambda logs, out: [["dump", "--format", "json", "--print-data-log", *_files(logs)]],
     "verify": lambda logs, out: [["verify", "--deep", "-j", "1", str(logs)]],
+    "txn": lambda logs, out: [["txn", str(logs)], ["txn", "--format", "json", *map(str, sorted(logs.iterdir()))]],
     "reindex-check": lambda logs, out: [["reindex", "--check", str(logs)]],
     "reindex-out": lambda logs, out: [["reindex", "-o", str(out), str(logs)]],
     "recover-dry-run": lambda logs, out: [["recover", "--dry-run", str(p)] for p in sorted(logs.iterdir())],

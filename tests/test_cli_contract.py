@@ -233,6 +233,7 @@ def test_a_spark_that_cannot_start_is_one_line_and_exit_2(monkeypatch):
 EVERY_OP = {
     **OPS,
     "triage": ("kseg.ops.triage", "triage", ["{dir}"]),
+    "txn": ("kseg.ops.txn", "txn", ["{dir}"]),
 }
 #: the commands that write into -o OUTDIR, with arguments that do
 WRITERS = {
@@ -326,6 +327,7 @@ NAMED = {
     "recover": ["recover", "--dry-run", "{file}"],
     "convert": ["convert", "{file}", "-o", "{out}", "--to-magic", "2"],
     "triage": ["triage", "{file}"],
+    "txn": ["txn", "{file}"],
 }
 
 

@@ -208,6 +208,7 @@ def test_a_device_is_refused(name, tmp_path):
 FULL_CASES = {
     **{name: args for name, args in READERS.items()},
     "triage": ["triage", str(FIXTURES / "verify" / "clean" / "partition")],
+    "txn": ["txn", str(FIXTURES / "txn" / "logs")],
     "help": ["--help"],
     "verify-help": ["verify", "--help"],
 }

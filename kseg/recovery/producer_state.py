@@ -137,6 +137,15 @@ def _end_txn_marker(batch: V2Batch) -> tuple[int, int] | None:
     return key.type_id, marker.coordinator_epoch
 
 
+def end_txn_marker(batch: V2Batch) -> tuple[int, int] | None:
+    """(control type, coordinator epoch) of an end-transaction control batch, None when it has no record.
+
+    The reading ``ProducerAppendInfo.append`` does (and :func:`track_producer_batch`
+    uses), for callers that keep more producer state than the transaction index needs.
+    """
+    return _end_txn_marker(batch)
+
+
 def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | None:
     """``LogSegment.updateProducerState`` for one magic-2 batch with a producer id."""
     if batch.is_control:

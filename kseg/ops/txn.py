@@ -1,0 +1,196 @@
+"""``kseg txn``: transactions, the last stable offset, hanging transactions and stuck groups, offline.
+
+Per partition (data only; :mod:`kseg.render.txn` prints):
+
+* the log as the broker's next start keeps it: log start and end offset from
+  the loading model (:mod:`kseg.recovery.loading`), the high watermark from
+  ``replication-offset-checkpoint``;
+* every producer and transaction, replayed from the log
+  (:mod:`kseg.ops.txn_replay`, ProducerStateManager's rules), and the aborted
+  ranges as the ``.txnindex`` holds them;
+* the producer state the broker itself would start from -- its newest usable
+  ``.snapshot`` plus the log after it (``ProducerStateManager.truncateAndReload``,
+  ``UnifiedLog.rebuildProducerState``) -- and where that snapshot disagrees
+  with the log (:mod:`kseg.ops.txn_state`);
+* the last stable offset (:func:`last_stable_offset`);
+* hanging transactions (KIP-664, ``TransactionsCommand.FindHangingTransactionsCommand``),
+  with the transaction coordinator's record from ``__transaction_state`` and
+  the groups of ``__consumer_offsets`` committed at the LSO
+  (:mod:`kseg.ops.txn_coordinator`).
+
+Everything is read through :mod:`kseg.segment`; nothing is created or changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+from kseg.ops.discover import is_partition_dir, parse_partition_dir, partition_dirs, segment_logs
+from kseg.ops.txn_coordinator import (
+    OFFSETS_TOPIC,
+    TRANSACTION_TOPIC,
+    CoordinatorView,
+    read_consumer_offsets,
+    read_transaction_state,
+)
+from kseg.ops.txn_state import BrokerState, broker_state, last_stable_offset
+from kseg.ops.txn_verdict import Group, TxnView, classify, groups_of
+from kseg.recovery.loading import PartitionPrediction, predict_log_dir, predict_partition
+from kseg.recovery.loading.logdir import (
+    CLEAN_SHUTDOWN,
+    HIGH_WATERMARK,
+    LOG_START,
+    METADATA_TOPIC,
+    RECOVERY_POINT,
+    read_offsets,
+)
+from kseg.recovery.loading.partition import LoadInputs
+
+#: ``transaction.max.timeout.ms``'s default (TransactionStateManagerConfig), and find-hanging's 15 minutes.
+DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000
+DEFAULT_BOOTSTRAP = "BROKER:9092"
+
+#: ``progress(nbytes)``: bytes of segments read so far grow by ``nbytes``.
+Advance = Callable[[int], None]
+
+
+@dataclass(slots=True)
+class PartitionTxn:
+    """One partition: offsets, producers, transactions, aborted ranges, groups and notes."""
+
+    path: str
+    topic: str
+    partition: int
+    state: BrokerState
+    transactions: list[TxnView] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
+
+    @property
+    def hanging(self) -> list[TxnView]:
+        return [t for t in self.transactions if t.state == "hanging"]
+
+    @property
+    def open(self) -> list[TxnView]:
+        return [t for t in self.transactions if t.state in ("open", "hanging")]
+
+    @property
+    def problem(self) -> bool:
+        """Hanging transactions, stuck groups, a snapshot that disagrees with the log, or a log Kafka would not load."""
+        s = self.state
+        return bool(self.hanging or s.disagreements or s.error or any(g.stuck for g in self.groups))
+
+    def as_json(self) -> dict[str, object]:
+        s = self.state
+        return {
+            "type": "partition", "path": self.path, "topic": self.topic, "partition": self.partition,
+            "log_start_offset": s.log_start_offset, "log_end_offset": s.log_end_offset,
+            "high_watermark": s.high_watermark, "high_watermark_from": s.high_watermark_from,
+            "first_unstable_offset": s.first_unstable_offset, "last_stable_offset": s.last_stable_offset,
+            "newest_timestamp": s.newest_timestamp, "snapshot": s.snapshot_name,
+            "producers": len(s.producers), "open_transactions": len(self.open), "hanging": len(self.hanging),
+            "aborted": [[a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset] for a in s.aborted],
+            "snapshot_disagreements": list(s.disagreements), "error": s.error, "notes": list(s.notes),
+        }
+
+
+@dataclass(slots=True)
+class TxnResult:
+    """Every partition read, problem partitions first; and what the internal topics said."""
+
+    partitions: list[PartitionTxn]
+    coordinator: CoordinatorView
+    timeout_ms: int
+    bootstrap: str
+
+    @property
+    def hanging(self) -> list[TxnView]:
+        return [t for p in self.partitions for t in p.hanging]
+
+    def exit_code(self) -> int:
+        """0 when no transaction is past its timeout, 1 when hanging transactions were found."""
+        return EXIT_PROBLEMS if self.hanging else EXIT_OK
+
+    def summary(self) -> dict[str, object]:
+        txns = [t for p in self.partitions for t in p.transactions]
+        return {
+            "type": "summary", "partitions": len(self.partitions),
+            "problem_partitions": sum(p.problem for p in self.partitions),
+            "transactions": {s: sum(t.state == s for t in txns) for s in ("committed", "aborted", "open", "hanging")},
+            "stuck_groups": sum(g.stuck for p in self.partitions for g in p.groups),
+            "transaction_state_partitions": self.coordinator.transaction_partitions,
+            "consumer_offsets_partitions": self.coordinator.offsets_partitions,
+            "transaction_max_timeout_ms": self.timeout_ms, "exit_code": self.exit_code(),
+        }
+
+
+def _predictions(paths: Sequence[Path]) -> list[PartitionPrediction]:
+    """The loading model's view of every partition meant by ``paths`` (log or partition directories)."""
+    found: list[PartitionPrediction] = []
+    for path in paths:
+        if is_partition_dir(path):
+            found.append(_lone_partition(path))
+        else:
+            found.extend(p for p in predict_log_dir(path).partitions if not p.kind)
+    return found
+
+
+def _lone_partition(path: Path) -> PartitionPrediction:
+    """A partition directory named on its own: the checkpoints of the directory above it, as LogManager reads them."""
+    name = parse_partition_dir(path)
+    topic, number = (name.topic, name.partition) if name else (path.name, -1)
+    parent, key = path.parent, (topic, number)
+    inputs = LoadInputs((parent / CLEAN_SHUTDOWN).exists(),
+                        read_offsets(parent, RECOVERY_POINT).entries.get(key, 0),
+                        read_offsets(parent, LOG_START).entries.get(key, 0),
+                        read_offsets(parent, HIGH_WATERMARK).entries.get(key))
+    return predict_partition(path, topic, number, inputs)
+
+
+def _coordinator(predictions: list[PartitionPrediction]) -> CoordinatorView:
+    view = CoordinatorView()
+    for pred in predictions:
+        if pred.topic == TRANSACTION_TOPIC:
+            read_transaction_state(view, segment_logs(Path(pred.path)))
+        elif pred.topic == OFFSETS_TOPIC:
+            read_consumer_offsets(view, segment_logs(Path(pred.path)))
+    return view
+
+
+def txn(
+    paths: Sequence[str | Path],
+    *,
+    timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
+    bootstrap: str = DEFAULT_BOOTSTRAP,
+    advance: Advance | None = None,
+) -> TxnResult:
+    """Read every partition of ``paths``; see the module docstring for what is found."""
+    predictions = [p for p in _predictions([Path(p) for p in paths]) if p.topic != METADATA_TOPIC]
+    view = _coordinator(predictions)
+    parts: list[PartitionTxn] = []
+    for pred in predictions:
+        state = broker_state(pred, advance)
+        part = PartitionTxn(pred.path, pred.topic, pred.partition, state)
+        part.transactions = classify(pred.topic, pred.partition, pred.path, state, view, timeout_ms, bootstrap)
+        part.groups = groups_of(pred.topic, pred.partition, state, view)
+        stuck = ", ".join(repr(g.group) for g in part.groups if g.stuck)
+        for hanging in part.hanging:
+            if hanging.gained and stuck:
+                hanging.unblocks = f"{hanging.unblocks}; the groups stuck at the LSO: {stuck}"
+        parts.append(part)
+    parts.sort(key=lambda p: (not p.hanging, not p.problem, p.topic, p.partition, p.path))
+    return TxnResult(parts, view, timeout_ms, bootstrap)
+
+
+def total_bytes(paths: Sequence[str | Path]) -> int:
+    """Bytes of every ``.log`` under ``paths``: the progress bar's total."""
+    total = 0
+    for path in map(Path, paths):
+        dirs = [path] if is_partition_dir(path) else partition_dirs(path)
+        total += sum(log.stat().st_size for d in dirs for log in segment_logs(d))
+    return total
+
+
+__all__ = ["DEFAULT_TRANSACTION_MAX_TIMEOUT_MS", "PartitionTxn", "TxnResult", "last_stable_offset", "txn"]

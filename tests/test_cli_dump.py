@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -168,9 +169,23 @@ JSON_CASES: dict[str, tuple[list[str], int]] = {
 }
 
 
-def _portable(text: str) -> str:
+#: Where the golden cases run: a copy of fixtures/ at one fixed absolute path.  kafka-dump-log keys its
+#: summaries by ``file.getAbsolutePath()`` in hash maps (DumpLogSegments.java, 4.3.0: ``computeIfAbsent``),
+#: so the order of a summary's files depends on where the files are; a fixed path keeps the goldens
+#: the same in every checkout (a clean clone in CI, a worktree, a developer's home).
+GOLDEN_RUN_ROOT = Path("/tmp/kseg-golden-run/fixtures")
+
+
+@pytest.fixture(scope="module")
+def golden_dump_dir() -> Path:
+    shutil.rmtree(GOLDEN_RUN_ROOT.parent, ignore_errors=True)
+    shutil.copytree(FIXTURES, GOLDEN_RUN_ROOT, symlinks=True)
+    return GOLDEN_RUN_ROOT / "dump"
+
+
+def _portable(text: str, dump_dir: Path = DUMP) -> str:
     """Summaries print absolute paths; goldens hold them relative to a $FIXTURES placeholder."""
-    return text.replace(str(DUMP), "$FIXTURES")
+    return text.replace(str(dump_dir), "$FIXTURES")
 
 
 def _check_golden(path: Path, actual: str) -> None:
@@ -191,25 +206,25 @@ CODE_43 = {"transactions": 0}
 
 @pytest.mark.parametrize("golden", list(GOLDEN_DIRS), ids=lambda g: GOLDEN_DIRS[g])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_text_golden(case, golden):
+def test_text_golden(case, golden, golden_dump_dir):
     args, code = CASES[case]
     version = GOLDEN_DIRS[golden]
-    result = run(["--kafka-version", version, *args])
+    result = run(["--kafka-version", version, *args], cwd=golden_dump_dir)
     assert result.exit_code == (CODE_43.get(case, code) if version == "4.3" else code)
-    _check_golden(golden / f"{case}.dump.txt", _portable(result.stdout))
-    _check_golden(golden / f"{case}.dump.err", _portable(result.stderr))
+    _check_golden(golden / f"{case}.dump.txt", _portable(result.stdout, golden_dump_dir))
+    _check_golden(golden / f"{case}.dump.err", _portable(result.stderr, golden_dump_dir))
 
 
 @pytest.mark.parametrize("golden", list(GOLDEN_DIRS), ids=lambda g: GOLDEN_DIRS[g])
 @pytest.mark.parametrize("case", sorted(JSON_CASES))
-def test_json_golden(case, golden):
+def test_json_golden(case, golden, golden_dump_dir):
     args, code = JSON_CASES[case]
     version = GOLDEN_DIRS[golden]
-    result = run(["--format", "json", "--kafka-version", version, *args])
+    result = run(["--format", "json", "--kafka-version", version, *args], cwd=golden_dump_dir)
     assert result.exit_code == (CODE_43.get(case, code) if version == "4.3" else code)
     for line in result.stdout.splitlines():
         assert "type" in json.loads(line)
-    _check_golden(golden / f"{case}.dump.jsonl", _portable(result.stdout))
+    _check_golden(golden / f"{case}.dump.jsonl", _portable(result.stdout, golden_dump_dir))
 
 
 def test_fixtures_rebuild_to_the_listed_sha256(tmp_path):
@@ -315,7 +330,6 @@ def _state(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_dump_never_creates_or_changes_a_file(tmp_path):
     import shutil
 
     work = tmp_path / "copy"

@@ -100,7 +100,9 @@ def test_share_state_value_label_and_offsets_types():
     assert ' payload: {"type":"0","data":' in _line(["--kafka-version", "4.0", *share], 0)
     offsets = ["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-0"]
     assert _line(offsets, 9).endswith(" key: Unknown record type 9 at offset 9, skipping.")  # gone in 4.1
-    assert ' key: {"type":"9","data":' in _line(["--kafka-version", "4.0", *offsets], 9)
+    # Kafka 4.0 decoded type 9 (ShareGroupPartitionMetadata, early-access share groups); kseg's schemas are
+    # 4.3.0's, which dropped it, so every dialect shows it as unknown (docs/dump.md, deliberate differences)
+    assert _line(["--kafka-version", "4.0", *offsets], 9).endswith(" key: Unknown record type 9 at offset 9, skipping.")
     assert _line(["--kafka-version", "3.9", *offsets], 10).endswith(" key: Unknown record type 10 at offset 10, skipping.")
     missing = ["--offsets-decoder", "decoders/__consumer_offsets-1"]
     assert "using the specified decoder (message had a missing key)" in run(missing).stderr

@@ -105,8 +105,8 @@ def test_a_standalone_cluster_gives_the_findings_and_exit_code_of_local_mode(clu
     assert alone[0] == 1 and len(findings(alone[1])) > 60
     assert (spread[0], findings(spread[1])) == (local[0], findings(local[1])) == (alone[0], findings(alone[1]))
     assert spread[2] == ""  # stderr in a pipe: no progress line, no Spark chatter
-    # on a terminal: a live start-up line, wiped before the findings
-    assert "\rstarting Spark (local[2])... 0 s" in local[2] and local[2].endswith("\r\x1b[K")
+    # on a terminal: a live start-up line (first drawn after 1 s, kseg.spark.progress), wiped before the findings
+    assert "\rstarting Spark (local[2])... 1 s" in local[2] and local[2].endswith("\r\x1b[K")
 
 
 def test_an_executor_whose_python_lacks_kseg_fails_in_one_line(cluster, tmp_path):

@@ -1,0 +1,19 @@
+# Types of the compiled core (rust/kseg-py); imported only by kseg/format/_core.py.
+
+from typing import Any, TypeAlias
+
+__version__: str
+
+class CoreError(RuntimeError): ...
+
+_Header: TypeAlias = tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]
+_Frame: TypeAlias = tuple[int, int, int, _Header | None, bool]
+_End: TypeAlias = tuple[int, int, str, int | None]
+
+def walk_frames(
+    buf: Any, start: int, limit: int, check_crc: bool, max_frames: int, max_bytes: int, /
+) -> tuple[list[_Frame], int | None, _End | None]: ...
+def valid_v2_run(buf: Any, position: int, limit: int, until: int, /) -> tuple[list[_Header], int]: ...
+def valid_entries(buf: Any, start: int, limit: int, max_bytes: int, /) -> tuple[list[tuple[int, int]], int, bool]: ...
+def find_next(buf: Any, start: int, limit: int, /) -> int | None: ...
+def _panic_for_tests(message: str, /) -> None: ...

@@ -122,6 +122,27 @@ fn find_next(buf: &Bound<'_, PyAny>, start: usize, limit: usize) -> PyResult<Opt
     })
 }
 
+/// `records.py`'s `scan_some_records` loop: (fields, header_fields, end, long_timestamps) or None.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn scan_records<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    end: usize,
+    count: usize,
+) -> PyResult<Option<(Bound<'py, PyList>, Bound<'py, PyList>, usize, bool)>> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let Some(scan) = kseg_wire::records::scan_records(borrowed.as_slice(), start, end, count) else {
+            return Ok(None);
+        };
+        let fields = PyList::new(py, &scan.fields)?;
+        let header_fields = PyList::new(py, &scan.header_fields)?;
+        Ok(Some((fields, header_fields, scan.end, scan.long_timestamps)))
+    })
+}
+
 /// Panic on purpose: lets the tests prove a panic becomes `CoreError`, not a crash or a traceback.
 #[pyfunction]
 fn _panic_for_tests(message: &str) -> PyResult<()> {
@@ -138,6 +159,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(valid_v2_run, m)?)?;
     m.add_function(wrap_pyfunction!(valid_entries, m)?)?;
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     Ok(())
 }

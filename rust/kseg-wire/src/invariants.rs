@@ -4,6 +4,7 @@
 //! `check_walk` panics (with the offending parameters) when a property fails; on hostile bytes
 //! the walker itself must never panic, which both harnesses prove by calling it.
 
+use crate::records::{scan_records, HEADER_STRIDE, RECORD_STRIDE};
 use crate::scan::{find_next, plausible, valid_run, RunStop};
 use crate::walk::{valid_v2_run, walk, Frame, Step, V2Header, WalkEnd};
 
@@ -106,4 +107,23 @@ pub fn check_scan(buf: &[u8], case: WalkCase) {
     let bound = limit.min(buf.len());
     let naive = (start..bound).find(|&p| plausible(buf, p, limit).is_some());
     assert_eq!(find_next(buf, start, limit), naive, "find_next is not the first plausible entry: {case:?}");
+}
+
+/// The record scanner on any bytes: never a panic, and what it returns lies inside the buffer.
+pub fn check_records(buf: &[u8], start: usize, end: usize, count: usize) {
+    let Some(scan) = scan_records(buf, start, end, count) else { return };
+    assert_eq!(scan.fields.len(), count * RECORD_STRIDE, "one stride per record");
+    assert!(scan.end <= end && scan.end >= start, "records end outside their region");
+    let mut headers = 0;
+    for f in scan.fields.chunks_exact(RECORD_STRIDE) {
+        for (at, length) in [(f[3], f[4]), (f[5], f[6])] {
+            assert!(at >= start as i64 && at + length.max(0) <= scan.end as i64, "a span outside the records");
+        }
+        assert!(f[7] >= 0, "a negative header count");
+        headers += f[7] as usize;
+    }
+    assert_eq!(scan.header_fields.len(), headers * HEADER_STRIDE, "one stride per header");
+    for h in scan.header_fields.chunks_exact(HEADER_STRIDE) {
+        assert!(h[1] >= 0 && h[0] + h[1] <= scan.end as i64 && h[2] + h[3].max(0) <= scan.end as i64);
+    }
 }

@@ -13,6 +13,7 @@
 pub mod invariants;
 pub mod layout;
 pub mod read;
+pub mod records;
 pub mod scan;
 pub mod walk;
 

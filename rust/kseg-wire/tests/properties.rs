@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use kseg_wire::invariants::{check_walk, WalkCase};
+use kseg_wire::invariants::{check_records, check_walk, WalkCase};
 use kseg_wire::walk::crc32c;
 
 /// splitmix64: a small, seedable generator (no dependency).
@@ -105,6 +105,62 @@ fn random_bytes() {
     }
 }
 
+/// A record of Kafka's layout with a random key, value and headers (DefaultRecord.java).
+fn record(rng: &mut Rng, out: &mut Vec<u8>) {
+    fn varint(out: &mut Vec<u8>, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z > 0x7F {
+            out.push((z as u8 & 0x7F) | 0x80);
+            z >>= 7;
+        }
+        out.push(z as u8);
+    }
+    let mut body = vec![0u8]; // attributes
+    varint(&mut body, rng.below(1 << 20) as i64 - (1 << 19)); // timestamp delta
+    varint(&mut body, rng.below(300) as i64); // offset delta
+    for _ in 0..2 {
+        if rng.below(5) == 0 {
+            varint(&mut body, -1);
+        } else {
+            let n = rng.below(200);
+            varint(&mut body, n as i64);
+            body.extend((0..n).map(|_| rng.next() as u8));
+        }
+    }
+    let headers = rng.below(3);
+    varint(&mut body, headers as i64);
+    for _ in 0..headers {
+        varint(&mut body, 3);
+        body.extend(b"key");
+        varint(&mut body, 2);
+        body.extend(b"vv");
+    }
+    varint(out, body.len() as i64);
+    out.extend(body);
+}
+
+#[test]
+fn records_written_or_damaged() {
+    let mut rng = Rng(0x7265_636f);
+    for _ in 0..4000 {
+        let mut buf = Vec::new();
+        let count = rng.below(6);
+        for _ in 0..count {
+            record(&mut rng, &mut buf);
+        }
+        if count > 0 {
+            let whole = kseg_wire::records::scan_records(&buf, 0, buf.len(), count).expect("written records scan");
+            assert_eq!(whole.end, buf.len());
+        }
+        for _ in 0..rng.below(3) {
+            damage(&mut rng, &mut buf);
+        }
+        let start = rng.below(4).min(buf.len());
+        check_records(&buf, start, buf.len(), count);
+        check_records(&buf, 0, buf.len().saturating_sub(rng.below(4)), count + rng.below(2));
+    }
+}
+
 #[test]
 fn saved_fuzz_crashes_replay_clean() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
@@ -117,6 +173,7 @@ fn saved_fuzz_crashes_replay_clean() {
         let data = fs::read(&path).expect("a readable fixture");
         let (c, buf) = WalkCase::from_bytes(&data);
         check_walk(buf, c);
+        check_records(buf, c.start.min(buf.len()), buf.len(), c.max_frames);
         replayed += 1;
     }
     assert!(replayed >= 1, "no regression inputs in {}", dir.display());

@@ -272,8 +272,18 @@ def _quiet_stdout() -> None:
         os.dup2(devnull.fileno(), fd)
 
 
+def _version(ctx: click.Context, value: bool) -> None:
+    """``kseg --version``: click's line plus the core's status (docs/core.md)."""
+    if value and not ctx.resilient_parsing:
+        from kseg.format._core import STATUS
+
+        click.echo(f"kseg, version {__version__} ({STATUS})")
+        ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kseg")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=lambda ctx, _, value: _version(ctx, value),
+              help="Show the version, and whether the compiled core is in use, and exit.")
 @click.option("--traceback", is_flag=True, help="Show the Python stack on errors (for bug reports).")
 @click.pass_context
 def cli(ctx: click.Context, traceback: bool) -> None:

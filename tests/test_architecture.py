@@ -140,6 +140,24 @@ def test_imports_point_down_the_layers():
     assert upward == []
 
 
+def _imports_the_core(module: str) -> bool:
+    """Whether the module names ``kseg._core`` (the compiled core) in any import, at any depth."""
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Import) and any(a.name.startswith("kseg._core") for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (
+            (node.module or "").startswith("kseg._core")
+            or (node.module == "kseg" and any(a.name == "_core" for a in node.names))
+        ):
+            return True
+    return False
+
+
+def test_only_format_imports_the_compiled_core():
+    """kseg._core sits behind format/ (docs/core.md): only format/_core.py, its one door, imports it."""
+    assert [m for m in MODULES if _imports_the_core(m)] == ["kseg.format._core"]
+
+
 def _ops_command(module: str) -> str | None:
     parts = module.split(".")
     if len(parts) < 3 or parts[1] != "ops":

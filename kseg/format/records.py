@@ -40,6 +40,10 @@ Varints of one and two bytes -- nearly every length and delta -- are decoded
 inline by one tuple index (:func:`kseg.format.varint.short_varint_table`);
 longer ones go to :mod:`kseg.format.varint`.  That inlining, here only, is the
 loop's speed (bench/bench_format.py, bench/bench_dump.py).
+
+With the compiled core (docs/core.md) the loop runs in ``kseg._core``, which
+hands back the same two flat lists; the Python loop below stays the reference
+(tests/core/ compare the two).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from itertools import compress
 from mmap import mmap
 
 from kseg.errors import KsegError
+from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
 from kseg.format.model import INT64_MAX, INT64_MIN, Header, increment_sequence, wrap_int64
 from kseg.format.varint import decode_varint, decode_varlong, short_varint_table
 
@@ -96,6 +101,29 @@ def scan_some_records(
     """
     if count < 0 or start < 0 or end > len(buf) or count > end - start:
         return None
+    if CORE is not None:
+        try:
+            scanned = CORE.scan_records(buf, start, end, count)
+        except NOT_FOR_CORE:
+            pass
+        except Exception as err:
+            if is_core_failure(err):
+                raise core_failure(err, start) from None
+            raise
+        else:
+            if scanned is None:
+                return None
+            fields, header_fields, pos, long_timestamps = scanned
+            scan = RecordScan(buf, fields, header_fields, base_offset, base_timestamp,
+                              short_timestamps=not long_timestamps)
+            return scan, pos
+    return _python_scan_some(buf, start, count, base_offset, base_timestamp, end)
+
+
+def _python_scan_some(
+    buf: Buffer, start: int, count: int, base_offset: int, base_timestamp: int, end: int
+) -> tuple[RecordScan, int] | None:
+    """:func:`scan_some_records` in Python: the reference."""
     fields: list[int] = []
     header_fields: list[int] = []
     try:

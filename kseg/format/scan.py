@@ -9,6 +9,10 @@ matching CRC starts, and reports the bytes in between as a :class:`Gap`.
 Resynchronising costs one cheap header test per byte of damage, plus a CRC
 only where the header is plausible; runs of zero bytes (sparse holes, a
 preallocated tail) are skipped at C speed.
+
+With the compiled core (docs/core.md) both loops -- the clean run of
+CRC-valid entries and the search for the next one -- run in ``kseg._core``;
+the Python functions below stay the reference (tests/core/).
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from kseg.format import Batch, read_batch
+from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
 from kseg.format.layout import ENTRY_PREFIX, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE, Buffer
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
@@ -61,7 +67,33 @@ def _plausible(buf: Buffer, pos: int, end: int) -> Batch | None:
     return batch if batch.is_valid() else None
 
 
+#: Bytes of entries the core checks per call of the clean run (see walk.CORE_CHUNK_BYTES).
+CORE_RUN_BYTES = 1 << 20
+
+
+def _core_call(call: str, buf: Buffer, *args: int) -> Any:
+    """``kseg._core.<call>(buf, *args)``; NotImplemented where the core cannot take the arguments."""
+    if CORE is None or min(args) < 0:
+        return NotImplemented
+    try:
+        return getattr(CORE, call)(buf, *args)
+    except NOT_FOR_CORE:
+        return NotImplemented
+    except Exception as err:
+        if is_core_failure(err):
+            raise core_failure(err, args[0]) from None
+        raise
+
+
 def find_next_batch(buf: Buffer, start: int, end: int) -> Batch | None:
+    """The first position >= ``start`` where a whole, CRC-valid entry begins (or None)."""
+    found = _core_call("find_next", buf, start, min(end, len(buf)))
+    if found is NotImplemented:
+        return _find_next_batch(buf, start, end)
+    return None if found is None else read_batch(buf, found)
+
+
+def _find_next_batch(buf: Buffer, start: int, end: int) -> Batch | None:
     """The first position >= ``start`` where a whole, CRC-valid entry begins (or None).
 
     Candidates are found in C: a regular expression finds the next position
@@ -112,6 +144,19 @@ def _valid_run(buf: Buffer, start: int, end: int) -> Iterator[Batch]:
 
     After the run, the caller finds where it stopped from the last batch's end.
     """
+    limit = min(end, len(buf))
+    pos = start
+    while (chunk := _core_call("valid_entries", buf, pos, limit, CORE_RUN_BYTES)) is not NotImplemented:
+        entries, pos, more = chunk
+        for at, magic in entries:
+            yield V2Batch(buf, at) if magic == 2 else LegacyBatch(buf, at)
+        if not more:
+            return
+    yield from _python_valid_run(buf, pos, end)
+
+
+def _python_valid_run(buf: Buffer, start: int, end: int) -> Iterator[Batch]:
+    """:func:`_valid_run` in Python: the reference."""
     walk = BatchWalk(buf, start, end, strict=False)
     for pos, nxt, magic, _, crc_ok in walk.frames(check_crc=True):
         if magic == 2 and crc_ok:

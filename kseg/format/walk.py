@@ -16,6 +16,11 @@ callers decide what a frame is worth.  Every command walks through this class:
   :class:`~kseg.format.v0v1.LegacyBatch`) for dump, recover and convert.
 
 After either, :attr:`BatchWalk.end` says where and why the walk stopped.
+
+Both loops have a compiled twin in ``kseg._core`` (docs/core.md), used when it is
+built and ``KSEG_PURE`` is unset: it frames a chunk of entries (CRCs included) per
+call and hands back the same tuples.  The Python loops below are the reference
+(tests/core/ compare the two on every kind of input).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from kseg.errors import Corrupt
+from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
 from kseg.format.crc import crc32c_unsigned
 from kseg.format.layout import (
     BATCH_HEADER,
@@ -57,6 +63,11 @@ V2Header: TypeAlias = tuple[int, int, int, int, int, int, int, int, int, int, in
 #: The header is None for magic 0/1 and for a V2 entry too short to hold one;
 #: ``crc_ok`` is only computed for V2 (False when not asked for, or too short).
 Frame = tuple[int, int, int, V2Header | None, bool]
+
+#: What one call of the core frames at most: a chunk small enough that a consumer stopping early
+#: (or releasing pages behind the walk) is not far behind it, large enough to cost nothing per batch.
+CORE_CHUNK_FRAMES = 4096
+CORE_CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +102,41 @@ class BatchWalk:
 
         This is the per-batch loop of kseg: one ``unpack_from`` of the 61-byte
         header and, when asked, one CRC over a memoryview slice -- no copy,
-        no object per batch.
+        no object per batch.  With the compiled core, one call per chunk.
         """
+        if CORE is not None and self.start >= 0 and self.limit >= 0:
+            try:
+                CORE.walk_frames(self.buf, 0, 0, False, 1, 1)  # can the core borrow this buffer?
+            except NOT_FOR_CORE:
+                pass
+            else:
+                return self._core_frames(check_crc)
+        return self._frames(check_crc)
+
+    def _core_frames(self, check_crc: bool) -> Iterator[Frame]:
+        """:meth:`frames` through the core: the same tuples, chunk by chunk."""
+        assert CORE is not None
+        buf, limit, pos = self.buf, self.limit, self.start
+        while True:
+            try:
+                chunk, more, end = CORE.walk_frames(buf, pos, limit, check_crc, CORE_CHUNK_FRAMES, CORE_CHUNK_BYTES)
+            except Exception as err:
+                if is_core_failure(err):
+                    raise core_failure(err, pos) from None
+                raise
+            yield from chunk
+            if more is None:
+                break
+            pos = more
+        assert end is not None  # the core returns an end with the last chunk
+        position, remaining, reason, declared_size = end
+        if reason == BAD_SIZE:
+            self._bad_size(position, declared_size)
+        else:
+            self.end = WalkEnd(position, remaining, reason, declared_size)
+
+    def _frames(self, check_crc: bool) -> Iterator[Frame]:
+        """:meth:`frames` in Python: the reference."""
         buf, limit = self.buf, self.limit
         view = memoryview(buf)
         unpack_prefix, unpack_header, checksum = ENTRY_PREFIX.unpack_from, BATCH_HEADER.unpack_from, crc32c_unsigned
@@ -139,6 +183,19 @@ class BatchWalk:
         ``unpack_from`` made is handed over.  A returned position below ``until`` and below the end
         of the walk is that of an entry that is not such a batch (or of a tail too short to hold one).
         """
+        if CORE is not None and position >= 0 and until >= 0 and self.limit >= 0:
+            try:
+                return CORE.valid_v2_run(self.buf, position, self.limit, until)
+            except NOT_FOR_CORE:
+                pass
+            except Exception as err:
+                if is_core_failure(err):
+                    raise core_failure(err, position) from None
+                raise
+        return self._valid_v2_run(position, until)
+
+    def _valid_v2_run(self, position: int, until: int) -> tuple[list[V2Header], int]:
+        """:meth:`valid_v2_run` in Python: the reference."""
         buf, limit = self.buf, self.limit
         view = memoryview(buf)
         unpack, checksum = BATCH_HEADER.unpack_from, crc32c_unsigned

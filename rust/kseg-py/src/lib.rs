@@ -1,0 +1,165 @@
+//! `kseg._core`: the thin PyO3 binding over `kseg-wire`. Called only from `kseg/format/_core.py`.
+//!
+//! Each entry point borrows the caller's buffer (module `borrowed`, the crate's only `unsafe`),
+//! runs the wire function, and converts the result to the exact Python values the pure-Python
+//! functions return. A panic is caught here and raised as `kseg._core.CoreError` (the glue turns
+//! it into kseg's one-line error); the panic hook is silenced so nothing reaches stderr.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod borrowed;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use borrowed::Borrowed;
+use kseg_wire::{Frame, Step, V2Header};
+use pyo3::create_exception;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+create_exception!(_core, CoreError, PyRuntimeError, "A panic inside the compiled core (a bug in kseg).");
+
+/// Run `f`, turning a panic into `CoreError` with the panic's message.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            Err(CoreError::new_err(message))
+        }
+    }
+}
+
+fn header_tuple<'py>(py: Python<'py>, h: &V2Header) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, h.as_array())
+}
+
+fn frame_tuple<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'py, PyAny>> {
+    let header = match &f.header {
+        Some(h) => header_tuple(py, h)?.into_any(),
+        None => py.None().into_bound(py),
+    };
+    Ok((f.position, f.next, f.magic, header, f.crc_ok).into_pyobject(py)?.into_any())
+}
+
+/// `BatchWalk.frames` for one chunk: (frames, next position or None, end or None).
+///
+/// The end is (position, remaining, reason, declared size or None) as in `WalkEnd`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn walk_frames<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    limit: usize,
+    check_crc: bool,
+    max_frames: usize,
+    max_bytes: usize,
+) -> PyResult<(Bound<'py, PyList>, Option<usize>, Option<(usize, usize, &'static str, Option<i32>)>)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let mut frames = Vec::new();
+        let step = kseg_wire::walk(borrowed.as_slice(), start, limit, check_crc, max_frames, max_bytes, &mut frames);
+        let items = frames.iter().map(|f| frame_tuple(py, f)).collect::<PyResult<Vec<_>>>()?;
+        let list = PyList::new(py, items)?;
+        Ok(match step {
+            Step::More(pos) => (list, Some(pos), None),
+            Step::Ended(e) => (list, None, Some((e.position, e.remaining, e.reason.name(), e.declared_size))),
+        })
+    })
+}
+
+/// `BatchWalk.valid_v2_run`: (headers, position after the last).
+#[pyfunction]
+fn valid_v2_run<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    position: usize,
+    limit: usize,
+    until: usize,
+) -> PyResult<(Bound<'py, PyList>, usize)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let mut headers = Vec::new();
+        let pos = kseg_wire::valid_v2_run(borrowed.as_slice(), position, limit, until, &mut headers);
+        let items = headers.iter().map(|h| header_tuple(py, h)).collect::<PyResult<Vec<_>>>()?;
+        Ok((PyList::new(py, items)?, pos))
+    })
+}
+
+/// `scan.py`'s `_valid_run` for one chunk: ([(position, magic)], position reached, more to do).
+#[pyfunction]
+fn valid_entries<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    limit: usize,
+    max_bytes: usize,
+) -> PyResult<(Bound<'py, PyList>, usize, bool)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let mut entries = Vec::new();
+        let stop = kseg_wire::valid_run(borrowed.as_slice(), start, limit, max_bytes, &mut entries);
+        let list = PyList::new(py, entries)?;
+        Ok(match stop {
+            kseg_wire::RunStop::More(pos) => (list, pos, true),
+            kseg_wire::RunStop::Stopped(pos) => (list, pos, false),
+        })
+    })
+}
+
+/// `scan.py`'s `find_next_batch`: the first position >= start of a whole, CRC-valid entry, or None.
+#[pyfunction]
+fn find_next(buf: &Bound<'_, PyAny>, start: usize, limit: usize) -> PyResult<Option<usize>> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        Ok(kseg_wire::find_next(borrowed.as_slice(), start, limit))
+    })
+}
+
+/// `records.py`'s `scan_some_records` loop: (fields, header_fields, end, long_timestamps) or None.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn scan_records<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    end: usize,
+    count: usize,
+) -> PyResult<Option<(Bound<'py, PyList>, Bound<'py, PyList>, usize, bool)>> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let Some(scan) = kseg_wire::records::scan_records(borrowed.as_slice(), start, end, count) else {
+            return Ok(None);
+        };
+        let fields = PyList::new(py, &scan.fields)?;
+        let header_fields = PyList::new(py, &scan.header_fields)?;
+        Ok(Some((fields, header_fields, scan.end, scan.long_timestamps)))
+    })
+}
+
+/// Panic on purpose: lets the tests prove a panic becomes `CoreError`, not a crash or a traceback.
+#[pyfunction]
+fn _panic_for_tests(message: &str) -> PyResult<()> {
+    guarded(|| panic!("{}", message.to_string()))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A panic is reported as CoreError by `guarded`; the default hook would also print it to stderr.
+    std::panic::set_hook(Box::new(|_| {}));
+    m.add("CoreError", m.py().get_type::<CoreError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(walk_frames, m)?)?;
+    m.add_function(wrap_pyfunction!(valid_v2_run, m)?)?;
+    m.add_function(wrap_pyfunction!(valid_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(find_next, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_records, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! What must hold for any input, checked by the seeded property harness (tests/properties.rs) and
+//! the cargo-fuzz targets (fuzz/): the properties the Python reference has by construction.
+//!
+//! `check_walk` panics (with the offending parameters) when a property fails; on hostile bytes
+//! the walker itself must never panic, which both harnesses prove by calling it.
+
+use crate::records::{scan_records, HEADER_STRIDE, RECORD_STRIDE};
+use crate::scan::{find_next, plausible, valid_run, RunStop};
+use crate::walk::{valid_v2_run, walk, Frame, Step, V2Header, WalkEnd};
+
+/// The parameters a fuzz input is split into: where to walk, and how to chunk.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkCase {
+    pub start: usize,
+    pub limit: usize,
+    pub check_crc: bool,
+    pub max_frames: usize,
+    pub max_bytes: usize,
+}
+
+impl WalkCase {
+    /// A case from the first 8 bytes of a fuzz input (the rest is the buffer).
+    pub fn from_bytes(data: &[u8]) -> (WalkCase, &[u8]) {
+        let mut head = [0u8; 8];
+        let n = data.len().min(8);
+        head[..n].copy_from_slice(&data[..n]);
+        let buf = &data[n..];
+        let case = WalkCase {
+            start: usize::from(head[0]) % 64,
+            limit: if head[1] & 1 == 0 { buf.len() } else { usize::from(u16::from_be_bytes([head[2], head[3]])) },
+            check_crc: head[1] & 2 == 0,
+            max_frames: usize::from(head[4] % 8) + 1,
+            max_bytes: usize::from(u16::from_be_bytes([head[5], head[6]])) + 1,
+        };
+        (case, buf)
+    }
+}
+
+/// The whole walk in one call.
+pub fn walk_all(buf: &[u8], start: usize, limit: usize, check_crc: bool) -> (Vec<Frame>, WalkEnd) {
+    let mut frames = Vec::new();
+    match walk(buf, start, limit, check_crc, usize::MAX, usize::MAX, &mut frames) {
+        Step::Ended(end) => (frames, end),
+        Step::More(at) => panic!("an unbounded walk stopped early at {at}"),
+    }
+}
+
+/// Every property of one walk; panics on the first that fails.
+pub fn check_walk(buf: &[u8], case: WalkCase) {
+    let WalkCase { start, limit, check_crc, max_frames, max_bytes } = case;
+    let (frames, end) = walk_all(buf, start, limit, check_crc);
+    // chunked calls frame exactly what one call frames
+    let mut chunked = Vec::new();
+    let mut pos = start;
+    let chunked_end = loop {
+        let before = chunked.len();
+        match walk(buf, pos, limit, check_crc, max_frames, max_bytes, &mut chunked) {
+            Step::More(next) => {
+                assert!(chunked.len() > before, "a chunk framed nothing: {case:?}");
+                pos = next;
+            }
+            Step::Ended(e) => break e,
+        }
+    };
+    assert_eq!(chunked, frames, "chunked walk differs: {case:?}");
+    assert_eq!(chunked_end, end, "chunked end differs: {case:?}");
+    // frames tile [start, end.position) and stay inside the limit
+    let bound = limit.min(buf.len());
+    let mut at = start;
+    for f in &frames {
+        assert_eq!(f.position, at, "frames do not follow each other: {case:?}");
+        assert!(f.next > f.position && f.next <= bound, "frame outside the limit: {case:?}");
+        assert!(f.header.is_none() || f.magic >= 2, "a legacy frame with a V2 header: {case:?}");
+        assert!(check_crc || !f.crc_ok, "crc_ok without a check: {case:?}");
+        at = f.next;
+    }
+    assert_eq!(end.position, at, "the end is not after the last frame: {case:?}");
+    assert_eq!(end.remaining, bound.saturating_sub(at), "remaining is wrong: {case:?}");
+    // valid_v2_run takes exactly the leading CRC-valid magic-2 frames
+    if check_crc {
+        let expected: Vec<V2Header> = frames
+            .iter()
+            .take_while(|f| f.magic == 2 && f.crc_ok)
+            .map(|f| f.header.expect("a CRC-valid frame has a header"))
+            .collect();
+        let stop = frames.get(expected.len()).map_or(end.position, |f| f.position);
+        let mut headers = Vec::new();
+        let run_end = valid_v2_run(buf, start, limit, usize::MAX, &mut headers);
+        assert_eq!(headers, expected, "valid_v2_run headers differ: {case:?}");
+        let stop = if headers.is_empty() { start } else { stop };
+        assert_eq!(run_end, stop, "valid_v2_run stops elsewhere: {case:?}");
+    }
+    check_scan(buf, case);
+}
+
+/// The scan's loops: chunked runs hold only plausible entries, and `find_next` is the naive search.
+pub fn check_scan(buf: &[u8], case: WalkCase) {
+    let WalkCase { start, limit, max_bytes, .. } = case;
+    let mut run = Vec::new();
+    let mut pos = start;
+    while let RunStop::More(next) = valid_run(buf, pos, limit, max_bytes, &mut run) {
+        pos = next;
+    }
+    for (at, magic) in &run {
+        assert_eq!(plausible(buf, *at, limit), Some(*magic), "a run entry is not plausible: {case:?}");
+    }
+    let bound = limit.min(buf.len());
+    let naive = (start..bound).find(|&p| plausible(buf, p, limit).is_some());
+    assert_eq!(find_next(buf, start, limit), naive, "find_next is not the first plausible entry: {case:?}");
+}
+
+/// The record scanner on any bytes: never a panic, and what it returns lies inside the buffer.
+pub fn check_records(buf: &[u8], start: usize, end: usize, count: usize) {
+    let Some(scan) = scan_records(buf, start, end, count) else { return };
+    assert_eq!(scan.fields.len(), count * RECORD_STRIDE, "one stride per record");
+    assert!(scan.end <= end && scan.end >= start, "records end outside their region");
+    let mut headers = 0;
+    for f in scan.fields.chunks_exact(RECORD_STRIDE) {
+        for (at, length) in [(f[3], f[4]), (f[5], f[6])] {
+            assert!(at >= start as i64 && at + length.max(0) <= scan.end as i64, "a span outside the records");
+        }
+        assert!(f[7] >= 0, "a negative header count");
+        headers += f[7] as usize;
+    }
+    assert_eq!(scan.header_fields.len(), headers * HEADER_STRIDE, "one stride per header");
+    for h in scan.header_fields.chunks_exact(HEADER_STRIDE) {
+        assert!(h[1] >= 0 && h[0] + h[1] <= scan.end as i64 && h[2] + h[3].max(0) <= scan.end as i64);
+    }
+}

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from kseg.commands import options
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.dump import (
@@ -130,6 +131,7 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
               help=f"Decode records as {DECODER_HELP['remote-log-metadata']}.")
 @click.option("--share-group-state-decoder", "decoder_4", is_flag=True,
               help=f"Decode records as {DECODER_HELP['share-group-state']}.")
+@options.max_batch_bytes
 def dump(paths: tuple[str, ...], files: tuple[str, ...], output_format: str, payload: str, **flags: Any) -> None:
     """Dump segments, indexes and snapshots as kafka-dump-log.sh does.
 
@@ -172,6 +174,7 @@ def _dump_options(
     from_time: int | None,
     to_time: int | None,
     max_batches: int | None,
+    max_batch_bytes: int,
     **decoders: bool,
 ) -> DumpOptions:
     """The command line as ``DumpOptions``, checked the way Kafka's ``DumpLogSegmentsOptions`` checks it."""
@@ -196,6 +199,7 @@ def _dump_options(
         max_batches=max_batches,
         json_records=output_format == "json" and payload == "utf8" and decoder is None,
         decoder=decoder,
+        max_batch_bytes=max_batch_bytes,
     )
 
 

@@ -45,6 +45,7 @@ def spark() -> None:
 @spark.command("verify", short_help="Verify on Spark: the findings and exit codes of kseg verify.")
 @options.paths_argument
 @options.deep
+@options.max_batch_bytes
 @options.strict
 @options.text_or_json
 @options.max_findings
@@ -52,7 +53,7 @@ def spark() -> None:
 @options.spark_conf
 def verify_command(
     paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, max_findings: int, master: str | None,
-    conf: list[tuple[str, str]],
+    conf: list[tuple[str, str]], max_batch_bytes: int,
 ) -> None:
     """Check segments, partition directories or log directories on Spark; same findings as kseg verify.
 
@@ -76,7 +77,7 @@ def verify_command(
 
     _need_spark()
     with command_session(master, conf) as session:
-        result = spark_verify(session, list(paths), deep=deep)
+        result = spark_verify(session, list(paths), deep=deep, max_batch_bytes=max_batch_bytes)
     show_result(result, fmt, strict=strict, max_findings=max_findings)
 
 

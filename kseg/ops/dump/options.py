@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+
 INT_MAX = 2**31 - 1  # Kafka's default --max-bytes (Integer.MAX_VALUE)
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 #: kafka-dump-log's internal-topic decoders (option names without ``--`` and ``-decoder``), in the order
@@ -32,6 +34,8 @@ class DumpOptions:
     over still encoded (:class:`~kseg.ops.dump.events.EncodedRecords`), for a
     writer that reads them once.  ``decoder`` is one of
     :data:`DECODER_PRECEDENCE`: records are decoded as that internal topic's.
+    ``max_batch_bytes`` is the read cap (``--max-batch-bytes``): the most bytes
+    one batch may decompress to, past which its records are a problem naming it.
     """
 
     deep_iteration: bool = False
@@ -49,6 +53,7 @@ class DumpOptions:
     max_batches: int | None = None
     json_records: bool = False
     decoder: str | None = None
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
 
     @property
     def deep(self) -> bool:

@@ -24,9 +24,11 @@ from kseg.format.model import RecordSpec
 from kseg.ops.convert_source import BatchSummary
 from kseg.ops.convert_tally import Dropped
 
-#: The largest output batch: Kafka's topic config ``max.message.bytes`` ("the largest record batch size
-#: allowed by Kafka (after compression if compression is enabled)", ``TopicConfig.MAX_MESSAGE_BYTES_DOC``),
-#: default ``LogConfig.DEFAULT_MAX_MESSAGE_BYTES``: 1 MiB + the 12-byte log overhead.
+#: The largest output batch: Kafka's topic config ``max.message.bytes`` ("The largest record batch size
+#: allowed by Kafka (after compression if compression is enabled).", ``TopicConfig.MAX_MESSAGE_BYTES_DOC`` in
+#: clients/src/main/java/org/apache/kafka/common/config/TopicConfig.java), default
+#: ``ServerLogConfigs.MAX_MESSAGE_BYTES_DEFAULT`` (server-common/src/main/java/org/apache/kafka/server/config/
+#: ServerLogConfigs.java): 1 MiB + the 12-byte log overhead.
 DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + LOG_OVERHEAD
 
 ZSTD_DOWN_CONVERSION = "Down-conversion of zstandard-compressed batches is not supported"

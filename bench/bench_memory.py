@@ -10,7 +10,7 @@ Generates, in a temporary directory, each input of issue 14's Memory bullet
 * ``sparse-index``: an all-zero 2 GiB ``.index`` (sparse) beside an empty ``.log``;
 
 then runs each command on each as a subprocess and reports the child's peak
-RSS (``ru_maxrss`` from ``wait4``), its exit code and wall time, against the
+RSS (``ru_maxrss`` from ``wait4``), its exit code, wall time and CPU time, against the
 200 MB target.  Exit codes are reported, not judged: hostile input is meant to
 be refused (exit 1 or 2), never to take the machine's memory.
 

@@ -322,8 +322,14 @@ class Converter:
         yield from self._settle(specs, params, part, start, specs.count)
 
     def _settle(self, specs: Specs, params: Params, part: _Part, start: int, end: int) -> Iterator[bytes]:
-        """Emit a part that fits (or holds one record); halve one that does not (reading it again)."""
+        """Emit a part that fits (or holds one record); halve one that does not.
+
+        A part of at most :data:`CHUNK` records was kept as it was read; a larger
+        one is read again (from the batch: only when the codec's ratio misled the cut).
+        """
         data, _, first = part.finish(last=end == specs.count)
+        if data is None and part.held is not None:
+            specs = _Held(specs, part.held, start)
         if data is None and end - start == 1:
             data, _, first = self._encode(specs, params, start, end)
         if data is not None:
@@ -350,6 +356,22 @@ class Converter:
         return data
 
 
+class _Held:
+    """``specs`` with the records ``[start, start + len(held))`` already in memory: read from there."""
+
+    def __init__(self, specs: Specs, held: list[RecordSpec], start: int) -> None:
+        self.specs, self.held, self.start = specs, held, start
+        self.count, self.estimated = specs.count, specs.estimated
+
+    def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[list[RecordSpec]]:
+        stop = self.count if stop is None else stop
+        if not self.start <= start <= stop <= self.start + len(self.held):
+            yield from self.specs.chunks(start, stop)
+            return
+        for at in range(start, stop, CHUNK):
+            yield self.held[at - self.start : min(at + CHUNK, stop) - self.start]
+
+
 class _Part:
     """One output batch being encoded a chunk at a time (the whole batch, or a part of a split one)."""
 
@@ -357,6 +379,7 @@ class _Part:
         self.converter, self.params, self.whole, self.keep = converter, params, whole, keep
         self.encoder: BatchEncoder | MessageSetEncoder | None = None
         self.first: RecordSpec | None = None
+        self.held: list[RecordSpec] | None = []  # the part's records while they are few (CHUNK at most)
 
     def add(self, chunk: list[RecordSpec]) -> None:
         if not chunk:
@@ -368,6 +391,8 @@ class _Part:
             check_offset_span([self.first, *chunk])
         assert self.encoder is not None
         self.encoder.add(chunk)
+        if self.held is not None:
+            self.held = self.held + chunk if len(self.held) + len(chunk) <= CHUNK else None
 
     def finish(self, *, last: bool) -> tuple[bytes | None, int, int]:
         """(bytes, or None past ``keep``; size; first offset); the last part of a V2 batch keeps its last offset."""

@@ -44,7 +44,7 @@ def partition(tmp_path: Path) -> Path:
 
 
 def test_one_option_with_one_default_in_every_command() -> None:
-    for command in (["dump"], ["verify"], ["convert"], ["spark", "verify"]):
+    for command in (["dump"], ["verify"], ["convert"], ["spark", "verify"], ["spark", "export"]):
         shown = run(*command, "--help").output
         assert "--max-batch-bytes N" in shown, command
         assert "[default: 134217728; x>=1]" in " ".join(shown.split()), command

@@ -94,12 +94,13 @@ def verify_command(
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists (default: refuse).")
 @click.option("--split-bytes", type=click.IntRange(min=1), default=None,
               help="Cut segments larger than this into several tasks [default: total / cores, 4-128 MiB].")
+@options.max_batch_bytes
 @options.spark_master
 @options.spark_conf
 def export_command(
     paths: tuple[Path, ...], out: str | None, old_out: str | None, file_format: str | None,
     old_format: str | None, level: str, overwrite: bool, split_bytes: int | None, master: str | None,
-    conf: list[tuple[str, str]],
+    conf: list[tuple[str, str]], max_batch_bytes: int,
 ) -> None:
     """Write the records (or batches) of segments out as Parquet, ORC or JSON with Spark.
 
@@ -135,7 +136,8 @@ def export_command(
 
     _need_spark()
     with command_session(master, conf) as session:
-        result = export(session, list(paths), out, fmt=fmt, level=level, overwrite=overwrite, split_bytes=split_bytes)
+        result = export(session, list(paths), out, fmt=fmt, level=level, overwrite=overwrite, split_bytes=split_bytes,
+                        max_batch_bytes=max_batch_bytes)
     for damaged in result.damaged:
         click.echo(f"kseg: {damaged.path}: {damaged.problem}", err=True)
     click.echo(_export_line(result, out, fmt, level))

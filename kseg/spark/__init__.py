@@ -54,6 +54,7 @@ def read(
     level: str = "record",
     mode: str = "DROPMALFORMED",
     split_bytes: int | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> DataFrame:
     """Segments under ``paths`` as a DataFrame, split for this session's parallelism.
 
@@ -66,6 +67,7 @@ def read(
         .option("level", level)
         .option("mode", mode)
         .option("parallelism", spark.sparkContext.defaultParallelism)
+        .option("max_batch_bytes", max_batch_bytes)
     )
     if split_bytes is not None:
         reader = reader.option("split_bytes", split_bytes)

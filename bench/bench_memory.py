@@ -10,7 +10,7 @@ Generates, in a temporary directory, each input of issue 14's Memory bullet
 * ``sparse-index``: an all-zero 2 GiB ``.index`` (sparse) beside an empty ``.log``;
 
 then runs each command on each as a subprocess and reports the child's peak
-RSS (``ru_maxrss`` from ``wait4``), its exit code and wall time, against the
+RSS (``ru_maxrss`` from ``wait4``), its exit code, wall time and CPU time, against the
 200 MB target.  Exit codes are reported, not judged: hostile input is meant to
 be refused (exit 1 or 2), never to take the machine's memory.
 
@@ -148,17 +148,23 @@ try:
     code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout).returncode
 except subprocess.TimeoutExpired:
     code = None
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps([code, peak / 1024, time.perf_counter() - start]))
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps([code, usage.ru_maxrss / 1024, time.perf_counter() - start, usage.ru_utime + usage.ru_stime]))
 """
 
 
 def measure(argv: list[str], timeout: float) -> tuple[int | None, float, float]:
     """(exit code or None on timeout, peak RSS of the command in MB, seconds), its output discarded."""
+    code, rss, seconds, _ = measure_cpu(argv, timeout)
+    return code, rss, seconds
+
+
+def measure_cpu(argv: list[str], timeout: float) -> tuple[int | None, float, float, float]:
+    """:func:`measure` and the CPU seconds the command used (wall time alone misleads on a busy machine)."""
     done = subprocess.run([sys.executable, "-c", _WRAPPER, json.dumps(argv), str(timeout)],
                           capture_output=True, text=True, check=True)
-    code, rss, seconds = json.loads(done.stdout)
-    return code, rss, seconds
+    code, rss, seconds, cpu = json.loads(done.stdout)
+    return code, rss, seconds, cpu
 
 
 def main() -> int:
@@ -175,11 +181,11 @@ def main() -> int:
             for label, argv in commands(path, Path(tmp) / f"{name}.out").items():
                 if args.command and label not in args.command:
                     continue
-                code, rss, seconds = measure(argv, args.timeout)
+                code, rss, seconds, cpu = measure_cpu(argv, args.timeout)
                 rows.append((name, label, code, rss, seconds))
                 verdict = "ok" if rss < TARGET_MB and code is not None else "OVER"
                 print(f"{name:16} {label:14} exit {'timeout' if code is None else code:>7}  "
-                      f"{rss:8.1f} MB  {seconds:7.1f} s  {verdict}", flush=True)
+                      f"{rss:8.1f} MB  {seconds:7.1f} s  ({cpu:6.1f} s CPU)  {verdict}", flush=True)
     worst = max((rss for *_, rss, _ in rows), default=0.0)
     print(f"worst peak RSS {worst:.1f} MB (target < {TARGET_MB} MB)")
     return 0 if all(rss < TARGET_MB and code is not None for _, _, code, rss, _ in rows) else 1

@@ -79,7 +79,7 @@ def test_mixed_magics_up_to_v1_lz4(tmp_path):
 
 def test_transactions_down_to_v0_with_everything_dropped(tmp_path):
     out = tmp_path / "v0"
-    result = run(FX / "txn-0", "-o", out, "--to-magic", "0", "--drop-control", "--drop-headers", "--max-batch-bytes", "60")
+    result = run(FX / "txn-0", "-o", out, "--to-magic", "0", "--drop-control", "--drop-headers", "--max-message-bytes", "60")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         f"{FX / 'txn-0' / NAME} -> {out / NAME}",
@@ -103,7 +103,7 @@ def test_json_report(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["target"] == {
-        "magic": 1, "compression": None, "level": None, "max_batch_bytes": 1048588,
+        "magic": 1, "compression": None, "level": None, "max_message_bytes": 1048588, "max_batch_bytes": 134217728,
         "drop_control": True, "drop_headers": True,
     }
     [segment] = report["segments"]
@@ -124,7 +124,7 @@ def test_json_report(tmp_path):
 
 def test_a_partition_gets_all_its_segments_and_a_txnindex(tmp_path):
     out = tmp_path / "orders-0"
-    result = run(FX / "orders-0", "-o", out, "--to-magic", "2", "--compression", "none", "--max-batch-bytes", "1000")
+    result = run(FX / "orders-0", "-o", out, "--to-magic", "2", "--compression", "none", "--max-message-bytes", "1000")
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         f"{FX / 'orders-0' / NAME} -> {out / NAME}",

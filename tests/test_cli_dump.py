@@ -330,8 +330,7 @@ def _state(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-    import shutil
-
+def test_dump_never_creates_or_changes_a_file(tmp_path):
     work = tmp_path / "copy"
     shutil.copytree(DUMP, work, ignore=shutil.ignore_patterns("golden", "*.py", "*.md"))
     assert (work / "logdir" / ".kafka_cleanshutdown").is_file() and (work / "sidefiles").is_dir()

@@ -11,7 +11,7 @@ from kseg.commands import options
 from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.model import CODEC_NAMES
-from kseg.ops.convert import DEFAULT_MAX_BATCH_BYTES, Target, convert_path
+from kseg.ops.convert import DEFAULT_MAX_MESSAGE_BYTES, Target, convert_path
 from kseg.ops.discover import check_named_inputs
 from kseg.render import progress
 from kseg.render.convert import render_text, report_json
@@ -29,8 +29,8 @@ from kseg.render.convert import render_text, report_json
 )
 @click.option("--level", type=int, help="Compression level (gzip 1-9, lz4 1-17, zstd -131072..22).")
 @click.option(
-    "--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_BATCH_BYTES, show_default=True,
-    help="Largest output batch (Kafka's max.message.bytes); a single larger record goes alone.",
+    "--max-message-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_MESSAGE_BYTES, show_default=True,
+    help="Largest output batch (the topic config max.message.bytes); a single larger record goes alone.",
 )
 @click.option(
     "--drop-control", is_flag=True, help="Below magic 2: drop control batches and transactional flags."
@@ -38,6 +38,7 @@ from kseg.render.convert import render_text, report_json
 @click.option("--drop-headers", is_flag=True, help="Below magic 2: drop record headers.")
 @click.option("--skip-corrupt", is_flag=True, help="Skip damaged batches and bytes, report them, exit 1.")
 @options.index_interval_bytes
+@options.max_batch_bytes
 @options.text_or_json
 @options.progress
 def convert(
@@ -46,11 +47,12 @@ def convert(
     to_magic: int,
     compression: str | None,
     level: int | None,
-    max_batch_bytes: int,
+    max_message_bytes: int,
     drop_control: bool,
     drop_headers: bool,
     skip_corrupt: bool,
     index_interval_bytes: int,
+    max_batch_bytes: int,
     fmt: str,
     show_progress: bool,
 ) -> None:
@@ -71,7 +73,7 @@ def convert(
       kseg convert orders-0 -o orders-0.v1 --to-magic 1 --drop-headers --format json
     """
     codec = None if compression is None else CODEC_NAMES.index(compression)
-    target = Target(to_magic, codec, level, max_batch_bytes, drop_control, drop_headers)
+    target = Target(to_magic, codec, level, max_message_bytes, drop_control, drop_headers, max_batch_bytes)
     check_named_inputs([path])
     # a refusal (ConvertRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
     # and what OUTDIR got so far is removed

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
+from kseg.commands import options
 from kseg.commands.options import progress as progress_option
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
@@ -152,6 +153,7 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
               help=f"Decode records as {DECODER_HELP['remote-log-metadata']}.")
 @click.option("--share-group-state-decoder", "decoder_4", is_flag=True,
               help=f"Decode records as {DECODER_HELP['share-group-state']}.")
+@options.max_batch_bytes
 def dump(paths: tuple[str, ...], files: tuple[str, ...], output_format: str, payload: str, **flags: Any) -> None:
     """Dump segments, indexes and snapshots as kafka-dump-log.sh does.
 
@@ -196,6 +198,7 @@ def _dump_options(
     to_time: int | None,
     max_batches: int | None,
     dialect: Dialect,
+    max_batch_bytes: int,
     **decoders: bool,
 ) -> DumpOptions:
     """The command line as ``DumpOptions``, checked the way Kafka's ``DumpLogSegmentsOptions`` checks it."""
@@ -221,6 +224,7 @@ def _dump_options(
         json_records=output_format == "json" and payload == "utf8" and decoder is None,
         decoder=decoder,
         dialect=dialect,
+        max_batch_bytes=max_batch_bytes,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.index import DEFAULT_INDEX_INTERVAL_BYTES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -89,6 +90,14 @@ index_interval_bytes = click.option(
     default=DEFAULT_INDEX_INTERVAL_BYTES,
     show_default=True,
     help="The topic's index.interval.bytes, for the .index/.timeindex written.",
+)
+
+#: ``--max-batch-bytes``: the read cap -- the most bytes one batch (or legacy wrapper) may decompress to,
+#: which also caps the headers read in one record (one per 256 bytes).  Input past it is refused or
+#: reported with the cap named, never read into memory; the same option in every command that reads records.
+max_batch_bytes = click.option(
+    "--max-batch-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_DECOMPRESSED, show_default=True,
+    metavar="N", help="Read cap: the most bytes one batch may decompress to (also caps headers per record).",
 )
 
 # -- verify (kseg verify and kseg spark verify) ----------------------------------------------------------

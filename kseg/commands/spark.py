@@ -45,6 +45,7 @@ def spark() -> None:
 @spark.command("verify", short_help="Verify on Spark: the findings and exit codes of kseg verify.")
 @options.paths_argument
 @options.deep
+@options.max_batch_bytes
 @options.strict
 @options.report_format
 @options.max_findings
@@ -53,7 +54,7 @@ def spark() -> None:
 @options.spark_conf
 def verify_command(
     paths: tuple[Path, ...], deep: bool, strict: bool, fmt: str, max_findings: int, quiet: bool, master: str | None,
-    conf: list[tuple[str, str]],
+    conf: list[tuple[str, str]], max_batch_bytes: int,
 ) -> None:
     """Check segments, partition directories or log directories on Spark; same findings as kseg verify.
 
@@ -77,7 +78,7 @@ def verify_command(
 
     _need_spark()
     with command_session(master, conf) as session:
-        result = spark_verify(session, list(paths), deep=deep)
+        result = spark_verify(session, list(paths), deep=deep, max_batch_bytes=max_batch_bytes)
     show_result(result, fmt, strict=strict, max_findings=max_findings, quiet=quiet)
 
 
@@ -94,12 +95,13 @@ def verify_command(
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists (default: refuse).")
 @click.option("--split-bytes", type=click.IntRange(min=1), default=None,
               help="Cut segments larger than this into several tasks [default: total / cores, 4-128 MiB].")
+@options.max_batch_bytes
 @options.spark_master
 @options.spark_conf
 def export_command(
     paths: tuple[Path, ...], out: str | None, old_out: str | None, file_format: str | None,
     old_format: str | None, level: str, overwrite: bool, split_bytes: int | None, master: str | None,
-    conf: list[tuple[str, str]],
+    conf: list[tuple[str, str]], max_batch_bytes: int,
 ) -> None:
     """Write the records (or batches) of segments out as Parquet, ORC or JSON with Spark.
 
@@ -135,7 +137,8 @@ def export_command(
 
     _need_spark()
     with command_session(master, conf) as session:
-        result = export(session, list(paths), out, fmt=fmt, level=level, overwrite=overwrite, split_bytes=split_bytes)
+        result = export(session, list(paths), out, fmt=fmt, level=level, overwrite=overwrite, split_bytes=split_bytes,
+                        max_batch_bytes=max_batch_bytes)
     for damaged in result.damaged:
         click.echo(f"kseg: {damaged.path}: {damaged.problem}", err=True)
     click.echo(_export_line(result, out, fmt, level))

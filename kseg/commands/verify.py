@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 @click.command()
 @options.paths_argument
 @options.deep
+@options.max_batch_bytes
 @options.strict
 @options.report_format
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 def verify(
     paths: tuple[Path, ...],
     deep: bool,
+    max_batch_bytes: int,
     strict: bool,
     fmt: str,
     jobs: int | None,
@@ -56,7 +58,8 @@ def verify(
     check_named_inputs(paths)
     line = wanted(show_progress, label="verify")
     try:
-        result = verify_paths(list(paths), deep=deep, jobs=jobs, progress=None if line is None else line.update)
+        result = verify_paths(list(paths), deep=deep, jobs=jobs, progress=None if line is None else line.update,
+                              max_batch_bytes=max_batch_bytes)
     finally:
         if line is not None:
             line.clear()

@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from kseg.errors import EncodeError
 from kseg.format import compression
 from kseg.format.crc import crc32
-from kseg.format.layout import LEGACY_TIMESTAMP, TIMESTAMP_TYPE_MASK
+from kseg.format.layout import (
+    LEGACY_TIMESTAMP,
+    LOG_OVERHEAD,
+    RECORD_OVERHEAD_V0,
+    RECORD_OVERHEAD_V1,
+    TIMESTAMP_TYPE_MASK,
+)
 from kseg.format.model import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP, RecordSpec
 from kseg.format.v0v1 import LENGTH
 
@@ -46,15 +52,19 @@ def encode_entry(offset: int, message: bytes) -> bytes:
     return ENTRY_OVERHEAD.pack(offset, len(message)) + message
 
 
-def _check_records(records: Sequence[RecordSpec], magic: int, codec: int) -> None:
-    """What ``MemoryRecordsBuilder.appendWithOffset`` refuses, whatever the magic, with its messages."""
+def _check_records(
+    records: Sequence[RecordSpec], magic: int, codec: int, previous_offset: int | None = None
+) -> None:
+    """What ``MemoryRecordsBuilder.appendWithOffset`` refuses, whatever the magic, with its messages.
+
+    ``previous_offset``: the last offset of the records before these (fed in pieces).
+    """
     if magic not in (0, 1):
         raise EncodeError(f"magic {magic} is not a message-set magic")
     if codec == compression.CODEC_ZSTD:
         raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
     if not records:
         raise EncodeError("a message set needs at least one record")
-    previous_offset = None
     for spec in records:
         # Offsets strictly increase, the timestamp is checked (even at magic 0, which drops it), no headers.
         if previous_offset is not None and spec.offset <= previous_offset:
@@ -95,25 +105,107 @@ def encode_message_set(
     (magic 1) is the largest record timestamp, or ``log_append_time``; inner
     offsets are relative to ``base_offset`` for magic 1 and absolute for magic 0.
     """
-    _check_records(records, magic, codec)
-    if base_offset is None:
-        base_offset = records[0].offset
-    _check_offset_deltas(records, base_offset)
-    log_append = magic > 0 and timestamp_type == LOG_APPEND_TIME
-    inner_attributes = TIMESTAMP_TYPE_MASK if log_append else 0
-    entries = bytearray()
-    max_timestamp = NO_TIMESTAMP
-    for spec in records:
-        timestamp = log_append_time if log_append else spec.timestamp
-        if magic == 0:
-            timestamp = NO_TIMESTAMP
-        max_timestamp = max(max_timestamp, timestamp)
-        inner_offset = spec.offset - base_offset if (magic > 0 and codec != compression.CODEC_NONE) else spec.offset
-        message = encode_message(magic, inner_attributes, timestamp, spec.key, spec.value)
-        entries += encode_entry(inner_offset, message)
-    if codec == compression.CODEC_NONE:
-        return bytes(entries)
-    compressed = compression.compress(codec, bytes(entries), magic=magic, level=level)
-    wrapper_timestamp = log_append_time if log_append else max_timestamp
-    wrapper = encode_message(magic, codec | inner_attributes, wrapper_timestamp, None, compressed)
-    return encode_entry(records[-1].offset, wrapper)
+    encoder = MessageSetEncoder(
+        magic=magic, codec=codec, level=level, timestamp_type=timestamp_type,
+        log_append_time=log_append_time, base_offset=base_offset,
+    )
+    if not records:
+        raise EncodeError("a message set needs at least one record")
+    plain = encoder.add(records)
+    wrapper, _ = encoder.finish()
+    assert wrapper is not None  # nothing is dropped without ``keep``
+    return plain + wrapper
+
+
+class MessageSetEncoder:
+    """Magic 0/1 built from records fed in pieces: the bytes :func:`encode_message_set` gives for them all.
+
+    Uncompressed, :meth:`add` returns each piece's entries at once (they stand
+    alone); compressed, the inner entries are compressed as they come and
+    :meth:`finish` gives the wrapper -- or, past ``keep`` bytes, only its size.
+    Every check of :func:`encode_message_set` is made, in its order within each piece.
+    """
+
+    def __init__(
+        self,
+        *,
+        magic: int,
+        codec: int = compression.CODEC_NONE,
+        level: int | None = None,
+        timestamp_type: str = CREATE_TIME,
+        log_append_time: int = -1,
+        base_offset: int | None = None,
+        keep: int | None = None,
+    ) -> None:
+        if magic not in (0, 1):
+            raise EncodeError(f"magic {magic} is not a message-set magic")
+        if codec == compression.CODEC_ZSTD:
+            raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
+        self.magic, self.codec, self.level, self.keep = magic, codec, level, keep
+        self.log_append = magic > 0 and timestamp_type == LOG_APPEND_TIME
+        self.log_append_time = log_append_time
+        self.base_offset = base_offset
+        self.count = 0
+        self.last_offset = 0
+        self.max_timestamp = NO_TIMESTAMP
+        self._compressor: compression.Compressor | None = None
+        self._parts: list[bytes] | None = []
+        self._payload_size = 0
+
+    def add(self, records: Sequence[RecordSpec]) -> bytes:
+        """Encode the next records; uncompressed, their entries (compressed: b"", see :meth:`finish`)."""
+        if not records:
+            return b""
+        _check_records(records, self.magic, self.codec, self.last_offset if self.count else None)
+        if self.base_offset is None:
+            self.base_offset = records[0].offset
+        base_offset = self.base_offset
+        _check_offset_deltas(records, base_offset)
+        magic, compressed = self.magic, self.codec != compression.CODEC_NONE
+        inner_attributes = TIMESTAMP_TYPE_MASK if self.log_append else 0
+        entries = bytearray()
+        max_timestamp = self.max_timestamp
+        for spec in records:
+            timestamp = self.log_append_time if self.log_append else spec.timestamp
+            if magic == 0:
+                timestamp = NO_TIMESTAMP
+            max_timestamp = max(max_timestamp, timestamp)
+            inner_offset = spec.offset - base_offset if (magic > 0 and compressed) else spec.offset
+            message = encode_message(magic, inner_attributes, timestamp, spec.key, spec.value)
+            entries += encode_entry(inner_offset, message)
+        self.max_timestamp, self.last_offset = max_timestamp, records[-1].offset
+        self.count += len(records)
+        if not compressed:
+            return bytes(entries)
+        if self._compressor is None:
+            self._compressor = compression.compressor(self.codec, magic=magic, level=self.level)
+        self._kept(self._compressor.compress(entries))
+        return b""
+
+    def _kept(self, piece: bytes) -> None:
+        self._payload_size += len(piece)
+        if self._parts is not None:
+            if self.keep is not None and self._wrapper_size() > self.keep:
+                self._parts = None  # too large to be written: only its size is wanted now
+            else:
+                self._parts.append(piece)
+
+    def _wrapper_size(self) -> int:
+        """The wrapper entry's bytes: log overhead, message overhead (null key) and the compressed value."""
+        overhead = RECORD_OVERHEAD_V1 if self.magic == 1 else RECORD_OVERHEAD_V0
+        return LOG_OVERHEAD + overhead + self._payload_size
+
+    def finish(self) -> tuple[bytes | None, int]:
+        """(the wrapper entry, or None when it passed ``keep``; its size) -- (b"", 0) when uncompressed."""
+        if not self.count:
+            raise EncodeError("a message set needs at least one record")
+        if self._compressor is None:
+            return b"", 0
+        self._kept(self._compressor.flush())
+        size = self._wrapper_size()
+        if self._parts is None:
+            return None, size
+        inner_attributes = TIMESTAMP_TYPE_MASK if self.log_append else 0
+        wrapper_timestamp = self.log_append_time if self.log_append else self.max_timestamp
+        wrapper = encode_message(self.magic, self.codec | inner_attributes, wrapper_timestamp, None, b"".join(self._parts))
+        return encode_entry(self.last_offset, wrapper), size

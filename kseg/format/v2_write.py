@@ -122,57 +122,143 @@ def encode_batch(
     """
     if not records:
         raise EncodeError("a record batch needs at least one record")
-    if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
-        raise EncodeError(f"magic 2 has no timestamp type {timestamp_type!r}")
-    if base_offset is None:
-        base_offset = records[0].offset
-    if delete_horizon_ms is not None and delete_horizon_ms < 0:
-        delete_horizon_ms = None  # hasDeleteHorizonMs(): only a horizon >= 0 is written
-    base_timestamp = records[0].timestamp if delete_horizon_ms is None else delete_horizon_ms
-    body, last_offset, max_timestamp = _encode_records(records, base_offset, base_timestamp)
-    check_producer_state(producer_id, producer_epoch, base_sequence, is_transactional, is_control)
-    if timestamp_type == LOG_APPEND_TIME:
-        max_timestamp = log_append_time
-    payload = bytes(body)
-    if codec != compression.CODEC_NONE:
-        payload = compression.compress(codec, payload, magic=MAGIC, level=level)
-    attributes = _attributes(codec, timestamp_type, is_transactional, is_control, delete_horizon_ms)
-    return assemble_batch(
-        payload,
-        base_offset=base_offset,
-        partition_leader_epoch=partition_leader_epoch,
-        attributes=attributes,
-        last_offset_delta=wrap_int32(wrap_int64(last_offset - base_offset)),
-        base_timestamp=base_timestamp,
-        max_timestamp=max_timestamp,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=base_sequence,
-        records_count=len(records),
+    encoder = BatchEncoder(
+        base_offset=base_offset, codec=codec, level=level, timestamp_type=timestamp_type,
+        log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
+        base_sequence=base_sequence, is_transactional=is_transactional, is_control=is_control,
+        partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=delete_horizon_ms,
     )
+    encoder.add(records)
+    data, _ = encoder.finish()
+    assert data is not None  # nothing is dropped without ``keep``
+    return data
 
 
-def _encode_records(
-    records: Sequence[RecordSpec], base_offset: int, base_timestamp: int
-) -> tuple[bytearray, int, int]:
-    """The records region, uncompressed; with the last offset and the largest timestamp."""
-    body = bytearray()
-    max_timestamp = -1
-    last_offset = base_offset
-    for index, spec in enumerate(records):
-        # MemoryRecordsBuilder.appendWithOffset checks every record, in this order:
-        # offsets strictly increase (a repeated offset is refused too), then the timestamp.
-        if index and spec.offset <= last_offset:
-            raise EncodeError(
-                f"Illegal offset {spec.offset} following previous offset {last_offset} (Offsets must increase monotonically)."
-            )
-        check_timestamp(spec.timestamp)
-        # Java arithmetic: (int) (offset - baseOffset) and timestamp - baseTimestamp, both wrapping.
-        offset_delta = offset_delta_of(spec.offset, base_offset)
-        body += encode_record(offset_delta, wrap_int64(spec.timestamp - base_timestamp), spec)
-        last_offset = spec.offset
-        max_timestamp = max(max_timestamp, spec.timestamp)
-    return body, last_offset, max_timestamp
+#: Encoded records are handed to the compressor in pieces of about this size.
+_FEED_BYTES = 1 << 20
+
+
+class BatchEncoder:
+    """One magic-2 batch built from records fed in pieces: the bytes :func:`encode_batch` gives for them all.
+
+    For batches too large to hold as records (``kseg convert`` reads a batch a
+    part at a time): the records region is compressed as it is encoded, and with
+    ``keep`` the compressed bytes are kept only while the batch stays within
+    ``keep`` bytes -- past it :meth:`finish` gives only the size, so measuring a
+    batch too large to write costs no memory.  Every check of :func:`encode_batch`
+    is made, in its order within each piece.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_offset: int | None = None,
+        codec: int = compression.CODEC_NONE,
+        level: int | None = None,
+        timestamp_type: str = CREATE_TIME,
+        log_append_time: int = -1,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        base_sequence: int = -1,
+        is_transactional: bool = False,
+        is_control: bool = False,
+        partition_leader_epoch: int = -1,
+        delete_horizon_ms: int | None = None,
+        keep: int | None = None,
+    ) -> None:
+        if timestamp_type not in (CREATE_TIME, LOG_APPEND_TIME):
+            raise EncodeError(f"magic 2 has no timestamp type {timestamp_type!r}")
+        if delete_horizon_ms is not None and delete_horizon_ms < 0:
+            delete_horizon_ms = None  # hasDeleteHorizonMs(): only a horizon >= 0 is written
+        self.base_offset = base_offset
+        self.codec, self.level, self.keep = codec, level, keep
+        self.timestamp_type, self.log_append_time = timestamp_type, log_append_time
+        self.producer = (producer_id, producer_epoch, base_sequence, is_transactional, is_control)
+        self.partition_leader_epoch = partition_leader_epoch
+        self.delete_horizon_ms = delete_horizon_ms
+        self.base_timestamp = 0
+        self.count = 0
+        self.last_offset = 0
+        self.max_timestamp = -1
+        self._pending = bytearray()
+        self._compressor: compression.Compressor | None = None
+        self._parts: list[bytes] | None = []
+        self._payload_size = 0
+
+    def add(self, records: Sequence[RecordSpec]) -> None:
+        """Encode the next records (offsets still increasing from the last piece's)."""
+        if not records:
+            return
+        if self.count == 0:
+            if self.base_offset is None:
+                self.base_offset = records[0].offset
+            horizon = self.delete_horizon_ms
+            self.base_timestamp = records[0].timestamp if horizon is None else horizon
+            self.last_offset = self.base_offset
+        base_offset, base_timestamp = self.base_offset, self.base_timestamp
+        assert base_offset is not None
+        body, last_offset, max_timestamp, count = self._pending, self.last_offset, self.max_timestamp, self.count
+        for spec in records:
+            # MemoryRecordsBuilder.appendWithOffset checks every record, in this order:
+            # offsets strictly increase (a repeated offset is refused too), then the timestamp.
+            if count and spec.offset <= last_offset:
+                raise EncodeError(
+                    f"Illegal offset {spec.offset} following previous offset {last_offset} "
+                    "(Offsets must increase monotonically)."
+                )
+            check_timestamp(spec.timestamp)
+            # Java arithmetic: (int) (offset - baseOffset) and timestamp - baseTimestamp, both wrapping.
+            offset_delta = offset_delta_of(spec.offset, base_offset)
+            body += encode_record(offset_delta, wrap_int64(spec.timestamp - base_timestamp), spec)
+            last_offset = spec.offset
+            max_timestamp = max(max_timestamp, spec.timestamp)
+            count += 1
+        self.last_offset, self.max_timestamp, self.count = last_offset, max_timestamp, count
+        if len(body) >= _FEED_BYTES:
+            self._feed()
+
+    def _feed(self) -> None:
+        if self._compressor is None:
+            self._compressor = compression.compressor(self.codec, magic=MAGIC, level=self.level)
+        self._kept(self._compressor.compress(self._pending))
+        self._pending.clear()
+
+    def _kept(self, piece: bytes) -> None:
+        self._payload_size += len(piece)
+        if self._parts is not None:
+            if self.keep is not None and RECORD_BATCH_OVERHEAD + self._payload_size > self.keep:
+                self._parts = None  # too large to be written: only its size is wanted now
+            else:
+                self._parts.append(piece)
+
+    def finish(self) -> tuple[bytes | None, int]:
+        """(the batch, or None when it passed ``keep``; its size in bytes)."""
+        if not self.count:
+            raise EncodeError("a record batch needs at least one record")
+        check_producer_state(*self.producer)
+        self._feed()
+        assert self._compressor is not None
+        self._kept(self._compressor.flush())
+        size = RECORD_BATCH_OVERHEAD + self._payload_size
+        if self._parts is None:
+            return None, size
+        max_timestamp = self.log_append_time if self.timestamp_type == LOG_APPEND_TIME else self.max_timestamp
+        producer_id, producer_epoch, base_sequence, is_transactional, is_control = self.producer
+        assert self.base_offset is not None
+        batch = assemble_batch(
+            b"".join(self._parts),
+            base_offset=self.base_offset,
+            partition_leader_epoch=self.partition_leader_epoch,
+            attributes=_attributes(self.codec, self.timestamp_type, is_transactional, is_control, self.delete_horizon_ms),
+            last_offset_delta=wrap_int32(wrap_int64(self.last_offset - self.base_offset)),
+            base_timestamp=self.base_timestamp,
+            max_timestamp=max_timestamp,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            records_count=self.count,
+        )
+        return batch, size
 
 
 def _attributes(

@@ -35,7 +35,7 @@ from kseg.errors import KsegError
 from kseg.ops.convert_batches import Converter
 from kseg.ops.convert_source import Skipped, first_base_offset, iter_source
 from kseg.ops.convert_tally import Tally
-from kseg.ops.convert_target import DEFAULT_MAX_BATCH_BYTES, ConvertRefused, Target, check_target
+from kseg.ops.convert_target import DEFAULT_MAX_MESSAGE_BYTES, ConvertRefused, Target, check_target
 from kseg.ops.convert_txn import TxnDeliveries
 from kseg.ops.discover import file_kind, is_partition_dir, segment_logs
 from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
@@ -148,7 +148,7 @@ def _write_log(
         size = mapped.size
         try:
             with files.log_file(like=None) as out:
-                for item in iter_source(mapped, skip_corrupt):
+                for item in iter_source(mapped, skip_corrupt, target.max_batch_bytes):
                     if isinstance(item, Skipped):
                         skipped.append(item)
                         continue
@@ -269,7 +269,7 @@ def convert_path(
 
 
 __all__ = [
-    "DEFAULT_MAX_BATCH_BYTES",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "ConvertRefused",
     "ConvertReport",
     "SegmentResult",

@@ -34,13 +34,16 @@ Nothing here touches a file; :mod:`kseg.ops.convert` walks segments and writes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator
+from typing import Protocol
 
 from kseg.errors import EncodeError
-from kseg.format import Batch, encode_batch
+from kseg.format import Batch
 from kseg.format.compression import CODEC_NONE
-from kseg.format.model import Record, RecordSpec, codec_name, increment_sequence
+from kseg.format.model import RecordSpec, codec_name, increment_sequence
+from kseg.format.v0v1_encode import MessageSetEncoder
 from kseg.format.v2 import V2Batch
+from kseg.format.v2_write import BatchEncoder
 from kseg.ops.convert_build import (
     BATCH_OVERHEAD,
     MAX_OFFSET_DELTA,
@@ -50,20 +53,58 @@ from kseg.ops.convert_build import (
     check_offset_span,
     codec_of,
     estimate_size,
+    estimate_total,
     output_params,
     recompress,
     record_specs,
     with_last_offset,
 )
+from kseg.ops.convert_source import CHUNK, BatchSummary, SourceRecords
 from kseg.ops.convert_tally import Tally
 from kseg.ops.convert_target import ConvertRefused, Target, codec_for, representable
 from kseg.ops.convert_txn import TxnDeliveries
 
 
+class Specs(Protocol):
+    """Builder input read a chunk at a time, as often as needed: a batch's records or a packed group."""
+
+    count: int
+    estimated: int  # sum of estimate_size over every spec, in the target magic
+
+    def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[list[RecordSpec]]: ...
+
+
+class _GroupSpecs:
+    """A packed group of uncompressed legacy messages (small: bounded by the limit)."""
+
+    def __init__(self, specs: list[RecordSpec], magic: int) -> None:
+        self.specs = specs
+        self.count = len(specs)
+        self.estimated = sum(estimate_size(spec, magic) for spec in specs)
+
+    def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[list[RecordSpec]]:
+        stop = self.count if stop is None else stop
+        for at in range(start, stop, CHUNK):
+            yield self.specs[at : min(at + CHUNK, stop)]
+
+
+class _BatchSpecs:
+    """A source batch's records as builder input, read from the batch again on every pass."""
+
+    def __init__(self, source: SourceRecords, summary: BatchSummary, magic: int) -> None:
+        self.source, self.magic = source, magic
+        self.count = summary.count
+        self.estimated = estimate_total(summary, magic)
+
+    def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[list[RecordSpec]]:
+        for chunk in self.source.chunks(start, stop):
+            yield record_specs(chunk, self.magic)
+
+
 class Converter:
     """Turns source batches, fed in log order, into target bytes; holds the group being packed.
 
-    :meth:`feed` returns the output chunks that are ready (a packed group is
+    :meth:`feed` yields the output chunks that are ready (a packed group is
     held back until something ends it); :meth:`finish` returns the rest.
     Refusals raise :class:`~kseg.ops.convert_target.ConvertRefused` located at
     the source batch.
@@ -71,6 +112,7 @@ class Converter:
 
     def __init__(self, target: Target, tally: Tally, txn: TxnDeliveries) -> None:
         self.target = target
+        self.limit = target.max_message_bytes
         self.tally = tally
         self.txn = txn
         self._group: list[RecordSpec] = []
@@ -79,10 +121,10 @@ class Converter:
         self._group_position = 0  # where the group's first message is, for a refusal
 
     # -- entry points -------------------------------------------------------------
-    def feed(self, batch: Batch, records: Sequence[Record]) -> list[bytes]:
-        """Convert one source batch (its records already decoded and checked)."""
+    def feed(self, batch: Batch, source: SourceRecords, summary: BatchSummary) -> Iterator[bytes]:
+        """Convert one source batch (its records read once already: ``summary``)."""
         target = self.target
-        self._count_in(batch, records)
+        self._count_in(batch, summary.count)
         if batch.magic > 2:
             raise ConvertRefused(
                 f"magic {batch.magic} is not one of Kafka's record formats",
@@ -90,29 +132,35 @@ class Converter:
                 field="batch.magic",
             )
         if batch.magic == 2:
-            self.txn.observe(batch, records)
-        if target.magic < 2 and not representable(target, self.tally.dropped, batch, records):
-            return []
+            self.txn.observe(batch, summary.count, summary.first_key)
+        if target.magic < 2 and not representable(target, self.tally.dropped, batch, summary):
+            return
         codec = codec_for(target, batch)
         if batch.magic == 2 and batch.count == 0:  # an empty batch, kept for producer state: only at magic 2
-            return [*self._flush(), self._copy(batch, 0)]
+            yield from self._flush()
+            yield self._copy(batch, 0)
+            return
         if self._unchanged(batch, codec):
-            return [*self._flush(), self._copy(batch, len(records))]
+            yield from self._flush()
+            yield self._copy(batch, summary.count)
+            return
         plain_legacy = batch.magic < 2 and batch.codec_id == CODEC_NONE
         if plain_legacy and (target.magic == 2 or codec != CODEC_NONE):
-            return self._pack(batch, records, codec)
-        out = self._flush()
+            yield from self._pack(batch, source, codec)
+            return
+        yield from self._flush()
         # a V2Batch here has magic 2 (greater magics were refused above)
-        if isinstance(batch, V2Batch) and target.magic == 2 and builder_records(batch, records):
-            data = recompress(batch, records, codec, target.level)
-            if len(data) <= target.max_batch_bytes:
-                return [*out, self._emit(data, records[0].offset, len(records))]
-        specs = record_specs(records, target.magic)
-        return out + self._rebuild(specs, output_params(batch, codec, target.magic), batch.position)
+        if isinstance(batch, V2Batch) and target.magic == 2 and builder_records(batch, summary):
+            data = recompress(source, summary, codec, target.level, self.limit)
+            if data is not None:
+                yield self._emit(data, summary.first_offset, summary.count)
+                return
+        specs = _BatchSpecs(source, summary, target.magic)
+        yield from self._rebuild(specs, output_params(batch, codec, target.magic), batch.position)
 
     def finish(self) -> list[bytes]:
         """Whatever is still being packed."""
-        return self._flush()
+        return list(self._flush())
 
     def _unchanged(self, batch: Batch, codec: int) -> bool:
         """Already in the target magic and codec and within the limit: copied (Kafka's in-place path).
@@ -120,14 +168,14 @@ class Converter:
         An explicit ``--level`` asks for recompression, so batches of that codec are rebuilt.
         """
         target = self.target
-        if batch.magic != target.magic or codec != batch.codec_id or batch.size > target.max_batch_bytes:
+        if batch.magic != target.magic or codec != batch.codec_id or batch.size > self.limit:
             return False
         return target.level is None or codec != target.codec or batch.is_control
 
-    def _count_in(self, batch: Batch, records: Sequence[Record]) -> None:
+    def _count_in(self, batch: Batch, records: int) -> None:
         tally = self.tally
         tally.batches_in += 1
-        tally.records_in += len(records)
+        tally.records_in += records
         tally.bytes_in += batch.size
         tally.magics_in[batch.magic] += 1
         tally.codecs_in[batch.codec] += 1
@@ -141,19 +189,18 @@ class Converter:
         tally.codecs_out[batch.codec] += 1
         return bytes(batch.buf[batch.position : batch.position + batch.size])
 
-    def _pack(self, batch: Batch, records: Sequence[Record], codec: int) -> list[bytes]:
+    def _pack(self, batch: Batch, source: SourceRecords, codec: int) -> Iterator[bytes]:
         """Add an uncompressed legacy message to the group, ending the group first when it must."""
         magic = self.target.magic
         params = output_params(batch, codec, magic)
-        out: list[bytes] = []
-        for spec in record_specs(records, magic):
+        for spec in record_specs(source.all(), magic):
             size = estimate_size(spec, magic)
             if self._group and (
                 params != self._group_params
-                or self._group_size + size > self.target.max_batch_bytes
+                or self._group_size + size > self.limit
                 or spec.offset - self._group[0].offset > MAX_OFFSET_DELTA
             ):
-                out += self._flush()
+                yield from self._flush()
             if not self._group:
                 self._group_size = BATCH_OVERHEAD[magic]
                 self._group_position = batch.position
@@ -161,26 +208,27 @@ class Converter:
             self._group_params = params
             self._group_size += size
             self.tally.packed += 1
-        return out
 
-    def _flush(self) -> list[bytes]:
+    def _flush(self) -> Iterator[bytes]:
         if not self._group:
-            return []
+            return iter(())
         group, params = self._group, self._group_params
         self._group, self._group_params, self._group_size = [], None, 0
         assert params is not None
-        return self._rebuild(group, params, self._group_position)
+        return self._rebuild(_GroupSpecs(group, self.target.magic), params, self._group_position)
 
-    def _rebuild(self, specs: list[RecordSpec], params: Params, position: int) -> list[bytes]:
+    def _rebuild(self, specs: Specs, params: Params, position: int) -> Iterator[bytes]:
         """Encode ``specs`` as one batch, or as several when one would pass the limit."""
         try:
             if self.target.magic < 2 and params.codec == CODEC_NONE:
-                return self._plain_messages(specs, params)
-            whole = self._encode(specs, params, 0, len(specs))
-            if len(whole) <= self.target.max_batch_bytes or len(specs) == 1:
-                return [self._emit(whole, specs[0].offset, len(specs))]
+                yield from self._plain_messages(specs, params)
+                return
+            whole, size, first = self._encode(specs, params, 0, specs.count)
+            if whole is not None:
+                yield self._emit(whole, first, specs.count)
+                return
             self.tally.split += 1
-            return self._split(specs, params, len(whole))
+            yield from self._split(specs, params, size)
         except EncodeError as err:
             raise ConvertRefused(
                 f"Kafka's builder refuses this data in magic {self.target.magic}: {err.message}",
@@ -188,45 +236,42 @@ class Converter:
                 field="batch",
             ) from None
 
-    def _plain_messages(self, specs: list[RecordSpec], params: Params) -> list[bytes]:
+    def _plain_messages(self, specs: Specs, params: Params) -> Iterator[bytes]:
         """Uncompressed V0/V1: one message per record; a record above the limit is oversized."""
-        data = encode_batch(
-            specs,
-            magic=self.target.magic,
-            codec=CODEC_NONE,
-            timestamp_type=params.timestamp_type,
-            log_append_time=params.log_append_time,
+        magic = self.target.magic
+        encoder = MessageSetEncoder(
+            magic=magic, codec=CODEC_NONE, timestamp_type=params.timestamp_type, log_append_time=params.log_append_time
         )
-        for spec in specs:
-            if estimate_size(spec, self.target.magic) > self.target.max_batch_bytes:
-                self.tally.oversized_at(spec.offset)
-        self.tally.batches_out += len(specs)
-        self.tally.records_out += len(specs)
-        self.tally.codecs_out[codec_name(CODEC_NONE)] += len(specs)
-        return [data]
+        oversized: list[int] = []
+        for chunk in specs.chunks():
+            yield encoder.add(chunk)
+            oversized += (spec.offset for spec in chunk if estimate_size(spec, magic) > self.limit)
+        encoder.finish()
+        for offset in oversized:
+            self.tally.oversized_at(offset)
+        self.tally.batches_out += specs.count
+        self.tally.records_out += specs.count
+        self.tally.codecs_out[codec_name(CODEC_NONE)] += specs.count
 
-    def _encode(self, specs: list[RecordSpec], params: Params, start: int, end: int) -> bytes:
-        """One batch of ``specs[start:end]``: a part of a split V2 batch keeps each record's sequence."""
-        part = specs[start:end]
-        base_offset, base_sequence, last_offset = params.base_offset, params.base_sequence, params.last_offset
-        if params.base_offset is not None:  # a V2 batch rebuilt at V2
-            if start > 0:
-                base_offset = part[0].offset
-                if params.base_sequence >= 0:
-                    shift = part[0].offset - params.base_offset
-                    base_sequence = increment_sequence(params.base_sequence, shift)
-            if end < len(specs):
-                last_offset = None
-        elif self.target.magic == 2:
-            check_offset_span(part)
-        data = encode_batch(
-            part,
-            magic=self.target.magic,
+    def _encoder(self, params: Params, first: RecordSpec, whole: bool, keep: int | None) -> BatchEncoder | MessageSetEncoder:
+        """The builder of one batch starting at ``first``: a part of a split V2 batch keeps each record's sequence."""
+        magic = self.target.magic
+        if magic < 2:
+            return MessageSetEncoder(
+                magic=magic, codec=params.codec, level=self._level(params), timestamp_type=params.timestamp_type,
+                log_append_time=params.log_append_time, keep=keep,
+            )
+        base_offset, base_sequence = params.base_offset, params.base_sequence
+        if params.base_offset is not None and not whole:  # a later part of a V2 batch rebuilt at V2
+            base_offset = first.offset
+            if params.base_sequence >= 0:
+                base_sequence = increment_sequence(params.base_sequence, first.offset - params.base_offset)
+        return BatchEncoder(
+            base_offset=base_offset,
             codec=params.codec,
-            level=self.target.level if params.codec == self.target.codec else None,
+            level=self._level(params),
             timestamp_type=params.timestamp_type,
             log_append_time=params.log_append_time,
-            base_offset=base_offset,
             producer_id=params.producer_id,
             producer_epoch=params.producer_epoch,
             base_sequence=base_sequence,
@@ -234,41 +279,129 @@ class Converter:
             is_control=params.is_control,
             partition_leader_epoch=params.partition_leader_epoch,
             delete_horizon_ms=params.delete_horizon_ms,
+            keep=keep,
         )
-        if last_offset is not None and self.target.magic == 2:
-            data = with_last_offset(data, last_offset)
-        return data
 
-    def _split(self, specs: list[RecordSpec], params: Params, whole_size: int) -> list[bytes]:
-        """Cut by estimated size (scaled by the codec's observed ratio), then halve any part still too big."""
-        sizes = [estimate_size(s, self.target.magic) for s in specs]
-        ratio = whole_size / max(1, sum(sizes))
-        budget = max(1, int(self.target.max_batch_bytes * SPLIT_MARGIN / ratio))
-        out: list[bytes] = []
-        start, running = 0, 0
-        for i, size in enumerate(sizes):
-            if i > start and running + size > budget:
-                out += self._fit(specs, params, start, i)
-                start, running = i, 0
-            running += size
-        out += self._fit(specs, params, start, len(specs))
-        return out
+    def _level(self, params: Params) -> int | None:
+        return self.target.level if params.codec == self.target.codec else None
 
-    def _fit(self, specs: list[RecordSpec], params: Params, start: int, end: int) -> list[bytes]:
-        data = self._encode(specs, params, start, end)
-        if len(data) <= self.target.max_batch_bytes or end - start == 1:
-            return [self._emit(data, specs[start].offset, end - start)]
+    def _encode(self, specs: Specs, params: Params, start: int, end: int) -> tuple[bytes | None, int, int]:
+        """(bytes or None past the limit, size, first offset) of one batch of ``specs[start:end]``.
+
+        A single record is kept whatever its size (it goes alone into its own batch).
+        """
+        keep = None if end - start == 1 else self.limit
+        part = _Part(self, params, start == 0, keep)
+        for chunk in specs.chunks(start, end):
+            part.add(chunk)
+        return part.finish(last=end == specs.count)
+
+    def _split(self, specs: Specs, params: Params, whole_size: int) -> Iterator[bytes]:
+        """Cut by estimated size (scaled by the codec's observed ratio), then halve any part still too big.
+
+        The cut points are those of a greedy pass over every record's estimated
+        size; each part is encoded as the records are read (one more read).
+        """
+        magic = self.target.magic
+        ratio = whole_size / max(1, specs.estimated)
+        budget = max(1, int(self.limit * SPLIT_MARGIN / ratio))
+        start, running, index = 0, 0, 0
+        part = _Part(self, params, True, self.limit)
+        for chunk in specs.chunks():
+            taken = 0
+            for i, spec in enumerate(chunk):
+                size = estimate_size(spec, magic)
+                if index + i > start and running + size > budget:
+                    part.add(chunk[taken:i])
+                    yield from self._settle(specs, params, part, start, index + i)
+                    part = _Part(self, params, False, self.limit)
+                    start, running, taken = index + i, 0, i
+                running += size
+            part.add(chunk[taken:])
+            index += len(chunk)
+        yield from self._settle(specs, params, part, start, specs.count)
+
+    def _settle(self, specs: Specs, params: Params, part: _Part, start: int, end: int) -> Iterator[bytes]:
+        """Emit a part that fits (or holds one record); halve one that does not.
+
+        A part of at most :data:`CHUNK` records was kept as it was read; a larger
+        one is read again (from the batch: only when the codec's ratio misled the cut).
+        """
+        data, _, first = part.finish(last=end == specs.count)
+        if data is None and part.held is not None:
+            specs = _Held(specs, part.held, start)
+        if data is None and end - start == 1:
+            data, _, first = self._encode(specs, params, start, end)
+        if data is not None:
+            yield self._emit(data, first, end - start)
+            return
+        yield from self._fit(specs, params, start, end)
+
+    def _fit(self, specs: Specs, params: Params, start: int, end: int) -> Iterator[bytes]:
         middle = (start + end) // 2
-        return self._fit(specs, params, start, middle) + self._fit(specs, params, middle, end)
+        for low, high in ((start, middle), (middle, end)):
+            data, _, first = self._encode(specs, params, low, high)
+            if data is not None:
+                yield self._emit(data, first, high - low)
+            else:
+                yield from self._fit(specs, params, low, high)
 
     def _emit(self, data: bytes, first_offset: int, records: int) -> bytes:
         """Count one output batch of ``records`` records; above the limit it can only hold one record."""
-        if len(data) > self.target.max_batch_bytes:
+        if len(data) > self.limit:
             self.tally.oversized_at(first_offset)
         self.tally.batches_out += 1
         self.tally.records_out += records
         self.tally.codecs_out[codec_name(codec_of(data))] += 1
         return data
+
+
+class _Held:
+    """``specs`` with the records ``[start, start + len(held))`` already in memory: read from there."""
+
+    def __init__(self, specs: Specs, held: list[RecordSpec], start: int) -> None:
+        self.specs, self.held, self.start = specs, held, start
+        self.count, self.estimated = specs.count, specs.estimated
+
+    def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[list[RecordSpec]]:
+        stop = self.count if stop is None else stop
+        if not self.start <= start <= stop <= self.start + len(self.held):
+            yield from self.specs.chunks(start, stop)
+            return
+        for at in range(start, stop, CHUNK):
+            yield self.held[at - self.start : min(at + CHUNK, stop) - self.start]
+
+
+class _Part:
+    """One output batch being encoded a chunk at a time (the whole batch, or a part of a split one)."""
+
+    def __init__(self, converter: Converter, params: Params, whole: bool, keep: int | None) -> None:
+        self.converter, self.params, self.whole, self.keep = converter, params, whole, keep
+        self.encoder: BatchEncoder | MessageSetEncoder | None = None
+        self.first: RecordSpec | None = None
+        self.held: list[RecordSpec] | None = []  # the part's records while they are few (CHUNK at most)
+
+    def add(self, chunk: list[RecordSpec]) -> None:
+        if not chunk:
+            return
+        if self.first is None:
+            self.first = chunk[0]
+            self.encoder = self.converter._encoder(self.params, chunk[0], self.whole, self.keep)
+        if self.params.base_offset is None and self.converter.target.magic == 2:
+            check_offset_span([self.first, *chunk])
+        assert self.encoder is not None
+        self.encoder.add(chunk)
+        if self.held is not None:
+            self.held = self.held + chunk if len(self.held) + len(chunk) <= CHUNK else None
+
+    def finish(self, *, last: bool) -> tuple[bytes | None, int, int]:
+        """(bytes, or None past ``keep``; size; first offset); the last part of a V2 batch keeps its last offset."""
+        assert self.encoder is not None and self.first is not None
+        data, size = self.encoder.finish()
+        last_offset = self.params.last_offset
+        if data is not None and last and last_offset is not None and self.converter.target.magic == 2:
+            data = with_last_offset(data, last_offset)
+        return data, size, self.first.offset
 
 
 __all__ = ["Converter"]

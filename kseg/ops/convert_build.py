@@ -30,6 +30,7 @@ from kseg.format.layout import (
     V2_ATTRIBUTES_OFFSET,
 )
 from kseg.format.model import CREATE_TIME, LOG_APPEND_TIME, Record, RecordSpec
+from kseg.ops.convert_source import BatchSummary, SourceRecords
 
 MAX_OFFSET_DELTA = 0x7FFFFFFF
 MAX_RECORD_OVERHEAD_V2 = 21  # DefaultRecord.MAX_RECORD_OVERHEAD
@@ -43,6 +44,7 @@ BATCH_OVERHEAD = {
     2: RECORD_BATCH_OVERHEAD,
 }
 SPLIT_MARGIN = 0.95  # aim a little under the limit when cutting by estimated size
+_RECOMPRESS_STEP = 1 << 20  # bytes of a records region handed to the compressor at a time
 _KEPT_FLAGS = TRANSACTIONAL_MASK | CONTROL_MASK | DELETE_HORIZON_MASK  # what a recompressed batch keeps
 
 
@@ -96,7 +98,7 @@ def record_specs(records: Sequence[Record], target_magic: int) -> list[RecordSpe
     return [RecordSpec(r.offset, r.timestamp, r.key, r.value) for r in records]
 
 
-def builder_records(batch: v2_format.V2Batch, records: Sequence[Record]) -> bool:
+def builder_records(batch: v2_format.V2Batch, summary: BatchSummary) -> bool:
     """Whether a V2 batch's record bytes are what ``MemoryRecordsBuilder`` would write for its records.
 
     Then a codec change only needs the records region recompressed: re-encoding
@@ -106,35 +108,56 @@ def builder_records(batch: v2_format.V2Batch, records: Sequence[Record]) -> bool
     record's (or the delete horizon).  Kafka always writes minimal varints; a
     foreign writer's longer ones would be kept, and read the same.
     """
-    if not records or batch.timestamp_type != CREATE_TIME or batch.is_control:
+    if not summary.count or batch.timestamp_type != CREATE_TIME or batch.is_control:
         return False
-    if batch.delete_horizon_ms is None and batch.base_timestamp != records[0].timestamp:
+    if batch.delete_horizon_ms is None and batch.base_timestamp != summary.first_timestamp:
         return False
-    return not any(r.attributes for r in records)
+    return not summary.any_attributes
 
 
-def recompress(batch: v2_format.V2Batch, records: Sequence[Record], codec: int, level: int | None) -> bytes:
-    """The batch with its record bytes kept and only the codec changed (see :func:`builder_records`)."""
-    region: bytes | memoryview = batch.records_region()
+def recompress(
+    source: SourceRecords, summary: BatchSummary, codec: int, level: int | None, keep: int
+) -> bytes | None:
+    """The batch with its record bytes kept and only the codec changed (see :func:`builder_records`).
+
+    None when it would be larger than ``keep`` bytes: the region is compressed a
+    piece at a time and the output given up once past ``keep``, so a large batch
+    costs its decompressed region (in an anonymous map), not a copy of it too.
+    """
+    batch = source.batch
+    assert isinstance(batch, v2_format.V2Batch)
+    stored = batch.records_region()
+    region: memoryview | compression.OutputBuffer = stored
     if batch.codec_id != CODEC_NONE:
         try:
-            region = compression.decompress(batch.codec_id, region, magic=2)
+            region = compression.decompress_buffer(
+                batch.codec_id, stored, magic=2, max_size=source.max_decompressed
+            )
         except KsegError as err:
             raise err.located(batch.position + RECORD_BATCH_OVERHEAD, "batch.records")
-    if codec != CODEC_NONE:
-        region = compression.compress(codec, region, magic=2, level=level)
+    compressor = compression.compressor(codec, magic=2, level=level)
+    parts: list[bytes] = []
+    size = RECORD_BATCH_OVERHEAD
+    for start in range(0, len(region), _RECOMPRESS_STEP):
+        parts.append(compressor.compress(region[start : start + _RECOMPRESS_STEP]))
+        size += len(parts[-1])
+        if size > keep:
+            return None
+    parts.append(compressor.flush())
+    if size + len(parts[-1]) > keep:
+        return None
     return v2_format.assemble_batch(
-        bytes(region),
+        b"".join(parts),
         base_offset=batch.base_offset,
         partition_leader_epoch=batch.partition_leader_epoch,
         attributes=codec | (batch.attributes & _KEPT_FLAGS),
         last_offset_delta=batch.last_offset_delta,
         base_timestamp=batch.base_timestamp,
-        max_timestamp=max(r.timestamp for r in records),
+        max_timestamp=summary.max_timestamp,
         producer_id=batch.producer_id,
         producer_epoch=batch.producer_epoch,
         base_sequence=batch.base_sequence,
-        records_count=len(records),
+        records_count=summary.count,
     )
 
 
@@ -167,6 +190,14 @@ def estimate_size(spec: RecordSpec, magic: int) -> int:
     for key, value in spec.headers:
         size += HEADER_OVERHEAD_V2 + len(key) + (len(value) if value is not None else 0)
     return MAX_RECORD_OVERHEAD_V2 + 5 + size  # + the header-count varint
+
+
+def estimate_total(summary: BatchSummary, magic: int) -> int:
+    """``sum(estimate_size(spec, magic))`` over a batch's records, from its summary."""
+    if magic < 2:
+        return summary.count * LEGACY_ENTRY_OVERHEAD[magic] + summary.key_value_bytes
+    headers = summary.headers * HEADER_OVERHEAD_V2 + summary.header_bytes
+    return summary.count * (MAX_RECORD_OVERHEAD_V2 + 5) + summary.key_value_bytes + headers
 
 
 def with_last_offset(batch: bytes, last_offset: int) -> bytes:
@@ -205,6 +236,7 @@ __all__ = [
     "check_offset_span",
     "codec_of",
     "estimate_size",
+    "estimate_total",
     "output_params",
     "recompress",
     "record_specs",

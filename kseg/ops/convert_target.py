@@ -14,18 +14,22 @@ Two kinds of refusal, both :class:`ConvertRefused` (nothing is written):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kseg.errors import EncodeError, Refused
 from kseg.format import Batch, encode_batch
-from kseg.format.compression import CODEC_ZSTD
+from kseg.format.compression import CODEC_ZSTD, DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import LOG_OVERHEAD
-from kseg.format.model import Record, RecordSpec
+from kseg.format.model import RecordSpec
+from kseg.ops.convert_source import BatchSummary
 from kseg.ops.convert_tally import Dropped
 
-#: ``LogConfig.DEFAULT_MAX_MESSAGE_BYTES`` (max.message.bytes): 1 MiB + the 12-byte log overhead.
-DEFAULT_MAX_BATCH_BYTES = 1024 * 1024 + LOG_OVERHEAD
+#: The largest output batch: Kafka's topic config ``max.message.bytes`` ("The largest record batch size
+#: allowed by Kafka (after compression if compression is enabled).", ``TopicConfig.MAX_MESSAGE_BYTES_DOC`` in
+#: clients/src/main/java/org/apache/kafka/common/config/TopicConfig.java), default
+#: ``ServerLogConfigs.MAX_MESSAGE_BYTES_DEFAULT`` (server-common/src/main/java/org/apache/kafka/server/config/
+#: ServerLogConfigs.java): 1 MiB + the 12-byte log overhead.
+DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024 + LOG_OVERHEAD
 
 ZSTD_DOWN_CONVERSION = "Down-conversion of zstandard-compressed batches is not supported"
 
@@ -36,14 +40,15 @@ class ConvertRefused(Refused):
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """What to convert to, and what may be dropped on the way."""
+    """What to convert to, what may be dropped on the way, and the cap on reading the input."""
 
     magic: int
     codec: int | None = None  # None: each batch keeps its own codec
     level: int | None = None
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES  # the largest output batch (``--max-message-bytes``)
     drop_control: bool = False
     drop_headers: bool = False
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED  # the read cap: decompressed bytes of one input batch
 
 
 def check_target(target: Target) -> None:
@@ -52,6 +57,8 @@ def check_target(target: Target) -> None:
         raise ConvertRefused(f"Invalid magic value {target.magic}: Kafka's formats are 0, 1 and 2")
     if target.codec == CODEC_ZSTD and target.magic < 2:
         raise ConvertRefused(f"ZStandard compression is not supported for magic {target.magic}")
+    if target.max_message_bytes < 1:
+        raise ConvertRefused(f"--max-message-bytes must be positive (got {target.max_message_bytes})")
     if target.max_batch_bytes < 1:
         raise ConvertRefused(f"--max-batch-bytes must be positive (got {target.max_batch_bytes})")
     if target.level is not None:
@@ -78,21 +85,22 @@ def codec_for(target: Target, batch: Batch) -> int:
     return codec
 
 
-def representable(target: Target, dropped: Dropped, batch: Batch, records: Sequence[Record]) -> bool:
+def representable(target: Target, dropped: Dropped, batch: Batch, records: BatchSummary) -> bool:
     """Below magic 2: refuse, or count in ``dropped`` what is lost (``RecordsUtil.downConvert``).
 
+    ``records`` sums up the batch's records (they are never all held at once).
     Returns False when the whole batch is dropped.
     """
     if batch.is_control:
         if not target.drop_control:
             raise ConvertRefused(
-                f"control batch ({len(records)} records) cannot be represented in magic {target.magic}; "
+                f"control batch ({records.count} records) cannot be represented in magic {target.magic}; "
                 "--drop-control drops control batches as Kafka's down-conversion does",
                 offset=batch.position,
                 field="batch.attributes",
             )
         dropped.control_batches += 1
-        dropped.control_records += len(records)
+        dropped.control_records += records.count
         return False
     if batch.is_transactional:
         if not target.drop_control:
@@ -105,7 +113,7 @@ def representable(target: Target, dropped: Dropped, batch: Batch, records: Seque
                 field="batch.attributes",
             )
         dropped.transactional_batches += 1
-        dropped.transactional_records += len(records)
+        dropped.transactional_records += records.count
     if batch.magic == 2 and batch.count == 0:
         dropped.empty_batches += 1
         return False
@@ -114,31 +122,30 @@ def representable(target: Target, dropped: Dropped, batch: Batch, records: Seque
     dropped.partition_leader_epochs += batch.magic == 2 and batch.partition_leader_epoch != -1
     dropped.delete_horizons += batch.delete_horizon_ms is not None
     if target.magic == 0:
-        dropped.timestamps += sum(1 for r in records if r.timestamp != -1)
+        dropped.timestamps += records.timestamps_set
     return True
 
 
-def _drop_headers(target: Target, dropped: Dropped, batch: Batch, records: Sequence[Record]) -> None:
+def _drop_headers(target: Target, dropped: Dropped, batch: Batch, records: BatchSummary) -> None:
     """Headers have no place below magic 2: refused unless ``drop_headers``, then counted."""
-    with_headers = [r for r in records if r.headers]
-    if not with_headers:
+    if records.first_with_headers is None:
         return
     if not target.drop_headers:
-        first = with_headers[0]
+        offset, headers = records.first_with_headers
         raise ConvertRefused(
-            f"record at offset {first.offset} has {len(first.headers)} header(s) and magic "
+            f"record at offset {offset} has {headers} header(s) and magic "
             f"{target.magic} cannot hold headers "
-            f"({len(with_headers)} such record(s) in this batch); "
+            f"({records.header_records} such record(s) in this batch); "
             "--drop-headers drops them",
             offset=batch.position,
             field="record.headers",
         )
-    dropped.header_records += len(with_headers)
-    dropped.headers += sum(len(r.headers) for r in with_headers)
+    dropped.header_records += records.header_records
+    dropped.headers += records.headers
 
 
 __all__ = [
-    "DEFAULT_MAX_BATCH_BYTES",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "ZSTD_DOWN_CONVERSION",
     "ConvertRefused",
     "Target",

@@ -8,13 +8,11 @@ per producer, across the segments of a partition.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kseg.errors import KsegError
 from kseg.format import Batch
 from kseg.format.control import ABORT, COMMIT, decode_control_key
-from kseg.format.model import Record
 
 
 @dataclass(slots=True)
@@ -36,9 +34,10 @@ class TxnDeliveries:
         """Transactional records whose marker is not in the converted data."""
         return sum(self.open_records.values())
 
-    def observe(self, batch: Batch, records: Sequence[Record]) -> None:
+    def observe(self, batch: Batch, records: int, first_key: bytes | None) -> None:
+        """Count a batch of ``records`` records (``first_key``: its first record's, a marker's type)."""
         if batch.is_control:
-            kind = _marker_kind(records)
+            kind = _marker_kind(records, first_key)
             if kind in (ABORT, COMMIT):
                 finished = self.open_records.pop(batch.producer_id, 0)
                 if kind == ABORT:
@@ -46,15 +45,15 @@ class TxnDeliveries:
                 else:
                     self.committed += finished
         elif batch.is_transactional and records:
-            self.open_records[batch.producer_id] = self.open_records.get(batch.producer_id, 0) + len(records)
+            self.open_records[batch.producer_id] = self.open_records.get(batch.producer_id, 0) + records
 
 
-def _marker_kind(records: Sequence[Record]) -> int | None:
+def _marker_kind(records: int, first_key: bytes | None) -> int | None:
     """ABORT or COMMIT for an end-transaction marker; None for other control records."""
     if not records:
         return None
     try:
-        return decode_control_key(records[0].key).type_id
+        return decode_control_key(first_key).type_id
     except KsegError:
         return None
 

@@ -90,7 +90,7 @@ def _wrote(tally: Tally, target: Target) -> str:
     if tally.packed:
         notes.append(f"{plural(tally.packed, 'message')} packed into batches")
     if tally.split:
-        notes.append(f"{plural(tally.split, 'batch', 'batches')} split to fit {target.max_batch_bytes} bytes")
+        notes.append(f"{plural(tally.split, 'batch', 'batches')} split to fit {target.max_message_bytes} bytes")
     return text + ("; " + ", ".join(notes) if notes else "")
 
 
@@ -126,7 +126,7 @@ def segment_lines(segment: SegmentResult, target: Target) -> list[str]:
         lines.append(
             _line(
                 "oversized",
-                f"{plural(tally.oversized, 'record')} alone in a batch above {target.max_batch_bytes} bytes "
+                f"{plural(tally.oversized, 'record')} alone in a batch above {target.max_message_bytes} bytes "
                 f"(offsets {offsets})",
             )
         )
@@ -178,6 +178,7 @@ def target_json(target: Target) -> dict[str, object]:
         "magic": target.magic,
         "compression": None if target.codec is None else CODEC_NAMES[target.codec],
         "level": target.level,
+        "max_message_bytes": target.max_message_bytes,
         "max_batch_bytes": target.max_batch_bytes,
         "drop_control": target.drop_control,
         "drop_headers": target.drop_headers,

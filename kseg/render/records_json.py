@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from itertools import compress, repeat
 from json.encoder import c_encode_basestring, py_encode_basestring  # type: ignore[attr-defined]
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.jvm_text import java_utf8
 from kseg.format.layout import TIMESTAMP_TYPE_MASK
 from kseg.format.records import (
@@ -51,11 +52,14 @@ def utf8_json(data: bytes | None) -> str:
         return '{"base64":"' + base64.b64encode(data).decode("ascii") + '"}'
 
 
-def records_json_utf8(batch: V2Batch) -> tuple[Sequence[int], list[str]] | None:
-    """(offsets, one JSON object per record) for a data batch, or None to use the full decoder."""
+def records_json_utf8(batch: V2Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> tuple[Sequence[int], list[str]] | None:
+    """(offsets, one JSON object per record) for a data batch, or None to use the full decoder.
+
+    ``max_batch_bytes`` is the read cap; past it the full decoder reports the batch.
+    """
     if batch.is_control:
         return None
-    scan = batch.scan()
+    scan = batch.scan(max_batch_bytes)
     if scan is None:
         return None
     log_append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_MASK else None

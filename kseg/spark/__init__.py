@@ -18,6 +18,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -52,6 +54,7 @@ def read(
     level: str = "record",
     mode: str = "DROPMALFORMED",
     split_bytes: int | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> DataFrame:
     """Segments under ``paths`` as a DataFrame, split for this session's parallelism.
 
@@ -64,17 +67,21 @@ def read(
         .option("level", level)
         .option("mode", mode)
         .option("parallelism", spark.sparkContext.defaultParallelism)
+        .option("max_batch_bytes", max_batch_bytes)
     )
     if split_bytes is not None:
         reader = reader.option("split_bytes", split_bytes)
     return reader.load([os.path.abspath(p) for p in paths])
 
 
-def verify(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False) -> VerifyResult:
-    """``kseg verify`` run on Spark: a :class:`kseg.ops.verify.VerifyResult`."""
+def verify(
+    spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> VerifyResult:
+    """``kseg verify`` run on Spark: a :class:`kseg.ops.verify.VerifyResult` (``max_batch_bytes``: the read cap)."""
     from kseg.spark.verify_units import verify as _verify
 
-    return _verify(spark, paths, deep=deep)
+    return _verify(spark, paths, deep=deep, max_batch_bytes=max_batch_bytes)
 
 
 def findings(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False) -> DataFrame:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.spark import rows
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ def export(
     level: str = rows.RECORD,
     overwrite: bool = False,
     split_bytes: int | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> ExportResult:
     """Write the rows under ``paths`` to ``out``; damaged regions are counted out and listed."""
     from pyspark.sql import Observation
@@ -62,7 +64,7 @@ def export(
     files = [str(p) for p in rows.segment_files([os.path.abspath(p) for p in paths])]
     # the rows carry absolute paths; messages show them as given (both lists: one expansion, same length)
     display = dict(zip(files, shown, strict=False))
-    frame = read(spark, paths, level=level, mode=rows.PERMISSIVE, split_bytes=split_bytes)
+    frame = read(spark, paths, level=level, mode=rows.PERMISSIVE, split_bytes=split_bytes, max_batch_bytes=max_batch_bytes)
     problem = F.col("problem")
     observation = Observation("kseg-export")
     observed = frame.observe(

@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from kseg.errors import Corrupt, KsegError
 from kseg.format import Batch, read_batch
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.jvm_text import java_utf8
 from kseg.format.scan import BAD_CRC, Gap, scan
 from kseg.format.v0v1 import LegacyBatch
@@ -138,8 +139,13 @@ class Damage:
     batch: Batch | None = None  # the batch header, when one is readable at ``position``
 
 
-def iter_items(split: Split, level: str) -> Iterator[tuple[Batch, Columns | None] | Damage]:
-    """(batch, its records as columns -- None at batch level) per valid batch, and Damage, in file order."""
+def iter_items(
+    split: Split, level: str, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> Iterator[tuple[Batch, Columns | None] | Damage]:
+    """(batch, its records as columns -- None at batch level) per valid batch, and Damage, in file order.
+
+    ``max_batch_bytes`` is the read cap: a batch decompressing past it is Damage naming it.
+    """
     try:
         segment = open_segment(split.path)
     except OSError as err:
@@ -154,7 +160,7 @@ def iter_items(split: Split, level: str) -> Iterator[tuple[Batch, Columns | None
                 yield item, None
             else:
                 try:
-                    yield item, batch_columns(item)
+                    yield item, batch_columns(item, max_batch_bytes)
                 except KsegError as err:
                     err.path = None
                     yield Damage(item.position, str(err.located(item.position)), item)
@@ -183,10 +189,12 @@ def _failfast(split: Split, damage: Damage) -> KsegError:
     return Corrupt(damage.problem, path=split.path)
 
 
-def record_batches(split: Split, mode: str = DROPMALFORMED, chunk_rows: int = CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
+def record_batches(
+    split: Split, mode: str = DROPMALFORMED, chunk_rows: int = CHUNK_ROWS, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> Iterator[pa.RecordBatch]:
     """The records of a split as Arrow batches of up to ``chunk_rows`` rows (and about ``CHUNK_BYTES``)."""
     builder = _RecordChunk(split, mode)
-    for item in iter_items(split, RECORD):
+    for item in iter_items(split, RECORD, max_batch_bytes):
         if isinstance(item, Damage):
             if mode == FAILFAST:
                 raise _failfast(split, item)
@@ -371,10 +379,10 @@ def headers_array(per_record: Sequence[tuple]) -> pa.Array:
 
 
 def read_split(split: Split, level: str = RECORD, mode: str = DROPMALFORMED,
-               chunk_rows: int = CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of a split at either level: what one Spark task yields."""
+               chunk_rows: int = CHUNK_ROWS, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of a split at either level: what one Spark task yields (``max_batch_bytes``: the read cap)."""
     if level == RECORD:
-        return record_batches(split, mode, chunk_rows)
+        return record_batches(split, mode, chunk_rows, max_batch_bytes)
     return batch_batches(split, mode, chunk_rows)
 
 

@@ -17,6 +17,8 @@ Options (all optional):
 ``parallelism``  cores to plan for (``kseg.spark.read`` passes Spark's default parallelism;
                  a bare ``load`` assumes the planning machine's core count).
 ``chunk_rows``   rows per Arrow batch (default 10,000).
+``max_batch_bytes`` the read cap: the most bytes one batch may decompress to (default 128 MiB,
+                 ``--max-batch-bytes``); a batch past it is a damaged region naming the cap.
 
 Planning (``partitions``) and reading (``read``) open the files by path: the
 driver and every executor must see the same paths (a local disk in local
@@ -34,6 +36,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.spark import rows
 
 SOURCE_NAME = "kseg"
@@ -54,6 +57,7 @@ class ReadOptions:
     split_bytes: int | None
     parallelism: int | None
     chunk_rows: int
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
 
 
 def parse_options(options: dict[str, str]) -> ReadOptions:
@@ -72,6 +76,7 @@ def parse_options(options: dict[str, str]) -> ReadOptions:
         split_bytes=_positive(opts, "split_bytes"),
         parallelism=_positive(opts, "parallelism"),
         chunk_rows=_positive(opts, "chunk_rows") or rows.CHUNK_ROWS,
+        max_batch_bytes=_positive(opts, "max_batch_bytes") or DEFAULT_MAX_DECOMPRESSED,
     )
 
 
@@ -136,4 +141,4 @@ class KsegReader(DataSourceReader):
         if not isinstance(partition, SplitPartition):
             return iter(())  # no segment files: Spark still runs one task, with its default partition
         opts = self.options
-        return rows.read_split(partition.split, opts.level, opts.mode, opts.chunk_rows)
+        return rows.read_split(partition.split, opts.level, opts.mode, opts.chunk_rows, opts.max_batch_bytes)

@@ -18,6 +18,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.verify import Unit, UnitResult, VerifyResult, check_unit, unit_bytes, verify_paths
 
 if TYPE_CHECKING:
@@ -43,7 +44,9 @@ def deal(units: Sequence[Unit], tasks: int) -> list[list[tuple[int, Unit]]]:
     return [g for g in groups if g]
 
 
-def _check_group(cwd: str, deep: bool, group: list[tuple[int, Unit]]) -> list[tuple[int, UnitResult]]:
+def _check_group(
+    cwd: str, deep: bool, max_batch_bytes: int, group: list[tuple[int, Unit]]
+) -> list[tuple[int, UnitResult]]:
     """One Spark task: verify its units (runs on an executor).
 
     Relative paths mean what they mean on the driver: the task works from the
@@ -56,28 +59,38 @@ def _check_group(cwd: str, deep: bool, group: list[tuple[int, Unit]]) -> list[tu
     except OSError:
         previous = None
     try:
-        return [(i, check_unit(unit, deep)) for i, unit in group]
+        return [(i, check_unit(unit, deep, None, max_batch_bytes)) for i, unit in group]
     finally:
         if previous is not None:
             os.chdir(previous)
 
 
-def run_units_on_spark(spark: SparkSession, units: list[Unit], deep: bool) -> list[UnitResult]:
+def run_units_on_spark(
+    spark: SparkSession, units: list[Unit], deep: bool, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> list[UnitResult]:
     """``check_unit`` for every unit, as Spark tasks; results in unit order."""
     if not units:
         return []
     context = spark.sparkContext
     groups = deal(units, context.defaultParallelism * TASKS_PER_CORE)
-    tasks = context.parallelize(groups, len(groups)).flatMap(functools.partial(_check_group, os.getcwd(), deep))
+    tasks = context.parallelize(groups, len(groups)).flatMap(functools.partial(_check_group, os.getcwd(), deep, max_batch_bytes))
     results: list[UnitResult] = [UnitResult([])] * len(units)
     for i, result in tasks.collect():
         results[i] = result
     return results
 
 
-def verify(spark: SparkSession, paths: Sequence[str | os.PathLike[str]], *, deep: bool = False) -> VerifyResult:
+def verify(
+    spark: SparkSession,
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    deep: bool = False,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> VerifyResult:
     """What ``ops.verify.verify_paths`` returns, with the files checked on Spark's executors."""
-    return verify_paths(paths, deep=deep, run_units=functools.partial(run_units_on_spark, spark))
+    return verify_paths(
+        paths, deep=deep, run_units=functools.partial(run_units_on_spark, spark), max_batch_bytes=max_batch_bytes
+    )
 
 
 def findings_frame(spark: SparkSession, result: VerifyResult) -> DataFrame:

@@ -253,13 +253,13 @@ def test_what_kafka_converts_itself_is_what_kafkas_builder_makes(converted):
 
 
 def test_split_batches_keep_every_records_sequence(converted, kafka_oracle, tmp_path):
-    """V2 batches split by --max-batch-bytes: Kafka sees each record with its old sequence and producer."""
+    """V2 batches split by --max-message-bytes: Kafka sees each record with its old sequence and producer."""
     jobs, outs, limits = [], {}, {}
     for case in ("sequence-wrap", "txn-none", "m2-none-CreateTime", "extremes"):
         sizes = [b["sizeInBytes"] for b in converted["sources"][case]["batches"] if (b["countOrNull"] or 0) > 1]
         limits[case] = max(sizes) - 1  # the largest multi-record batch must be split
         out = tmp_path / case
-        report = convert_path(converted["root"] / "src" / f"{case}-0", out, Target(2, max_batch_bytes=limits[case]))
+        report = convert_path(converted["root"] / "src" / f"{case}-0", out, Target(2, max_message_bytes=limits[case]))
         assert report.totals().split >= 1 and report.totals().batches_out > report.totals().batches_in, case
         outs[case] = out / NAME
         jobs += [{"op": "read", "in": out / NAME}, {"op": "validate", "in": out / NAME}]

@@ -21,7 +21,7 @@ from kseg.format.control import ABORT, COMMIT, encode_control_key, encode_end_tx
 from kseg.format.v2 import V2Batch, assemble_batch
 from kseg.ops.convert import ConvertRefused, Target, convert_path
 from kseg.ops.convert_build import with_last_offset
-from kseg.ops.convert_target import DEFAULT_MAX_BATCH_BYTES
+from kseg.ops.convert_target import DEFAULT_MAX_MESSAGE_BYTES
 from kseg.recovery.indexes import build_indexes
 from kseg.segment import open_segment
 
@@ -124,7 +124,7 @@ def test_wrappers_keep_their_boundaries_and_plain_messages_group_by_timestamp_ty
 def test_packing_respects_the_limit_and_never_reorders(tmp_path):
     messages = [encode_batch([rec(i, TS + i, b"k", b"x" * 100)], magic=1) for i in range(20)]
     src = segment(tmp_path, *messages)
-    report, out = convert(src, tmp_path, 2, max_batch_bytes=600)
+    report, out = convert(src, tmp_path, 2, max_message_bytes=600)
     got = batches(out)
     assert [r.offset for _, rs in got for r in rs] == list(range(20))
     assert all(b.size <= 600 for b, _ in got)
@@ -284,7 +284,7 @@ def test_a_split_idempotent_batch_gives_each_part_its_base_sequence(tmp_path):
         encode_batch(specs, base_offset=18, producer_id=4, producer_epoch=1, base_sequence=2**31 - 4), 29
     )
     src = segment(tmp_path, batch)
-    report, out = convert(src, tmp_path, 2, "none", max_batch_bytes=200)
+    report, out = convert(src, tmp_path, 2, "none", max_message_bytes=200)
     got = batches(out)
     assert report.segments[0].tally.split == 1 and len(got) > 1
     assert all(b.size <= 200 for b, _ in got)
@@ -318,14 +318,14 @@ def test_batches_of_different_producers_are_never_merged(tmp_path):
 
 def test_a_record_above_the_limit_goes_alone_and_is_reported(tmp_path):
     src = segment(tmp_path, encode_batch([rec(0, TS, value=b"a" * 50), rec(1, TS, value=b"b" * 500), rec(2, TS)]))
-    report, out = convert(src, tmp_path, 2, "none", max_batch_bytes=300)
+    report, out = convert(src, tmp_path, 2, "none", max_message_bytes=300)
     assert [[r.offset for r in rs] for _, rs in batches(out)] == [[0], [1], [2]]
     tally = report.segments[0].tally
     assert (tally.oversized, tally.oversized_offsets) == (1, [1])
 
 
 def test_default_limit_is_kafkas_max_message_bytes():
-    assert DEFAULT_MAX_BATCH_BYTES == 1048588
+    assert DEFAULT_MAX_MESSAGE_BYTES == 1048588
 
 
 # -- round trips --------------------------------------------------------------------------------

@@ -316,7 +316,7 @@ def test_a_directory_without_segments_is_an_empty_frame(spark, tmp_path):
 def test_a_python_worker_failure_shows_its_last_traceback_line(spark, monkeypatch):
     from kseg.spark import verify_units
 
-    def fail(session, paths, deep=False):
+    def fail(session, paths, deep=False, max_batch_bytes=None):
         session.sparkContext.parallelize([0], 1).map(lambda _: 1 / 0).collect()
 
     monkeypatch.setattr(verify_units, "verify", fail)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Protocol, cast
 
 from kseg.errors import KsegError, Unsupported
 from kseg.format.compression import gzip, lz4, snappy, zstd
@@ -43,8 +43,10 @@ __all__ = [
     "CODEC_SNAPPY",
     "CODEC_ZSTD",
     "DEFAULT_MAX_DECOMPRESSED",
+    "Compressor",
     "codec_id",
     "compress",
+    "compressor",
     "decompress",
     "decompress_buffer",
     "lz4_header_checksum",
@@ -70,6 +72,28 @@ def _none_compress(view: memoryview, magic: int, level: int | None) -> bytes:
     return bytes(view)
 
 
+class Compressor(Protocol):
+    """A codec's stream written a piece at a time: the pieces of ``compress`` then ``flush`` are, joined,
+    the bytes :func:`compress` gives for the whole input (however it was cut)."""
+
+    def compress(self, data: bytes | bytearray | memoryview) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+class _NoneCompressor:
+    """Codec none: the input as it is."""
+
+    def __init__(self, magic: int, level: int | None) -> None:
+        refuse_level("none", level)
+
+    def compress(self, data: bytes | bytearray | memoryview) -> bytes:
+        return bytes(data)
+
+    def flush(self) -> bytes:
+        return b""
+
+
 @dataclass(frozen=True, slots=True)
 class _Codec:
     """One row of the codec table."""
@@ -77,14 +101,15 @@ class _Codec:
     name: str
     decompress: Callable[[memoryview, int, int, bool], OutputBuffer]  # (data, magic, max_size, mapped)
     compress: Callable[[memoryview, int, int | None], bytes]  # (data, magic, level)
+    compressor: Callable[[int, int | None], Compressor]  # (magic, level)
 
 
 _CODECS: tuple[_Codec, ...] = (
-    _Codec("none", _none_decompress, _none_compress),
-    _Codec("gzip", gzip.decompress, gzip.compress),
-    _Codec("snappy", snappy.decompress, snappy.compress),
-    _Codec("lz4", lz4.decompress, lz4.compress),
-    _Codec("zstd", zstd.decompress, zstd.compress),
+    _Codec("none", _none_decompress, _none_compress, _NoneCompressor),
+    _Codec("gzip", gzip.decompress, gzip.compress, gzip.GzipCompressor),
+    _Codec("snappy", snappy.decompress, snappy.compress, snappy.SnappyCompressor),
+    _Codec("lz4", lz4.decompress, lz4.compress, lz4.Lz4Compressor),
+    _Codec("zstd", zstd.decompress, zstd.compress, zstd.ZstdCompressor),
 )
 assert tuple(codec.name for codec in _CODECS) == CODEC_NAMES
 
@@ -177,3 +202,13 @@ def compress(codec: int, data: bytes | memoryview, *, magic: int, level: int | N
     """
     _check_magic(magic)
     return _codec(codec).compress(_as_view(data), magic, level)
+
+
+def compressor(codec: int, *, magic: int, level: int | None = None) -> Compressor:
+    """A :class:`Compressor` for a payload fed a piece at a time (``kseg convert`` encodes large batches so).
+
+    Same arguments, checks and bytes as :func:`compress`; the stream's memory is
+    the codec's window, not the payload.
+    """
+    _check_magic(magic)
+    return _codec(codec).compressor(magic, level)

@@ -115,3 +115,49 @@ def refuse_level(codec: str, value: int | None) -> None:
     """Snappy and none have no levels in Kafka; asking for one is an error, not a silent no-op."""
     if value is not None:
         raise EncodeError(f"{codec} has no compression level (got {value})")
+
+
+class BlockCompressor:
+    """A stream of fixed-size input blocks each compressed alone (Kafka's LZ4 and Snappy framings).
+
+    Input arrives in pieces of any size and is cut at the same block boundaries
+    as the whole input would be, so the bytes equal those of compressing it in
+    one call.  Subclasses give the stream's header, one block's bytes and the end.
+    """
+
+    __slots__ = ("_block_size", "_header", "_pending")
+
+    def __init__(self, header: bytes, block_size: int) -> None:
+        self._header = header
+        self._block_size = block_size
+        self._pending = bytearray()
+
+    def _started(self) -> bytes:
+        header, self._header = self._header, b""
+        return header
+
+    def compress(self, data: bytes | bytearray | memoryview) -> bytes:
+        pending = self._pending
+        pending += data
+        size = self._block_size
+        whole = len(pending) - len(pending) % size
+        if not whole:
+            return self._started() if data else b""
+        view = memoryview(pending)
+        try:
+            parts = [self._started(), *(self.block(bytes(view[i : i + size])) for i in range(0, whole, size))]
+        finally:
+            view.release()
+        del pending[:whole]
+        return b"".join(parts)
+
+    def flush(self) -> bytes:
+        last = self.block(bytes(self._pending)) if self._pending else b""
+        self._pending.clear()
+        return self._started() + last + self.end()
+
+    def block(self, chunk: bytes) -> bytes:
+        raise NotImplementedError
+
+    def end(self) -> bytes:
+        return b""

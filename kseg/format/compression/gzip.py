@@ -159,14 +159,41 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
     return out.result()
 
 
+class GzipCompressor:
+    """One gzip member written a piece at a time: the same bytes as :func:`compress` on the whole input.
+
+    Deflate's output does not depend on how its input is cut (zlib buffers to its
+    window), so a batch can be compressed while it is encoded (``kseg convert``).
+    """
+
+    __slots__ = ("_crc", "_deflater", "_length", "_started")
+
+    def __init__(self, magic: int, level: int | None) -> None:
+        if level == -1:
+            level = None
+        deflate_level = check_level("gzip", level, default=GZIP_DEFAULT_LEVEL, low=1, high=9)
+        self._deflater = zlib.compressobj(deflate_level, zlib.DEFLATED, -zlib.MAX_WBITS)
+        self._crc = 0
+        self._length = 0
+        self._started = False
+
+    def _header(self) -> bytes:
+        if self._started:
+            return b""
+        self._started = True
+        return GZIP_WRITTEN_HEADER
+
+    def compress(self, data: bytes | bytearray | memoryview) -> bytes:
+        self._crc = zlib.crc32(data, self._crc)
+        self._length += len(data)
+        return self._header() + self._deflater.compress(data)
+
+    def flush(self) -> bytes:
+        trailer = GZIP_TRAILER.pack(self._crc, self._length & 0xFFFFFFFF)
+        return self._header() + self._deflater.flush() + trailer
+
+
 def compress(view: memoryview, magic: int, level: int | None) -> bytes:
     """One gzip member with the header the JDK writes, at Kafka's levels (1-9, -1 = default 6)."""
-    if level == -1:
-        level = None
-    deflate_level = check_level("gzip", level, default=GZIP_DEFAULT_LEVEL, low=1, high=9)
-    deflater = zlib.compressobj(deflate_level, zlib.DEFLATED, -zlib.MAX_WBITS)
-    body = deflater.compress(view) + deflater.flush()
-    trailer = GZIP_TRAILER.pack(zlib.crc32(view), len(view) & 0xFFFFFFFF)
-    return GZIP_WRITTEN_HEADER + body + trailer
-
-
+    compressor = GzipCompressor(magic, level)
+    return compressor.compress(view) + compressor.flush()

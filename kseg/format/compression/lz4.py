@@ -22,7 +22,7 @@ from __future__ import annotations
 import struct
 
 from kseg.errors import CodecError
-from kseg.format.compression.core import BoundedOutput, OutputBuffer, _need, check_level
+from kseg.format.compression.core import BlockCompressor, BoundedOutput, OutputBuffer, _need, check_level
 from kseg.format.xxhash32 import xxh32
 
 LZ4_FRAME_HEADER = struct.Struct(
@@ -157,27 +157,36 @@ def _lz4_check_block(view: memoryview, pos: int, block: memoryview) -> int:
     return pos + LZ4_CHECKSUM.size
 
 
+class Lz4Compressor(BlockCompressor):
+    """Lz4BlockOutputStream output: Kafka's header, 64 KiB blocks, EndMark, no checksums; fed in pieces."""
+
+    __slots__ = ("_compress_block", "_level")
+
+    def __init__(self, magic: int, level: int | None) -> None:
+        self._level = check_level("lz4", level, default=LZ4_DEFAULT_LEVEL, low=1, high=17)
+        lz4_block = _need("lz4", "lz4")
+        header = LZ4_FRAME_HEADER.pack(LZ4_MAGIC, KAFKA_LZ4_FLG, KAFKA_LZ4_BD)
+        # Magic 0 keeps the pre-KAFKA-3160 checksum over the magic bytes too.
+        hc = lz4_header_checksum(header if magic == 0 else header[4:])
+        super().__init__(header + bytes([hc]), KAFKA_LZ4_BLOCK_SIZE)
+        self._compress_block = lz4_block.compress
+
+    def block(self, chunk: bytes) -> bytes:
+        if self._level == LZ4_DEFAULT_LEVEL:
+            packed = self._compress_block(chunk, store_size=False)
+        else:
+            packed = self._compress_block(chunk, store_size=False, mode="high_compression", compression=self._level)
+        if len(packed) >= len(chunk):  # incompressible: store it, flagged with bit 31
+            return LZ4_BLOCK_SIZE.pack(len(chunk) | LZ4_STORED) + chunk
+        return LZ4_BLOCK_SIZE.pack(len(packed)) + packed
+
+    def end(self) -> bytes:
+        return LZ4_BLOCK_SIZE.pack(0)  # EndMark
+
+
 def compress(view: memoryview, magic: int, level: int | None) -> bytes:
     """Lz4BlockOutputStream output: Kafka's header, 64 KiB blocks, EndMark, no checksums."""
-    lz4_level = check_level("lz4", level, default=LZ4_DEFAULT_LEVEL, low=1, high=17)
-    lz4_block = _need("lz4", "lz4")
-    header = LZ4_FRAME_HEADER.pack(LZ4_MAGIC, KAFKA_LZ4_FLG, KAFKA_LZ4_BD)
-    # Magic 0 keeps the pre-KAFKA-3160 checksum over the magic bytes too.
-    hc = lz4_header_checksum(header if magic == 0 else header[4:])
-    parts = [header, bytes([hc])]
-    for start in range(0, len(view), KAFKA_LZ4_BLOCK_SIZE):
-        chunk = bytes(view[start : start + KAFKA_LZ4_BLOCK_SIZE])
-        if lz4_level == LZ4_DEFAULT_LEVEL:
-            packed = lz4_block.compress(chunk, store_size=False)
-        else:
-            packed = lz4_block.compress(
-                chunk, store_size=False, mode="high_compression", compression=lz4_level
-            )
-        if len(packed) >= len(chunk):  # incompressible: store it, flagged with bit 31
-            parts += [LZ4_BLOCK_SIZE.pack(len(chunk) | LZ4_STORED), chunk]
-        else:
-            parts += [LZ4_BLOCK_SIZE.pack(len(packed)), packed]
-    parts.append(LZ4_BLOCK_SIZE.pack(0))  # EndMark
-    return b"".join(parts)
+    compressor = Lz4Compressor(magic, level)
+    return compressor.compress(view) + compressor.flush()
 
 

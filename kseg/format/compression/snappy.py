@@ -20,7 +20,7 @@ from __future__ import annotations
 import struct
 
 from kseg.errors import CodecError
-from kseg.format.compression.core import BoundedOutput, OutputBuffer, _need, refuse_level
+from kseg.format.compression.core import BlockCompressor, BoundedOutput, OutputBuffer, _need, refuse_level
 
 XERIAL_HEADER = struct.Struct(
     ">8s"  # magic: 82 53 4E 41 50 50 59 00 (-126, 'S', 'N', 'A', 'P', 'P', 'Y', 0)
@@ -116,18 +116,27 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
     return out.result()
 
 
-def compress(view: memoryview, magic: int, level: int | None) -> bytes:
+class SnappyCompressor(BlockCompressor):
     """SnappyOutputStream output: the 16-byte header, then one length-prefixed raw block per 32 KiB of input.
 
     Empty input gives the bare header, which SnappyOutputStream writes on close.
     """
-    refuse_level("snappy", level)
-    snappy = _need("snappy", "python-snappy")
-    parts = [XERIAL_HEADER.pack(XERIAL_MAGIC, XERIAL_VERSION, XERIAL_MIN_COMPATIBLE_VERSION)]
-    for start in range(0, len(view), XERIAL_BLOCK_SIZE):
-        block = snappy.compress(bytes(view[start : start + XERIAL_BLOCK_SIZE]))
-        parts.append(XERIAL_CHUNK_LENGTH.pack(len(block)))
-        parts.append(block)
-    return b"".join(parts)
+
+    __slots__ = ("_compress_block",)
+
+    def __init__(self, magic: int, level: int | None) -> None:
+        refuse_level("snappy", level)
+        self._compress_block = _need("snappy", "python-snappy").compress
+        super().__init__(XERIAL_HEADER.pack(XERIAL_MAGIC, XERIAL_VERSION, XERIAL_MIN_COMPATIBLE_VERSION), XERIAL_BLOCK_SIZE)
+
+    def block(self, chunk: bytes) -> bytes:
+        packed = self._compress_block(chunk)
+        return XERIAL_CHUNK_LENGTH.pack(len(packed)) + packed
+
+
+def compress(view: memoryview, magic: int, level: int | None) -> bytes:
+    """SnappyOutputStream output (:class:`SnappyCompressor`) of the whole input."""
+    compressor = SnappyCompressor(magic, level)
+    return compressor.compress(view) + compressor.flush()
 
 

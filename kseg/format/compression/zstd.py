@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from kseg.errors import CodecError, EncodeError
 from kseg.format.compression.core import BoundedOutput, OutputBuffer, _need, check_level
@@ -173,8 +174,11 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
     return out.result()
 
 
-def compress(view: memoryview, magic: int, level: int | None) -> bytes:
+class ZstdCompressor:
     """The frame zstd-jni's ZstdOutputStream writes behind Kafka's BufferedOutputStream.
+
+    Written a piece at a time, with the same bytes as :func:`compress` on the whole
+    input: zstd buffers its input to whole blocks, so how it is cut does not matter.
 
     On close the buffered stream first flushes (ZSTD_e_flush: the data ends in
     a non-last block) and then ends the frame (ZSTD_e_end: an empty last
@@ -184,17 +188,33 @@ def compress(view: memoryview, magic: int, level: int | None) -> bytes:
     for byte equal to Kafka 4.3.0 / zstd-jni 1.5.6 for small inputs; larger
     inputs may differ by libzstd version, never in format.
     """
-    if magic < ZSTD_MIN_MAGIC:
-        raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
-    zstd_level = check_level("zstd", level, default=ZSTD_DEFAULT_LEVEL, low=ZSTD_MIN_LEVEL, high=ZSTD_MAX_LEVEL)
-    zstd = _need("zstd", "zstandard")
-    if not view:
-        return zstd.ZstdCompressor(level=zstd_level, write_content_size=True).compressobj(size=0).flush()
-    compressor = zstd.ZstdCompressor(level=zstd_level, write_content_size=False).compressobj()
-    return (
-        compressor.compress(view)
-        + compressor.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK)
-        + compressor.flush(zstd.COMPRESSOBJ_FLUSH_FINISH)
-    )
+
+    __slots__ = ("_compressor", "_level", "_module")
+
+    def __init__(self, magic: int, level: int | None) -> None:
+        if magic < ZSTD_MIN_MAGIC:
+            raise EncodeError(f"ZStandard compression is not supported for magic {magic}")
+        self._level = check_level("zstd", level, default=ZSTD_DEFAULT_LEVEL, low=ZSTD_MIN_LEVEL, high=ZSTD_MAX_LEVEL)
+        self._module = _need("zstd", "zstandard")
+        self._compressor: Any = None  # made at the first byte: empty input has a frame of its own
+
+    def compress(self, data: bytes | bytearray | memoryview) -> bytes:
+        if not len(data):
+            return b""
+        if self._compressor is None:
+            self._compressor = self._module.ZstdCompressor(level=self._level, write_content_size=False).compressobj()
+        return bytes(self._compressor.compress(data))
+
+    def flush(self) -> bytes:
+        zstd = self._module
+        if self._compressor is None:
+            return bytes(zstd.ZstdCompressor(level=self._level, write_content_size=True).compressobj(size=0).flush())
+        return bytes(
+            self._compressor.flush(zstd.COMPRESSOBJ_FLUSH_BLOCK) + self._compressor.flush(zstd.COMPRESSOBJ_FLUSH_FINISH)
+        )
 
 
+def compress(view: memoryview, magic: int, level: int | None) -> bytes:
+    """The frame zstd-jni's ZstdOutputStream writes behind Kafka's BufferedOutputStream (:class:`ZstdCompressor`)."""
+    compressor = ZstdCompressor(magic, level)
+    return compressor.compress(view) + compressor.flush()

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from kseg.errors import KsegError
 from kseg.format import Batch
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.model import Record
 
 
-def decode_records(batch: Batch) -> tuple[list[Record], KsegError | None]:
+def decode_records(
+    batch: Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> tuple[list[Record], KsegError | None]:
     """The records Kafka's iterator hands out before it throws, and what it throws.
 
     Kafka's V2 iterator notices left-over bytes only when asked for the last
@@ -20,12 +23,12 @@ def decode_records(batch: Batch) -> tuple[list[Record], KsegError | None]:
     dropped.  One batch is decoded at a time.
     """
     try:
-        return list(batch.iter_records()), None
+        return list(batch.iter_records(max_batch_bytes)), None
     except KsegError:
         pass
     records: list[Record] = []
     try:
-        for record in batch.iter_records():
+        for record in batch.iter_records(max_batch_bytes):
             records.append(record)  # noqa: PERF402 - what was read before the error is kept
     except KsegError as err:
         if err.field == "batch.records" and records:

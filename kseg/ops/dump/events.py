@@ -87,10 +87,11 @@ class EncodedRecords:
     iterator throws (:meth:`outcome`), without reading the records twice.
     """
 
-    __slots__ = ("_decoded", "_offsets", "batch")
+    __slots__ = ("_decoded", "_offsets", "batch", "max_batch_bytes")
 
-    def __init__(self, batch: V2Batch) -> None:
+    def __init__(self, batch: V2Batch, max_batch_bytes: int) -> None:
         self.batch = batch
+        self.max_batch_bytes = max_batch_bytes  # the read cap (--max-batch-bytes)
         self._offsets: Sequence[int] | None = None
         self._decoded: tuple[list[Record], KsegError | None] | None = None
 
@@ -101,7 +102,7 @@ class EncodedRecords:
     def decoded(self) -> tuple[list[Record], KsegError | None]:
         """The records Kafka's iterator hands out, and what it throws (decoded once)."""
         if self._decoded is None:
-            self._decoded = decode_records(self.batch)
+            self._decoded = decode_records(self.batch, self.max_batch_bytes)
         return self._decoded
 
     def outcome(self) -> tuple[Sequence[int], KsegError | None]:

@@ -200,7 +200,8 @@ def _time_entries(
             return
         position = kafka_offset_lookup(index.buf, offset_entries, base, offset)
         try:
-            _check_time_entry(segment, position, timestamp, offset, previous, target.absolute, summaries)
+            _check_time_entry(segment, position, timestamp, offset, previous, target.absolute, summaries,
+                              options.max_batch_bytes)
         except KsegError as err:
             yield Problem(target.display, i * TIME_ENTRY.size, f"entry {i} (offset {offset}): {err.message}")
             return
@@ -210,7 +211,8 @@ def _time_entries(
 
 
 def _check_time_entry(
-    segment: Segment, position: int, timestamp: int, offset: int, previous: int, where: str, summaries: Summaries
+    segment: Segment, position: int, timestamp: int, offset: int, previous: int, where: str, summaries: Summaries,
+    max_batch_bytes: int,
 ) -> None:
     """Find the batch holding ``offset`` from ``position`` on and compare timestamps, as Kafka does."""
     if position < 0 or position > segment.size:
@@ -230,7 +232,7 @@ def _check_time_entry(
         summaries.add_time("time_index_offset_not_found", where, offset, found.last_offset)
     else:
         max_timestamp = -1
-        for record in found.iter_records():
+        for record in found.iter_records(max_batch_bytes):
             max_timestamp = max(max_timestamp, record.timestamp)
         if max_timestamp != timestamp:
             summaries.add_time("time_index_mismatch", where, timestamp, max_timestamp)

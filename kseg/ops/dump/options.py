@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.dump.dialect import DEFAULT_DIALECT, Dialect
 
 INT_MAX = 2**31 - 1  # Kafka's default --max-bytes (Integer.MAX_VALUE)
@@ -35,6 +36,8 @@ class DumpOptions:
     writer that reads them once.  ``decoder`` is one of
     :data:`DECODER_PRECEDENCE`: records are decoded as that internal topic's.
     ``dialect`` is the release whose tool's text is reproduced (``--kafka-version``).
+    ``max_batch_bytes`` is the read cap (``--max-batch-bytes``): the most bytes
+    one batch may decompress to, past which its records are a problem naming it.
     """
 
     deep_iteration: bool = False
@@ -53,6 +56,7 @@ class DumpOptions:
     json_records: bool = False
     decoder: str | None = None
     dialect: Dialect = DEFAULT_DIALECT
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
 
     @property
     def deep(self) -> bool:

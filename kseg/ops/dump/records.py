@@ -83,7 +83,7 @@ def records_events(
     stop the file here (the records were cut short).  Records an internal-topic decoder reports Kafka
     would have died on are problems too, but the dump goes on after those."""
     if options.json_records and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch) and _small(batch):
-        encoded = EncodedRecords(batch)
+        encoded = EncodedRecords(batch, options.max_batch_bytes)
         yield RecordsEvent(display, [], encoded)
         offsets, err = encoded.outcome()  # the consumer has read them by now (or they are decoded here)
         state.track(offsets)
@@ -91,11 +91,11 @@ def records_events(
             yield _problem(display, batch, err)
         return err is not None
     if batch.is_control:
-        records, err = decode_records(batch)
+        records, err = decode_records(batch, options.max_batch_bytes)
         problem = None if err is None else _problem(display, batch, err)
         return (yield from _control_events(records, display, batch, options, state, problem))
     aborts: list[Problem] = []
-    chunks = _record_chunks(batch)
+    chunks = _record_chunks(batch, options.max_batch_bytes)
     for records, last in chunks:
         state.track([r[0] for r in records])
         if options.decoder is None:
@@ -130,17 +130,18 @@ class _RecordChunks:
     ``batch.records``) the record read last is dropped, as :func:`decode_records` does.
     """
 
-    __slots__ = ("batch", "error")
+    __slots__ = ("batch", "error", "max_batch_bytes")
 
-    def __init__(self, batch: Batch) -> None:
+    def __init__(self, batch: Batch, max_batch_bytes: int) -> None:
         self.batch = batch
+        self.max_batch_bytes = max_batch_bytes
         self.error: KsegError | None = None
 
     def __iter__(self) -> Iterator[tuple[list[Record], bool]]:
         chunk: list[Record] = []
         pending: Record | None = None
         try:
-            for record in self.batch.iter_records():
+            for record in self.batch.iter_records(self.max_batch_bytes):
                 if pending is not None:
                     chunk.append(pending)
                     if len(chunk) >= CHUNK_RECORDS:
@@ -156,8 +157,8 @@ class _RecordChunks:
         yield chunk, True
 
 
-def _record_chunks(batch: Batch) -> _RecordChunks:
-    return _RecordChunks(batch)
+def _record_chunks(batch: Batch, max_batch_bytes: int) -> _RecordChunks:
+    return _RecordChunks(batch, max_batch_bytes)
 
 
 def _control_events(

@@ -104,7 +104,7 @@ class BatchChecks(DeepChecks):
         batch = V2Batch(self.buf, pos)
         add = self.findings.add
         try:
-            records = list(batch.iter_records())
+            records = list(batch.iter_records(self.max_batch_bytes))
         except KsegError as err:
             add("control-record", ERROR, pos, batch.base_offset,
                 f"control batch records cannot be decoded: {describe(err)}", field=err.field)

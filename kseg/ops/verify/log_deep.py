@@ -56,7 +56,7 @@ class DeepChecks(WalkState):
         decoded = 0
         order_reported = False
         try:
-            for record in batch.iter_records():
+            for record in batch.iter_records(self.max_batch_bytes):
                 offset = record.offset
                 if not order_reported and (offset <= previous or offset > last):
                     order_reported = True
@@ -81,7 +81,7 @@ class DeepChecks(WalkState):
         pos, last = batch.position, batch.last_offset
         add = self.findings.add
         try:
-            records = batch.records()
+            records = batch.records(self.max_batch_bytes)
         except KsegError as err:
             kind, severity = decode_kind(err)
             add(kind, severity, pos, last, describe(err), field=err.field)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import (
     DELETE_HORIZON_MASK,
     MAX_RELATIVE_OFFSET,
@@ -59,8 +60,10 @@ class WalkState:
         observe: Observer | None = None,
         progress: Callable[[int], None] | None = None,
         release: Callable[[int], None] | None = None,
+        max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     ) -> None:
         self.path = path
+        self.max_batch_bytes = max_batch_bytes  # the read cap: decompressed bytes of one batch
         self.buf = buf
         self.view = memoryview(buf)
         self.limit = len(buf)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import LOG_OVERHEAD, TRANSACTIONAL_MASK
 from kseg.format.walk import BatchWalk, V2Header
 from kseg.ops.verify.log_gaps import GapChecks
@@ -123,11 +124,12 @@ def walk_log(
     deep: bool = False,
     observe: Observer | None = None,
     progress: Callable[[int], None] | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> tuple[LogWalk, int]:
     """Map ``path`` read-only and walk it; returns the finished walk and the file size."""
     with MappedFile(path) as mapped:
         walk = LogWalk(path, mapped.buf, name_base=name_base, deep=deep, observe=observe, progress=progress,
-                       release=mapped.release)
+                       release=mapped.release, max_batch_bytes=max_batch_bytes)
         try:
             walk.run()
         finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from kseg.errors import IndexCorrupt, KsegError
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.verify.log_walk import walk_log
 from kseg.ops.verify.model import (
     ERROR,
@@ -37,12 +38,12 @@ OFFSET_CHECKPOINTS = (
 )
 
 
-def check_other_file(unit: Unit, deep: bool = False) -> UnitResult:
+def check_other_file(unit: Unit, deep: bool = False, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> UnitResult:
     """One file that is not part of a segment unit."""
     path, kind = unit.paths[0], unit.kind
     try:
         if kind == "checkpoint":
-            return _check_batch_file(path, deep)
+            return _check_batch_file(path, deep, max_batch_bytes)
         if kind == "snapshot":
             return UnitResult([check_snapshot(path)])
         if kind == "temp":
@@ -60,9 +61,9 @@ def check_other_file(unit: Unit, deep: bool = False) -> UnitResult:
     return UnitResult([FileReport(path, "unknown", os.path.getsize(path), findings.close())])
 
 
-def _check_batch_file(path: str, deep: bool) -> UnitResult:
+def _check_batch_file(path: str, deep: bool, max_batch_bytes: int) -> UnitResult:
     """A KRaft snapshot (``<offset>-<epoch>.checkpoint``) or ``bootstrap.checkpoint``: batches from offset 0."""
-    walk, size = walk_log(path, name_base=None, deep=deep)
+    walk, size = walk_log(path, name_base=None, deep=deep, max_batch_bytes=max_batch_bytes)
     report = FileReport(
         path, "checkpoint", size, walk.findings.close(), batches=walk.batches,
         records=walk.records if deep else None, skipped_bytes=walk.skipped,

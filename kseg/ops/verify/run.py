@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.verify.load_checks import load_checks
 from kseg.ops.verify.model import (
     SEVERITY_RANK,
@@ -32,11 +33,16 @@ SortKey = tuple[float, int, int]
 POOL_MIN_BYTES = 32 << 20
 
 
-def check_unit(unit: Unit, deep: bool = False, progress: Callable[[int], None] | None = None) -> UnitResult:
-    """Verify one unit; runs in a worker process or inline."""
+def check_unit(
+    unit: Unit,
+    deep: bool = False,
+    progress: Callable[[int], None] | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> UnitResult:
+    """Verify one unit; runs in a worker process or inline.  ``max_batch_bytes`` is the read cap."""
     if unit.kind == "segment":
-        return check_segment_unit(unit, deep=deep, progress=progress)
-    return check_other_file(unit, deep)
+        return check_segment_unit(unit, deep=deep, progress=progress, max_batch_bytes=max_batch_bytes)
+    return check_other_file(unit, deep, max_batch_bytes)
 
 
 def _within(progress: ProgressFn, base: int, total: int) -> Callable[[int], None]:
@@ -44,31 +50,35 @@ def _within(progress: ProgressFn, base: int, total: int) -> Callable[[int], None
     return lambda done: progress(base + done, total)
 
 
-def _run_inline(units: list[Unit], deep: bool, sizes: list[int], progress: ProgressFn | None) -> list[UnitResult]:
+def _run_inline(
+    units: list[Unit], deep: bool, sizes: list[int], progress: ProgressFn | None, max_batch_bytes: int
+) -> list[UnitResult]:
     total = sum(sizes)
     done = 0
     results = []
     for unit, size in zip(units, sizes, strict=True):
         inner = _within(progress, done, total) if progress is not None else None
-        results.append(check_unit(unit, deep, inner))
+        results.append(check_unit(unit, deep, inner, max_batch_bytes))
         if progress is not None:
             done += size
             progress(done, total)
     return results
 
 
-def _run_units(units: list[Unit], deep: bool, jobs: int, progress: ProgressFn | None) -> list[UnitResult]:
+def _run_units(
+    units: list[Unit], deep: bool, jobs: int, progress: ProgressFn | None, max_batch_bytes: int
+) -> list[UnitResult]:
     """Every unit's result, in unit order: inline, or in a process pool for many files of real size."""
     sizes = [unit_bytes(u) for u in units] if jobs > 1 or progress else [0] * len(units)
     total = sum(sizes)
     if jobs <= 1 or len(units) <= 1 or total < POOL_MIN_BYTES:
-        return _run_inline(units, deep, sizes, progress)
+        return _run_inline(units, deep, sizes, progress, max_batch_bytes)
     from concurrent.futures import ProcessPoolExecutor, as_completed  # only for a pool: ~8 ms of start-up
 
     results: list[UnitResult] = [UnitResult([])] * len(units)
     done = 0
     with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:
-        futures = {pool.submit(check_unit, unit, deep): i for i, unit in enumerate(units)}
+        futures = {pool.submit(check_unit, unit, deep, None, max_batch_bytes): i for i, unit in enumerate(units)}
         for future in as_completed(futures):
             i = futures[future]
             results[i] = future.result()
@@ -84,7 +94,8 @@ def verify_paths(
     deep: bool = False,
     jobs: int | None = None,
     progress: ProgressFn | None = None,
-    run_units: Callable[[list[Unit], bool], list[UnitResult]] | None = None,
+    run_units: Callable[[list[Unit], bool, int], list[UnitResult]] | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> VerifyResult:
     """Verify files and directories; returns every finding, in Kafka's file order.
 
@@ -92,16 +103,17 @@ def verify_paths(
     headers, what Kafka's recovery checks and more).  ``jobs`` is the number of
     worker processes (default: all cores); one file never starts a pool.
     ``progress(done_bytes, total_bytes)`` is called as work completes.
-    ``run_units(units, deep)`` replaces the local worker pool: it must return
-    ``check_unit(unit, deep)`` for every unit, in order (kseg.spark runs them
+    ``run_units(units, deep, max_batch_bytes)`` replaces the local worker pool: it must return
+    ``check_unit(unit, deep, None, max_batch_bytes)`` for every unit, in order (kseg.spark runs them
     on a Spark cluster); planning and the merge stay here, so findings match.
+    ``max_batch_bytes`` is the read cap (``--max-batch-bytes``): a batch decompressing past it is a finding.
     """
     plan = plan_paths(paths)
     jobs = (os.cpu_count() or 1) if jobs is None else max(1, jobs)
     if run_units is not None:
-        results = run_units(plan.units, deep)
+        results = run_units(plan.units, deep, max_batch_bytes)
     else:
-        results = _run_units(plan.units, deep, jobs, progress)
+        results = _run_units(plan.units, deep, jobs, progress, max_batch_bytes)
     return VerifyResult(_merge(plan, results), deep, [partition.directory for partition in plan.partitions])
 
 

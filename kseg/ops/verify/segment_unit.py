@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.verify.index_checks import CHECKS, IndexCheck, TxnIndexCheck
 from kseg.ops.verify.log_walk import LogWalk, Observer, walk_log
 from kseg.ops.verify.model import WARNING, FileReport, SegmentFacts, Unit, UnitResult, unreadable_report
@@ -77,7 +78,12 @@ def _log_report(log: str, walk: LogWalk, size: int, deep: bool) -> FileReport:
     )
 
 
-def check_segment_unit(unit: Unit, deep: bool = False, progress: Callable[[int], None] | None = None) -> UnitResult:
+def check_segment_unit(
+    unit: Unit,
+    deep: bool = False,
+    progress: Callable[[int], None] | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> UnitResult:
     """The requested files of one segment: the .log walked once, each index checked against it."""
     name_base = segment_base(unit.paths[0])
     reports: dict[str, FileReport] = {}
@@ -88,7 +94,8 @@ def check_segment_unit(unit: Unit, deep: bool = False, progress: Callable[[int],
         observers: list[Observer] = [c.observe for c in checks if not isinstance(c, TxnIndexCheck)]
         try:
             walk, size = walk_log(unit.log, name_base=name_base, deep=deep and log_requested,
-                                  observe=_combine(observers), progress=progress if log_requested else None)
+                                  observe=_combine(observers), progress=progress if log_requested else None,
+                                  max_batch_bytes=max_batch_bytes)
         except OSError as err:
             if log_requested:
                 reports[unit.log] = unreadable_report(unit.log, "log", err)

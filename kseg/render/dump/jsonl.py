@@ -162,7 +162,7 @@ class JsonRenderer:
     def _record_parts(self, event: RecordsEvent) -> list[str]:
         encoded = event.encoded
         if encoded is not None and self.payload is _utf8_payload:
-            fast = records_json_utf8(encoded.batch)
+            fast = records_json_utf8(encoded.batch, encoded.max_batch_bytes)
             if fast is not None:
                 encoded.written(fast[0])
                 return fast[1]

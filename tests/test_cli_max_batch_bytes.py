@@ -22,6 +22,7 @@ from kseg.format import RecordSpec, encode_batch
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import COMMIT, encode_control_key, encode_end_txn_marker
 from kseg.format.v0v1 import LegacyBatch
+from kseg.ops.txn_coordinator import CoordinatorView, read_transaction_state
 from kseg.ops.verify import check_unit, verify_paths
 
 TS = 1_700_000_000_000
@@ -226,3 +227,15 @@ def test_a_legacy_wrapper_base_offset_is_read_under_the_cap_given() -> None:
     with pytest.raises(LimitExceeded):
         batch.records(4096)
     assert len(batch.records(1_000_000)) == 100
+
+
+def test_txn_reads_the_internal_topics_under_the_cap(partition: Path, tmp_path: Path) -> None:
+    log = tmp_path / "__transaction_state-0" / NAME
+    log.parent.mkdir()
+    log.write_bytes((partition / NAME).read_bytes())  # a gzip batch of 100 records that are no transaction records
+    with pytest.raises(LimitExceeded) as raised:
+        read_transaction_state(CoordinatorView(), [log], 4096)
+    assert str(raised.value) == f"{log} byte 61 (batch.records): {CAP_MESSAGE}"
+    view = CoordinatorView()
+    read_transaction_state(view, [log], 1_000_000)
+    assert (view.undecodable, view.transactions) == (101, {})

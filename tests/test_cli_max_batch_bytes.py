@@ -17,9 +17,12 @@ import pytest
 from click.testing import CliRunner
 
 from kseg.cli import cli
-from kseg.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, LimitExceeded
 from kseg.format import RecordSpec, encode_batch
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.format.control import COMMIT, encode_control_key, encode_end_txn_marker
+from kseg.format.v0v1 import LegacyBatch
+from kseg.ops.txn_coordinator import CoordinatorView, read_transaction_state
 from kseg.ops.verify import check_unit, verify_paths
 
 TS = 1_700_000_000_000
@@ -44,7 +47,8 @@ def partition(tmp_path: Path) -> Path:
 
 
 def test_one_option_with_one_default_in_every_command() -> None:
-    for command in (["dump"], ["verify"], ["convert"], ["spark", "verify"], ["spark", "export"]):
+    for command in (["dump"], ["verify"], ["convert"], ["spark", "verify"], ["spark", "export"],
+                    ["recover"], ["reindex"], ["triage"], ["txn"]):
         shown = run(*command, "--help").output
         assert "--max-batch-bytes N" in shown, command
         assert "[default: 134217728; x>=1]" in " ".join(shown.split()), command
@@ -113,3 +117,125 @@ def test_convert_refuses_the_batch_past_the_cap_in_one_line(partition: Path, tmp
     report = json.loads(whole.stdout)
     assert report["target"]["max_batch_bytes"] == 1000000 and report["target"]["max_message_bytes"] == 1048588
     assert report["segments"][0]["records_out"] == 101
+
+
+# -- recover, reindex, triage and txn: they decompress control batches (and recover legacy wrappers) ------
+#
+# A batch past the cap is input kseg was told not to read.  These commands predict what Kafka does
+# with the whole log; Kafka has no such cap, so no prediction, index or output can be made without
+# the batch: the one error line (file, byte, the cap and the option), exit 2 -- never a guess.
+
+
+@pytest.fixture
+def transactional(tmp_path: Path) -> Path:
+    """A log directory (unclean shutdown, so every segment is recovered) with one partition:
+    a transactional batch at offset 0, then its COMMIT as a gzip control batch of 300 control
+    records (the first is the marker Kafka reads) whose records region decompresses past 4096 bytes."""
+    directory = tmp_path / "logs" / "orders-0"
+    directory.mkdir(parents=True)
+    data = encode_batch([RecordSpec(0, TS, b"k", b"v")], producer_id=7, producer_epoch=0, base_sequence=0,
+                        is_transactional=True)
+    assert len(data) == 70  # so the control batch starts at byte 70, its records at byte 70 + 61
+    markers = [RecordSpec(1 + i, TS + 1, encode_control_key(COMMIT), encode_end_txn_marker(5)) for i in range(300)]
+    data += encode_batch(markers, codec=1, producer_id=7, producer_epoch=0, is_transactional=True, is_control=True)
+    (directory / NAME).write_bytes(data)
+    return directory
+
+
+def _refused(result: click.testing.Result, log: Path, position: int, field: str) -> None:
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert result.stdout == ""
+    assert result.stderr == f"kseg: error: {log} byte {position} ({field}): {CAP_MESSAGE}\n"
+
+
+def test_reindex_refuses_a_control_batch_past_the_cap_in_one_line(transactional: Path, tmp_path: Path) -> None:
+    log, out = transactional / NAME, tmp_path / "out"
+    _refused(run("reindex", "-o", out, "--max-batch-bytes", "4096", transactional), log, 131, "batch.records")
+    assert not out.exists()  # what -o got is removed: no index built without the marker
+    whole = run("reindex", "--dry-run", "--format", "json", "--max-batch-bytes", "1000000", transactional)
+    assert whole.exit_code == EXIT_PROBLEMS  # the indexes are missing: --dry-run finds differences
+    report = json.loads(whole.stdout)
+    assert (report["batches"], report["valid_bytes"], report["stop"]) == (2, 803, "end")
+
+
+def test_reindex_reads_a_legacy_wrapper_shallowly_whatever_the_cap(tmp_path: Path) -> None:
+    directory = tmp_path / "old-0"
+    directory.mkdir()
+    specs = [RecordSpec(i, TS + i, b"k%d" % i, b"v" * 100) for i in range(100)]
+    (directory / NAME).write_bytes(encode_batch(specs, magic=1, codec=1))
+    # Kafka's recover takes a magic 0/1 wrapper's offset and timestamp without decompressing it
+    capped = run("reindex", "--dry-run", "--format", "json", "--max-batch-bytes", "4096", directory)
+    assert capped.exit_code == EXIT_PROBLEMS and capped.stderr == ""
+    assert json.loads(capped.stdout)["valid_bytes"] == 1459
+
+
+def test_triage_refuses_a_control_batch_past_the_cap_in_one_line(transactional: Path) -> None:
+    logs = transactional.parent
+    _refused(run("triage", "--format", "json", "--max-batch-bytes", "4096", logs), transactional / NAME, 131,
+             "batch.records")
+    whole = run("triage", "--format", "json", "--max-batch-bytes", "1000000", logs)
+    assert whole.exit_code == EXIT_OK, whole.output
+    partition, summary = map(json.loads, whole.stdout.splitlines())
+    assert (partition["outcome"], partition["log_end_offset"], partition["truncated_bytes"]) == ("rebuilt", 301, 0)
+    assert summary["exit_code"] == EXIT_OK
+
+
+def test_txn_refuses_a_control_batch_past_the_cap_in_one_line(transactional: Path) -> None:
+    for path in (transactional.parent, transactional):  # a log directory, a partition directory
+        _refused(run("txn", "--max-batch-bytes", "4096", path), transactional / NAME, 131, "batch.records")
+    whole = run("txn", "--format", "json", "--max-batch-bytes", "1000000", transactional.parent)
+    assert whole.exit_code == EXIT_OK, whole.output
+    lines = [json.loads(line) for line in whole.stdout.splitlines()]
+    assert [(t["state"], t["first_offset"], t["end_offset"]) for t in lines if t["type"] == "transaction"] == [
+        ("committed", 0, 1)
+    ]
+    assert lines[0]["last_stable_offset"] == 301
+
+
+def test_recover_refuses_a_control_batch_past_the_cap_in_one_line(transactional: Path) -> None:
+    _refused(run("recover", "--dry-run", "--max-batch-bytes", "4096", transactional), transactional / NAME, 131,
+             "batch.records")
+    whole = run("recover", "--dry-run", "--format", "json", "--max-batch-bytes", "1000000", transactional)
+    assert whole.exit_code == EXIT_OK, whole.output
+    segment = json.loads(whole.stdout)["segments"][0]
+    assert (segment["kept_records"], segment["lost_bytes"], segment["output_bytes"]) == (301, 0, 803)
+
+
+def test_recover_refuses_a_legacy_wrapper_past_the_cap_in_one_line(tmp_path: Path) -> None:
+    directory, out = tmp_path / "old-0", tmp_path / "out"
+    directory.mkdir()
+    specs = [RecordSpec(i, TS + i, b"k%d" % i, b"v" * 100) for i in range(100)]
+    (directory / NAME).write_bytes(encode_batch(specs, magic=1, codec=1))
+    # recover decompresses a wrapper for its first offset and record count; byte 34 is its value
+    _refused(run("recover", "-o", out, "--max-batch-bytes", "4096", directory), directory / NAME, 34,
+             "message.value")
+    assert not out.exists()
+    whole = run("recover", "-o", out, "--format", "json", "--max-batch-bytes", "1000000", directory)
+    assert whole.exit_code == EXIT_OK, whole.output
+    segment = json.loads(whole.stdout)["segments"][0]
+    assert (segment["first_offset"], segment["kept_records"], segment["output_bytes"]) == (0, 100, 1459)
+    assert (out / NAME).read_bytes() == (directory / NAME).read_bytes()
+
+
+def test_a_legacy_wrapper_base_offset_is_read_under_the_cap_given() -> None:
+    specs = [RecordSpec(i, TS + i, b"k%d" % i, b"v" * 100) for i in range(5, 105)]
+    batch = LegacyBatch(encode_batch(specs, magic=1, codec=1), 0)
+    assert (batch.base_offset, batch.first_offset(1_000_000), batch.last_offset) == (5, 5, 104)
+    with pytest.raises(LimitExceeded) as raised:
+        batch.first_offset(4096)  # records already read under a larger cap are read again under this one
+    assert (raised.value.offset, raised.value.field, raised.value.message) == (34, "message.value", CAP_MESSAGE)
+    with pytest.raises(LimitExceeded):
+        batch.records(4096)
+    assert len(batch.records(1_000_000)) == 100
+
+
+def test_txn_reads_the_internal_topics_under_the_cap(partition: Path, tmp_path: Path) -> None:
+    log = tmp_path / "__transaction_state-0" / NAME
+    log.parent.mkdir()
+    log.write_bytes((partition / NAME).read_bytes())  # a gzip batch of 100 records that are no transaction records
+    with pytest.raises(LimitExceeded) as raised:
+        read_transaction_state(CoordinatorView(), [log], 4096)
+    assert str(raised.value) == f"{log} byte 61 (batch.records): {CAP_MESSAGE}"
+    view = CoordinatorView()
+    read_transaction_state(view, [log], 1_000_000)
+    assert (view.undecodable, view.transactions) == (101, {})

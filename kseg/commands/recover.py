@@ -33,6 +33,7 @@ from kseg.render.recover_logdir import print_log_dir
     help="Also keep every intact batch after the damage (offsets strictly increasing).",
 )
 @options.index_interval_bytes
+@options.max_batch_bytes
 @options.text_or_json
 @options.progress
 def recover(
@@ -42,6 +43,7 @@ def recover(
     dry_run: bool,
     salvage: bool,
     index_interval_bytes: int,
+    max_batch_bytes: int,
     fmt: str,
     show_progress: bool,
 ) -> None:
@@ -78,6 +80,7 @@ def recover(
             dry_run=dry_run,
             salvage=salvage,
             index_interval_bytes=index_interval_bytes,
+            max_batch_bytes=max_batch_bytes,
         )
     if isinstance(report, LogDirReport):
         if fmt == "json":

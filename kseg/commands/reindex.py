@@ -28,6 +28,7 @@ from kseg.render.reindex import render_text, report_json
     "Write nothing: only compare with the existing indexes (exit 1 if any differ).", aliases=("--check",), name="check"
 )
 @options.index_interval_bytes
+@options.max_batch_bytes
 @options.text_or_json
 @options.progress
 def reindex(
@@ -36,6 +37,7 @@ def reindex(
     in_place: bool,
     check: bool,
     index_interval_bytes: int,
+    max_batch_bytes: int,
     fmt: str,
     show_progress: bool,
 ) -> None:
@@ -63,7 +65,8 @@ def reindex(
         progress.watching("reindex", log_bytes(paths), forced=show_progress) as line,
     ):
         found = reindex_paths(
-            list(paths), out_dir=output_dir, in_place=in_place, check=check, index_interval_bytes=index_interval_bytes
+            list(paths), out_dir=output_dir, in_place=in_place, check=check, index_interval_bytes=index_interval_bytes,
+            max_batch_bytes=max_batch_bytes,
         )
         if fmt == "json":
             for report in _kept(found, reports):

@@ -50,8 +50,10 @@ class _Progress:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="text = the plain screen; table = rich table; json = one object per partition, then a "
                    "summary.  [default: table on a terminal, text in a pipe]")
+@options.max_batch_bytes
 @options.progress
-def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, show_progress: bool) -> None:
+def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, max_batch_bytes: int,
+           show_progress: bool) -> None:
     """What the broker's next start does to every partition of these log directories.
 
     LOG_DIRS are the broker's log.dirs (one or several).  For each partition:
@@ -76,7 +78,8 @@ def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, show_pro
     bar = progress.wanted(show_progress)
     try:
         sizes = None if bar is None else [log_bytes([p]) for p in log_dirs]
-        result = run_triage([str(p) for p in log_dirs], progress=None if bar is None else _Progress(bar, sizes))
+        result = run_triage([str(p) for p in log_dirs], progress=None if bar is None else _Progress(bar, sizes),
+                            max_batch_bytes=max_batch_bytes)
     finally:
         if bar is not None:
             bar.clear()

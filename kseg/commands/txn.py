@@ -30,8 +30,10 @@ FORMATS = ("text", "json", "table")
               help="Put into the kafka-transactions.sh commands printed.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text = problem partitions first; table = rich table; json = JSON Lines.")
+@options.max_batch_bytes
 @options.progress
-def txn(paths: tuple[Path, ...], timeout_ms: int, bootstrap: str, fmt: str, show_progress: bool) -> None:
+def txn(paths: tuple[Path, ...], timeout_ms: int, bootstrap: str, fmt: str, max_batch_bytes: int,
+        show_progress: bool) -> None:
     """Transactions of every partition in these log or partition directories, and which ones hang.
 
     PATHS are log directories (the broker's log.dirs) or partition directories.
@@ -63,7 +65,7 @@ def txn(paths: tuple[Path, ...], timeout_ms: int, bootstrap: str, fmt: str, show
         line.label, line.total = "txn", total_bytes(paths)
     try:
         result = run_txn(paths, timeout_ms=timeout_ms, bootstrap=bootstrap,
-                         advance=None if line is None else line.advance)
+                         advance=None if line is None else line.advance, max_batch_bytes=max_batch_bytes)
     finally:
         if line is not None:
             line.clear()

@@ -29,7 +29,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from kseg.errors import Corrupt, CrcMismatch, InvalidRecord, KsegError, Truncated
+from kseg.errors import Corrupt, CrcMismatch, InvalidRecord, KsegError, LimitExceeded, Truncated
 from kseg.format import compression
 from kseg.format.crc import crc32
 from kseg.format.layout import (
@@ -138,11 +138,12 @@ class LegacyBatch:
     leader epoch, ``count`` None).
     """
 
-    __slots__ = ("_msg", "_records")
+    __slots__ = ("_cap", "_msg", "_records")
 
     def __init__(self, buf: Buffer, position: int) -> None:
         self._msg = _Message(buf, position)
         self._records: list[Record] | None = None
+        self._cap = 0  # the read cap ``_records`` were decompressed under: another cap reads again
 
     # -- header values ------------------------------------------------------------
     @property
@@ -193,15 +194,24 @@ class LegacyBatch:
 
     @property
     def base_offset(self) -> int:
-        """``baseOffset()``: the first inner offset, which for a wrapper means decompressing."""
+        """``baseOffset()`` under the default read cap; :meth:`first_offset` takes the cap."""
+        return self.first_offset()
+
+    def first_offset(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> int:
+        """``baseOffset()``: the first inner offset, which for a wrapper means decompressing under the cap.
+
+        A wrapper past ``max_decompressed`` raises :class:`~kseg.errors.LimitExceeded`.
+        """
         if self.codec_id == compression.CODEC_NONE:
             return self._msg.offset
         try:
-            return self.records()[0].offset
+            return self.records(max_decompressed)[0].offset
+        except LimitExceeded:
+            raise
         except KsegError:
             # Kafka decodes inner keys and values lazily: a bad inner key or value
             # length does not stop it from reporting the base offset.
-            return _deep_base_offset(self._msg, compression.DEFAULT_MAX_DECOMPRESSED)
+            return _deep_base_offset(self._msg, max_decompressed)
 
     count = None
     producer_id = NO_PRODUCER_ID
@@ -247,11 +257,13 @@ class LegacyBatch:
 
     def records(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> list[Record]:
         """All records; a wrapper is decompressed whole, as Kafka's deep iterator does."""
-        if self._records is None:
+        if self._records is None or (self._cap != max_decompressed and self.codec_id != compression.CODEC_NONE):
             if self.codec_id == compression.CODEC_NONE:
                 self._records = [_shallow_record(self._msg)]
             else:
+                self._records = None
                 self._records = _deep_records(self._msg, max_decompressed)
+            self._cap = max_decompressed
         return self._records
 
     def __repr__(self) -> str:

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kseg.errors import KsegError
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.recover_inputs import (
     Input,
     choose_target,
@@ -218,16 +219,20 @@ def recover_path(
     dry_run: bool = False,
     salvage: bool = False,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> Report | LogDirReport:
     """Recover one segment, every segment of a partition directory in order, or every partition of a log dir.
 
     The input is opened read-only; with ``out_dir`` or ``dry_run`` it is never
     modified.  Refusals are raised before anything is read or written.
+    ``max_batch_bytes`` is the read cap (``--max-batch-bytes``) for the control
+    batches and legacy wrappers recovery decompresses: one past it raises
+    LimitExceeded (one error line, exit 2) -- kseg never guesses what it did not read.
     """
     target = choose_target(out_dir, in_place, dry_run)
     parts = log_dir_partitions(path)
     if parts is not None:
-        return _recover_log_dir(path, parts, target, out_dir, salvage, index_interval_bytes)
+        return _recover_log_dir(path, parts, target, out_dir, salvage, index_interval_bytes, max_batch_bytes)
     source = resolve_input(path)
     if in_place:
         refuse_in_place_while_locked(source.directory.parent)
@@ -235,12 +240,12 @@ def recover_path(
         refuse_outputs(source, out_dir)
     name = partition_name(source.directory)
     startup = read_startup(source.directory, name)
-    return recover_partition(path, source, startup, predict(startup, name), target, out_dir, salvage,
-                             index_interval_bytes)
+    return recover_partition(path, source, startup, predict(startup, name, max_batch_bytes), target, out_dir,
+                             salvage, index_interval_bytes, max_batch_bytes)
 
 
 def _recover_log_dir(
-    path: Path, parts: list[Path], target: str, out_dir: Path | None, salvage: bool, interval: int
+    path: Path, parts: list[Path], target: str, out_dir: Path | None, salvage: bool, interval: int, cap: int
 ) -> LogDirReport:
     """Every partition of a log directory, each with the model's prediction from ``predict_log_dir``."""
     if target == IN_PLACE:
@@ -248,16 +253,16 @@ def _recover_log_dir(
     sources = [resolve_input(part) for part in parts]
     if out_dir is not None:
         refuse_log_dir_outputs(path, sources, out_dir)
-    prediction = predict_log_dir(path)
+    prediction = predict_log_dir(path, cap)
     by_path = {Path(p.path).name: p for p in prediction.partitions}
     reports = []
     for source in sources:
         name = partition_name(source.directory)
         startup = startup_from(source.directory, name, prediction.clean_shutdown, prediction.checkpoints)
-        predicted = by_path.get(source.directory.name) or predict(startup, name)
+        predicted = by_path.get(source.directory.name) or predict(startup, name, cap)
         part_out = None if out_dir is None else out_dir / source.directory.name
         reports.append(recover_partition(source.directory, source, startup, predicted, target, part_out,
-                                         salvage, interval))
+                                         salvage, interval, cap))
     written = write_log_dir_files(path, out_dir, reports) if out_dir is not None else ()
     return LogDirReport(path, salvage, target, out_dir, prediction, tuple(reports), written)
 
@@ -271,9 +276,13 @@ def recover_partition(
     out_dir: Path | None,
     salvage: bool,
     interval: int,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> Report:
-    """Plan and write the input's segments; what Kafka does comes from ``prediction``."""
-    tracker = tracker_before(source)
+    """Plan and write the input's segments; what Kafka does comes from ``prediction``.
+
+    ``max_batch_bytes`` (the read cap) goes with the producer-state tracker to every segment.
+    """
+    tracker = tracker_before(source, max_batch_bytes)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     results: list[_Done] = []
@@ -292,7 +301,7 @@ def recover_partition(
     whole_output = target == OUTPUT and source.whole_partition
     if whole_output and out_dir is not None:
         copied, written, log_end, log_start = write_partition_files(
-            source.directory, out_dir, segments, prediction, startup.log_start_offset
+            source.directory, out_dir, segments, prediction, startup.log_start_offset, max_batch_bytes
         )
     return Report(
         path,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from itertools import takewhile
 from pathlib import Path
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.discover import (
     file_kind,
     is_partition_dir,
@@ -152,9 +153,13 @@ def later_segments(source: Input) -> tuple[Path, ...]:
     return tuple(log for log in source.all_logs if (base_offset_from_name(log) or 0) > base)
 
 
-def tracker_before(source: Input) -> TxnTracker:
-    """Producer state at the first segment: a single .log replays the earlier ones of its directory."""
+def tracker_before(source: Input, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> TxnTracker:
+    """Producer state at the first segment: a single .log replays the earlier ones of its directory.
+
+    The tracker reads control batches under the read cap ``max_batch_bytes``.
+    """
     if source.whole_partition:
-        return TxnTracker()
+        return TxnTracker(max_batch_bytes)
     first = base_offset_from_name(source.logs[0]) or 0
-    return replay_segments(takewhile(lambda log: (base_offset_from_name(log) or 0) < first, source.all_logs))
+    earlier = takewhile(lambda log: (base_offset_from_name(log) or 0) < first, source.all_logs)
+    return replay_segments(earlier, max_batch_bytes=max_batch_bytes)

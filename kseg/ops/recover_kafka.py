@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.recovery.loading import (
     CheckpointRead,
     LoadError,
@@ -145,8 +146,13 @@ def _kind(directory: Path) -> str:
     return suffix if "." in directory.name and suffix in _SPECIAL_KINDS else ""
 
 
-def predict(startup: Startup, name: tuple[str, int] | None) -> PartitionPrediction:
-    """The model's prediction for the partition; a directory not named like one loads as if unclean, from 0."""
+def predict(
+    startup: Startup, name: tuple[str, int] | None, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> PartitionPrediction:
+    """The model's prediction for the partition; a directory not named like one loads as if unclean, from 0.
+
+    ``max_batch_bytes`` is the read cap for the control batches the model replays.
+    """
     topic, number = name if name is not None else (startup.directory.name, 0)
     inputs = LoadInputs(
         startup.clean_shutdown,
@@ -154,6 +160,7 @@ def predict(startup: Startup, name: tuple[str, int] | None) -> PartitionPredicti
         startup.log_start_offset,
         startup.high_watermark,
         _kind(startup.directory),
+        max_batch_bytes,
     )
     return predict_partition(startup.directory, topic, number, inputs)
 

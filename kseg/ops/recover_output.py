@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from kseg.errors import KsegError
+from kseg.errors import KsegError, LimitExceeded
 from kseg.format.checkpoints import read_leader_epochs
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import decode_end_txn_marker
 from kseg.format.snapshot import ProducerEntry, encode_snapshot
 from kseg.format.v2 import V2Batch
@@ -112,11 +113,16 @@ def cached_epochs(prediction: PartitionPrediction | None, directory: Path) -> tu
 # -- the producer snapshot --------------------------------------------------------------------
 
 
-def _marker_epoch(batch: V2Batch) -> int | None:
-    """The coordinator epoch of a control batch's end-transaction marker, None if it cannot be read."""
+def _marker_epoch(batch: V2Batch, max_batch_bytes: int) -> int | None:
+    """The coordinator epoch of a control batch's end-transaction marker, None if it cannot be read.
+
+    Past the read cap ``max_batch_bytes`` LimitExceeded propagates: unread is not unreadable.
+    """
     try:
-        first = next(iter(batch.iter_records()), None)
+        first = next(iter(batch.iter_records(max_batch_bytes)), None)
         return None if first is None else decode_end_txn_marker(first.value).coordinator_epoch
+    except LimitExceeded:
+        raise
     except KsegError:
         return None
 
@@ -125,23 +131,28 @@ def _producer_batch(state: dict[int, list[int]], tracker: TxnTracker, batch: V2B
     """``ProducerAppendInfo.append`` for one batch, as far as the snapshot's fields go."""
     try:
         track_producer_batch(tracker, batch)
+    except LimitExceeded:
+        raise  # kseg's read cap, not Kafka's: no guess is written
     except KsegError:
         return  # recovery stops after such a batch: the map end does not pass it
     entry = state.setdefault(batch.producer_id, [0, -1, -1, 0, -1, -1])
     entry[0] = batch.producer_epoch
     entry[4] = batch.max_timestamp
     if batch.is_control:
-        coordinator = _marker_epoch(batch)
+        coordinator = _marker_epoch(batch, tracker.max_batch_bytes)
         if coordinator is not None:
             entry[5] = coordinator
         return
     entry[1], entry[2], entry[3] = batch.last_sequence, batch.last_offset, batch.last_offset_delta
 
 
-def producer_snapshot(logs: Sequence[Path]) -> bytes:
-    """A snapshot of the producer state after replaying ``logs`` in order (``writeSnapshot``'s fields)."""
+def producer_snapshot(logs: Sequence[Path], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> bytes:
+    """A snapshot of the producer state after replaying ``logs`` in order (``writeSnapshot``'s fields).
+
+    Control batches are read under the read cap ``max_batch_bytes``.
+    """
     state: dict[int, list[int]] = {}
-    tracker = TxnTracker()
+    tracker = TxnTracker(max_batch_bytes)
     for log in logs:
         with MappedFile(log) as mapped:
             buf = mapped.buf
@@ -181,7 +192,7 @@ def output_log_end(outcomes: Sequence[SegmentOutcome]) -> int | None:
 
 def write_partition_files(
     directory: Path, out_dir: Path, outcomes: Sequence[SegmentOutcome], prediction: PartitionPrediction | None,
-    log_start_checkpoint: int,
+    log_start_checkpoint: int, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> tuple[tuple[Written, ...], tuple[Written, ...], int | None, int]:
     """``partition.metadata`` copied; epochs and a producer snapshot written as the load would leave them.
 
@@ -205,7 +216,7 @@ def write_partition_files(
     written = [Written(EPOCH_FILE, out_dir / EPOCH_FILE, CREATED, len(data), len(epochs))]
     if log_end > max(log_start, first_base):
         snapshot = out_dir / f"{log_end:020d}.snapshot"
-        data = producer_snapshot(logs)
+        data = producer_snapshot(logs, max_batch_bytes)
         write_file(snapshot, data)
         written.append(Written("snapshot", snapshot, CREATED, len(data)))
     return tuple(copied), tuple(written), log_end, log_start

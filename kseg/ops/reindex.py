@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kseg.errors import KsegError, Refused
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, segment_logs
 from kseg.recovery.index_compare import ENTRY_SIZES, INDEX_KINDS, Difference, compare_index, index_bytes
 from kseg.recovery.indexes import (
@@ -139,6 +140,7 @@ def reindex_segment(
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
     txn: TxnTracker | None = None,
     max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> Report:
     """Rebuild one segment's indexes and write them -- or, with ``check``, only compare.
 
@@ -151,8 +153,9 @@ def reindex_segment(
     * none of these: create the files beside the .log; any existing index is refused.
 
     ``txn`` is the producer state at this segment's base offset (default:
-    nothing open).  Nothing is written for a segment on which Kafka's
-    recovery would fail.
+    nothing open, read under ``max_batch_bytes``).  Nothing is written for a
+    segment on which Kafka's recovery would fail.  A control batch past the read
+    cap (the tracker's) raises LimitExceeded: one error line, exit 2, nothing written.
     """
     log = Path(log_path)
     mode = _mode(out_dir, in_place, check)
@@ -174,7 +177,7 @@ def reindex_segment(
                 mapped.buf,
                 base_offset,
                 index_interval_bytes=index_interval_bytes,
-                txn=txn,
+                txn=txn if txn is not None else TxnTracker(max_batch_bytes),
                 max_index_size=max_index_size,
             )
     except KsegError as err:
@@ -284,6 +287,7 @@ def reindex_paths(
     check: bool = False,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
     max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> Iterator[Report]:
     """Reindex every selected segment, partition by partition, carrying producer state across segments.
 
@@ -291,7 +295,8 @@ def reindex_paths(
     raised for all segments before anything is read or written.  Earlier
     segments of a directory that were not selected are replayed for their
     transactions only, so a transaction that began before the selected
-    segment is still found.
+    segment is still found.  ``max_batch_bytes`` is the read cap (``--max-batch-bytes``)
+    for the control batches decompressed on the way.
     """
     mode = _mode(out_dir, in_place, check)
     selections, nest = select_segments(paths)
@@ -312,6 +317,7 @@ def reindex_paths(
             check=check,
             index_interval_bytes=index_interval_bytes,
             max_index_size=max_index_size,
+            max_batch_bytes=max_batch_bytes,
         )
 
 
@@ -342,8 +348,9 @@ def _reindex_directory(
     check: bool,
     index_interval_bytes: int,
     max_index_size: int,
+    max_batch_bytes: int,
 ) -> Iterator[Report]:
-    tracker = TxnTracker()
+    tracker = TxnTracker(max_batch_bytes)
     wanted = set(selection.logs)
     last = _segment_order(selection.logs[-1])
     if out_dir is not None:

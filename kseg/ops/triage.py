@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import overload
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, Refused
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.discover import parse_partition_dir
 from kseg.ops.triage_next import NextStep, failing_file, log_dir_steps, partition_steps
 from kseg.recovery.loading import (
@@ -310,15 +311,22 @@ class _Announced(Sequence[str]):
 # -- the whole broker ---------------------------------------------------------------------------------------
 
 
-def triage(paths: Sequence[str | os.PathLike[str]], progress: Progress | None = None) -> TriageResult:
+def triage(
+    paths: Sequence[str | os.PathLike[str]],
+    progress: Progress | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> TriageResult:
     """Predict the next start of the broker owning these log directories; read-only.
 
     Raises ``OSError`` for a path that is missing or unreadable and
     :class:`~kseg.errors.Refused` for a partition directory or a log
-    directory given twice.
+    directory given twice.  ``max_batch_bytes`` is the read cap (``--max-batch-bytes``)
+    for the control batches the model decompresses; one past it raises
+    :class:`~kseg.errors.LimitExceeded` (one error line, exit 2): kseg cannot
+    predict what it was told not to read, and a guess would be worse.
     """
     log_dirs = check_log_dirs(paths)
-    broker = predict_broker(_Announced(log_dirs, progress))
+    broker = predict_broker(_Announced(log_dirs, progress), max_batch_bytes)
     dirs = [LogDirTriage(d, log_dir_steps(d)) for d in broker.log_dirs]
     parts = [triage_partition(d.path, p) for d in broker.log_dirs for p in d.partitions]
     parts.sort(key=_order)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.discover import is_partition_dir, parse_partition_dir, partition_dirs, segment_logs
 from kseg.ops.txn_coordinator import (
     OFFSETS_TOPIC,
@@ -126,18 +127,18 @@ class TxnResult:
         }
 
 
-def _predictions(paths: Sequence[Path]) -> list[PartitionPrediction]:
+def _predictions(paths: Sequence[Path], cap: int) -> list[PartitionPrediction]:
     """The loading model's view of every partition meant by ``paths`` (log or partition directories)."""
     found: list[PartitionPrediction] = []
     for path in paths:
         if is_partition_dir(path):
-            found.append(_lone_partition(path))
+            found.append(_lone_partition(path, cap))
         else:
-            found.extend(p for p in predict_log_dir(path).partitions if not p.kind)
+            found.extend(p for p in predict_log_dir(path, cap).partitions if not p.kind)
     return found
 
 
-def _lone_partition(path: Path) -> PartitionPrediction:
+def _lone_partition(path: Path, cap: int) -> PartitionPrediction:
     """A partition directory named on its own: the checkpoints of the directory above it, as LogManager reads them."""
     name = parse_partition_dir(path)
     topic, number = (name.topic, name.partition) if name else (path.name, -1)
@@ -145,17 +146,17 @@ def _lone_partition(path: Path) -> PartitionPrediction:
     inputs = LoadInputs((parent / CLEAN_SHUTDOWN).exists(),
                         read_offsets(parent, RECOVERY_POINT).entries.get(key, 0),
                         read_offsets(parent, LOG_START).entries.get(key, 0),
-                        read_offsets(parent, HIGH_WATERMARK).entries.get(key))
+                        read_offsets(parent, HIGH_WATERMARK).entries.get(key), max_batch_bytes=cap)
     return predict_partition(path, topic, number, inputs)
 
 
-def _coordinator(predictions: list[PartitionPrediction]) -> CoordinatorView:
+def _coordinator(predictions: list[PartitionPrediction], cap: int) -> CoordinatorView:
     view = CoordinatorView()
     for pred in predictions:
         if pred.topic == TRANSACTION_TOPIC:
-            read_transaction_state(view, segment_logs(Path(pred.path)))
+            read_transaction_state(view, segment_logs(Path(pred.path)), cap)
         elif pred.topic == OFFSETS_TOPIC:
-            read_consumer_offsets(view, segment_logs(Path(pred.path)))
+            read_consumer_offsets(view, segment_logs(Path(pred.path)), cap)
     return view
 
 
@@ -165,13 +166,19 @@ def txn(
     timeout_ms: int = DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
     bootstrap: str = DEFAULT_BOOTSTRAP,
     advance: Advance | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
 ) -> TxnResult:
-    """Read every partition of ``paths``; see the module docstring for what is found."""
-    predictions = [p for p in _predictions([Path(p) for p in paths]) if p.topic != METADATA_TOPIC]
-    view = _coordinator(predictions)
+    """Read every partition of ``paths``; see the module docstring for what is found.
+
+    ``max_batch_bytes`` is the read cap (``--max-batch-bytes``) for every batch
+    decompressed (control batches, the internal topics' records); past it
+    LimitExceeded ends the run (one error line, exit 2) rather than a partial answer.
+    """
+    predictions = [p for p in _predictions([Path(p) for p in paths], max_batch_bytes) if p.topic != METADATA_TOPIC]
+    view = _coordinator(predictions, max_batch_bytes)
     parts: list[PartitionTxn] = []
     for pred in predictions:
-        state = broker_state(pred, advance)
+        state = broker_state(pred, advance, max_batch_bytes)
         part = PartitionTxn(pred.path, pred.topic, pred.partition, state)
         part.transactions = classify(pred.topic, pred.partition, pred.path, state, view, timeout_ms, bootstrap)
         part.groups = groups_of(pred.topic, pred.partition, state, view)

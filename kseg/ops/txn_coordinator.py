@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kseg.errors import KsegError
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import ABORT
 from kseg.format.internal import decode_offsets_record, decode_transaction_record
 from kseg.format.v2 import V2Batch
@@ -72,8 +73,12 @@ class CoordinatorView:
         return max(found, key=lambda t: (t.last_update_ms or -1, t.offset)) if found else None
 
 
-def _records(logs: list[Path]) -> Iterator[tuple[Path, V2Batch, Any]]:
-    """(log, batch, record) of every magic-2 batch, control batches with no records included once."""
+def _records(logs: list[Path], max_batch_bytes: int) -> Iterator[tuple[Path, V2Batch, Any]]:
+    """(log, batch, record) of every magic-2 batch, control batches with no records included once.
+
+    Records are decompressed under the read cap ``max_batch_bytes``; past it the
+    error (file, byte, cap) ends the command: a coordinator view missing a batch would mislead.
+    """
     for log in logs:
         try:
             with Segment(log) as seg:
@@ -84,16 +89,18 @@ def _records(logs: list[Path]) -> Iterator[tuple[Path, V2Batch, Any]]:
                     if batch.is_control:
                         yield log, batch, None
                         continue
-                    for record in batch.iter_records():
+                    for record in batch.iter_records(max_batch_bytes):
                         yield log, batch, record
         except KsegError as err:
             raise err.with_path(str(log))
 
 
-def read_transaction_state(view: CoordinatorView, logs: list[Path]) -> None:
+def read_transaction_state(
+    view: CoordinatorView, logs: list[Path], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> None:
     """Fold one ``__transaction_state`` partition into ``view.transactions`` (newest record wins)."""
     view.transaction_partitions += 1
-    for log, _, record in _records(logs):
+    for log, _, record in _records(logs, max_batch_bytes):
         if record is None:
             continue
         decoded = decode_transaction_record(record.key, record.value, record.offset)
@@ -114,13 +121,15 @@ def _coordinator_txn(txn_id: str, value: dict[str, Any] | None, path: str, offse
                           data["transactionLastUpdateTimestampMs"], data["transactionTimeoutMs"], path, offset)
 
 
-def read_consumer_offsets(view: CoordinatorView, logs: list[Path]) -> None:
+def read_consumer_offsets(
+    view: CoordinatorView, logs: list[Path], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> None:
     """Fold one ``__consumer_offsets`` partition into ``view.offsets``; transactional commits wait for COMMIT."""
     view.offsets_partitions += 1
     pending: dict[int, list[tuple[tuple[str, str, int], int | None]]] = {}
-    for _, batch, record in _records(logs):
+    for _, batch, record in _records(logs, max_batch_bytes):
         if record is None:
-            marker = end_txn_marker(batch)
+            marker = end_txn_marker(batch, max_batch_bytes)
             commits = pending.pop(batch.producer_id, [])
             if marker is not None and marker[0] != ABORT:
                 _apply(view, commits)

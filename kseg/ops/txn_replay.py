@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kseg.errors import InvalidRecord, KsegError
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import ABORT
 from kseg.format.snapshot import ProducerEntry
 from kseg.format.v2 import V2Batch
@@ -122,9 +123,9 @@ class Replay:
 class _Replayer:
     """Feeds batches in log order to a :class:`Replay` (one ``ProducerStateManager`` and its TxnTracker)."""
 
-    def __init__(self, replay: Replay, capture_at: Iterable[int]) -> None:
+    def __init__(self, replay: Replay, capture_at: Iterable[int], max_batch_bytes: int) -> None:
         self.replay = replay
-        self.tracker = TxnTracker()
+        self.tracker = TxnTracker(max_batch_bytes)  # its cap is the read cap for every marker
         self.open: dict[int, Transaction] = {}
         self.capture = sorted(set(capture_at))
 
@@ -172,7 +173,7 @@ class _Replayer:
             txn.last_offset, txn.last_timestamp = batch.last_offset, batch.max_timestamp
 
     def _marker(self, batch: V2Batch, producer: Producer) -> None:
-        marker = end_txn_marker(batch)
+        marker = end_txn_marker(batch, self.tracker.max_batch_bytes)
         if marker is None:
             return
         control_type, coordinator_epoch = marker
@@ -203,6 +204,7 @@ class ReplayRange:
     end: int | None = None
     seed: tuple[ProducerEntry, ...] | None = None
     capture_at: tuple[int, ...] = ()
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED  # the read cap for control batches (--max-batch-bytes)
 
 
 def replay_partition(logs: list[Path], what: ReplayRange, advance: Advance | None = None) -> Replay:
@@ -214,7 +216,7 @@ def replay_partition(logs: list[Path], what: ReplayRange, advance: Advance | Non
     frames ends it quietly, as ``loadProducersFromRecords`` stops there.
     """
     replay = Replay()
-    replayer = _Replayer(replay, what.capture_at)
+    replayer = _Replayer(replay, what.capture_at, what.max_batch_bytes)
     if what.seed is not None:
         replayer.seed(what.seed, what.start)
     try:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kseg.errors import KsegError
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.snapshot import ProducerEntry, check_snapshot, read_snapshot
 from kseg.index import AbortedTxn
 from kseg.ops.discover import file_kind, partition_files, segment_logs
@@ -113,13 +114,21 @@ def _snapshots(directory: Path) -> list[_Snapshot]:
     return sorted(found, key=lambda s: s.offset)
 
 
-def broker_state(pred: PartitionPrediction, advance: Callable[[int], None] | None = None) -> BrokerState:
-    """Replay the log and the broker's own start for one partition the loading model has read."""
+def broker_state(
+    pred: PartitionPrediction,
+    advance: Callable[[int], None] | None = None,
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> BrokerState:
+    """Replay the log and the broker's own start for one partition the loading model has read.
+
+    Control batches are read under the read cap ``max_batch_bytes``; past it LimitExceeded propagates.
+    """
     directory = Path(pred.path)
     logs = segment_logs(directory)
     log_start, log_end = pred.log_start_offset or 0, pred.log_end_offset
     snapshots = _snapshots(directory)
-    log = replay_partition(logs, ReplayRange(log_start, log_end, None, tuple(s.offset for s in snapshots)), advance)
+    captures = tuple(s.offset for s in snapshots)
+    log = replay_partition(logs, ReplayRange(log_start, log_end, None, captures, max_batch_bytes), advance)
     if log_end is None:
         error = f"{pred.error.exception}: {pred.error.message}" if pred.error else "the load is not modelled"
         return BrokerState(log_start, None, None, None, log, log, error=f"the partition does not load: {error}")
@@ -128,7 +137,7 @@ def broker_state(pred: PartitionPrediction, advance: Callable[[int], None] | Non
     state = BrokerState(log_start, log_end, None, None, log, log)
     if chosen is not None:
         state.snapshot_name = chosen.name
-        state.broker = replay_partition(logs, ReplayRange(chosen.offset, log_end, chosen.entries))
+        state.broker = replay_partition(logs, ReplayRange(chosen.offset, log_end, chosen.entries, (), max_batch_bytes))
     elif not snapshots and any(a.rule == "R6.3a" for a in pred.actions):
         state.broker = Replay(newest_timestamp=log.newest_timestamp)
         state.notes.append("clean shutdown and no .snapshot: the broker does not read the log for producer state "

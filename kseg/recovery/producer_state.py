@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from kseg.errors import InvalidRecord, KsegError
+from kseg.errors import InvalidRecord, KsegError, LimitExceeded
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import ABORT, COMMIT, decode_control_key, decode_end_txn_marker
 from kseg.format.layout import Buffer
 from kseg.format.v2 import V2Batch
@@ -45,9 +46,14 @@ class TxnTracker:
     (``ProducerStateManager.ongoingTxns``).  Epochs and coordinator epochs
     are not needed: recovery appends with origin REPLICATION, where a stale
     one is only logged.
+
+    ``max_batch_bytes`` is the read cap (``--max-batch-bytes``) under which the
+    control batches fed to the tracker are decompressed: one tracker serves one
+    command's run, so the cap given on its command line reaches every marker read.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> None:
+        self.max_batch_bytes = max_batch_bytes  # the read cap for the control batches fed to the tracker
         self._open_by_producer: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
 
@@ -103,20 +109,22 @@ class TxnTracker:
         return AbortedTxn(0, producer_id, first, marker_offset, last_stable)
 
 
-def _end_txn_marker(batch: V2Batch) -> tuple[int, int] | None:
+def _end_txn_marker(batch: V2Batch, max_batch_bytes: int) -> tuple[int, int] | None:
     """(control type, coordinator epoch) of a control batch's first record (``ProducerAppendInfo.append``).
 
     None for a control batch without records (its transaction was cleaned).
     InvalidRecord propagates (Kafka catches it and stops recovery after this
-    batch); what Kafka would not catch becomes :class:`RecoveryAbort`.
+    batch); what Kafka would not catch becomes :class:`RecoveryAbort`.  A batch
+    past the read cap ``max_batch_bytes`` raises :class:`~kseg.errors.LimitExceeded`:
+    Kafka has no such cap, so it is kseg's refusal to read, never a prediction.
     """
     try:
-        records = batch.iter_records()
+        records = batch.iter_records(max_batch_bytes)
         first = next(records, None)
         if first is not None and (batch.codec_id != 0 or batch.records_count == 1):
             for _ in records:  # a compressed batch is decoded whole; the last record checks the batch size
                 pass
-    except InvalidRecord:
+    except (InvalidRecord, LimitExceeded):
         raise
     except KsegError as err:
         raise RecoveryAbort("KafkaException", err.message, FAILS_TO_LOAD) from err
@@ -137,19 +145,20 @@ def _end_txn_marker(batch: V2Batch) -> tuple[int, int] | None:
     return key.type_id, marker.coordinator_epoch
 
 
-def end_txn_marker(batch: V2Batch) -> tuple[int, int] | None:
+def end_txn_marker(batch: V2Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> tuple[int, int] | None:
     """(control type, coordinator epoch) of an end-transaction control batch, None when it has no record.
 
     The reading ``ProducerAppendInfo.append`` does (and :func:`track_producer_batch`
-    uses), for callers that keep more producer state than the transaction index needs.
+    uses), for callers that keep more producer state than the transaction index needs;
+    ``max_batch_bytes`` is the read cap.
     """
-    return _end_txn_marker(batch)
+    return _end_txn_marker(batch, max_batch_bytes)
 
 
 def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | None:
     """``LogSegment.updateProducerState`` for one magic-2 batch with a producer id."""
     if batch.is_control:
-        marker = _end_txn_marker(batch)
+        marker = _end_txn_marker(batch, tracker.max_batch_bytes)
         if marker is None:
             return None
         return tracker.append_marker(batch.producer_id, batch.base_offset, marker[0] == ABORT)
@@ -175,14 +184,17 @@ def replay_producer_state(buf: Buffer, tracker: TxnTracker, *, end: int | None =
     return walk.end.position if walk.end is not None else pos
 
 
-def replay_segments(logs: Iterable[Path], tracker: TxnTracker | None = None) -> TxnTracker:
+def replay_segments(
+    logs: Iterable[Path], tracker: TxnTracker | None = None, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> TxnTracker:
     """Replay whole earlier segments, in the order given, into ``tracker`` (a new one by default).
 
     What ``rebuildProducerState`` reads of the segments below the one being
     recovered: recover, reindex and convert all start a segment's transaction
-    index from this state.  Errors carry the segment's path.
+    index from this state.  Errors carry the segment's path.  A new tracker
+    reads control batches under ``max_batch_bytes``; a given one under its own cap.
     """
-    state = TxnTracker() if tracker is None else tracker
+    state = TxnTracker(max_batch_bytes) if tracker is None else tracker
     for log in logs:
         _replay_file(log, state)
     return state

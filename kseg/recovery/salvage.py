@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kseg.errors import InvalidRecord, KsegError
+from kseg.errors import InvalidRecord, KsegError, LimitExceeded
 from kseg.format import Batch, BatchWalk
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import (
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_ATTRIBUTES_OFFSET,
@@ -56,22 +57,35 @@ from kseg.segment import RELEASE_EVERY, release_pages
 # -- facts about one batch -----------------------------------------------------------
 
 
-def first_offset_of(batch: Batch) -> int:
-    """The batch's first offset (a legacy wrapper whose records cannot be read: its last offset)."""
+def first_offset_of(batch: Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> int:
+    """The batch's first offset (a legacy wrapper whose records cannot be read: its last offset).
+
+    A wrapper past the read cap ``max_batch_bytes`` raises LimitExceeded: kseg was
+    told not to read it, which says nothing about whether Kafka can.
+    """
+    if isinstance(batch, V2Batch):
+        return batch.base_offset
     try:
-        return batch.base_offset  # a legacy wrapper's base offset needs its records
+        return batch.first_offset(max_batch_bytes)  # a legacy wrapper's base offset needs its records
+    except LimitExceeded:
+        raise
     except KsegError:
         return batch.last_offset
 
 
-def records_of(batch: Batch) -> int | None:
-    """Records in the batch (V2: the stored count; a legacy wrapper is decompressed); None if unreadable."""
+def records_of(batch: Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> int | None:
+    """Records in the batch (V2: the stored count; a legacy wrapper is decompressed); None if unreadable.
+
+    A wrapper past the read cap raises LimitExceeded, as in :func:`first_offset_of`.
+    """
     if isinstance(batch, V2Batch):
         return batch.count
     if batch.codec_id == 0:
         return 1
     try:
-        return len(batch.records())
+        return len(batch.records(max_batch_bytes))
+    except LimitExceeded:
+        raise
     except KsegError:
         return None
 
@@ -273,12 +287,17 @@ def producer_refusal(batch: Batch, tracker: TxnTracker) -> tuple[str, str] | Non
 def select_batches(
     buf: Buffer, base_offset: int, prefix_end: int, tracker: TxnTracker
 ) -> tuple[Selection, PrefixStats]:
-    """Kafka's prefix as Kafka keeps it, then every intact batch after it that recovery would accept."""
+    """Kafka's prefix as Kafka keeps it, then every intact batch after it that recovery would accept.
+
+    Legacy wrappers are decompressed (for their first offset and record count)
+    under the tracker's read cap, the one its control batches are read under.
+    """
+    cap = tracker.max_batch_bytes
     sel = Selection(base_offset)
     stats = PrefixStats()
     released = 0
     for batch in BatchWalk(buf, 0, prefix_end, strict=False):
-        first, last, records = first_offset_of(batch), batch.last_offset, records_of(batch)
+        first, last, records = first_offset_of(batch, cap), batch.last_offset, records_of(batch, cap)
         stats.add(first, last, records)
         refusal = producer_refusal(batch, tracker)
         if refusal is None:
@@ -291,7 +310,7 @@ def select_batches(
             sel.damage(buf, item)
             released = _release_behind(buf, released, item.start)
             continue
-        first, last, records = first_offset_of(item), item.last_offset, records_of(item)
+        first, last, records = first_offset_of(item, cap), item.last_offset, records_of(item, cap)
         refusal = acceptance_refusal(item, first, last, base_offset, sel.high, tracker)
         if refusal is None:
             sel.keep(item, first, last, records)

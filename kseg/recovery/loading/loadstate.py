@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.recovery.loading.epochs import EpochCache
 from kseg.recovery.loading.segments import Seg
 from kseg.recovery.loading.snapshots import ProducerStates
@@ -24,6 +25,7 @@ class LoadInputs:
     log_start_offset: int = 0
     high_watermark: int | None = None
     kind: str = ""  # "", "delete", "future", "stray"
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED  # kseg's read cap for the control batches replayed
 
 
 class LoadState:

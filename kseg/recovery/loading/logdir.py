@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.recovery.loading.checkpoints import read_checkpoint_file
 from kseg.recovery.loading.model import (
     BROKER_STOPS,
@@ -107,8 +108,13 @@ def _partition_dirs(pred: LogDirPrediction, logdir: Path) -> list[tuple[Path, st
     return found
 
 
-def predict_log_dir(path: str | os.PathLike[str]) -> LogDirPrediction:
-    """What the next start does in one log directory; reads only, never writes."""
+def predict_log_dir(
+    path: str | os.PathLike[str], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> LogDirPrediction:
+    """What the next start does in one log directory; reads only, never writes.
+
+    ``max_batch_bytes`` is kseg's read cap for the control batches the load replays.
+    """
     logdir = Path(path)
     pred = LogDirPrediction(str(logdir), (logdir / CLEAN_SHUTDOWN).exists())
     _log_dir_facts(pred, logdir)
@@ -124,7 +130,8 @@ def predict_log_dir(path: str | os.PathLike[str]) -> LogDirPrediction:
         key = (topic, partition)
         if kind == "" and key not in points:
             pred.directories_without_entries.append(part_path.name)
-        inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind)
+        inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind,
+                            max_batch_bytes)
         prediction = predict_partition(part_path, topic, partition, inputs)
         _stray(prediction, part_path, kind)
         pred.partitions.append(prediction)
@@ -150,9 +157,11 @@ def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, i
                 pred.entries_without_directory.append((name, topic, partition, offset))
 
 
-def predict_broker(paths: Sequence[str | os.PathLike[str]]) -> BrokerPrediction:
+def predict_broker(
+    paths: Sequence[str | os.PathLike[str]], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> BrokerPrediction:
     """Every log directory of one broker (``log.dirs``); the marker and checkpoints are per directory."""
-    broker = BrokerPrediction([predict_log_dir(p) for p in paths])
+    broker = BrokerPrediction([predict_log_dir(p, max_batch_bytes) for p in paths])
     seen: dict[tuple[str, int, bool], PartitionPrediction] = {}
     for logdir in broker.log_dirs:
         for part in logdir.partitions:

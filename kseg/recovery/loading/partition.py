@@ -120,7 +120,7 @@ def predict_partition(path: Path, topic: str, partition: int, inputs: LoadInputs
     loader: Loader | None = None
     try:
         epochs = EpochCache.load(pdir)  # R1.3 (3)
-        psm = ProducerStates(pdir, "R6.3b")  # R1.3 (4)
+        psm = ProducerStates(pdir, "R6.3b", inputs.max_batch_bytes)  # R1.3 (4)
         loader = Loader(pdir, inputs, epochs, psm)
         pred.log_start_offset, pred.recovery_point, pred.log_end_offset = loader.load()
         pred.leader_epochs = epochs.as_lists()

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kseg.errors import Corrupt, InvalidRecord
+from kseg.errors import Corrupt, InvalidRecord, LimitExceeded
 from kseg.format.layout import MAX_RELATIVE_OFFSET
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk, Frame, V2Header
@@ -202,7 +202,10 @@ def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
         tracker.restore(after)
         return recovered
     with MappedFile(source) as mapped:
-        build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size)
+        try:
+            build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size)
+        except LimitExceeded as err:  # kseg's read cap, not Kafka's: the model cannot go on
+            raise err.with_path(str(source)) from None
         recovered = Recovered(build, *_recovery_epochs(mapped, build))
     pdir.recoveries[key] = (recovered, tracker.state())
     return recovered
@@ -245,9 +248,12 @@ def replay(pdir: PartitionDir, seg: Seg, start_offset: int, end_offset: int | No
         start = search_position(buf, index_lookup(index, seg.base, start_offset)[1], size, start_offset, path)
         if start is None:
             return
-        for pos, _, _, header, _ in _walk(buf, start, max_position, path):
-            if header is not None and header[9] >= 0:
-                _replay_batch(buf, pos, tracker)
+        try:
+            for pos, _, _, header, _ in _walk(buf, start, max_position, path):
+                if header is not None and header[9] >= 0:
+                    _replay_batch(buf, pos, tracker)
+        except LimitExceeded as err:  # kseg's read cap, not Kafka's: the model cannot go on
+            raise err.with_path(str(source)) from None
 
 
 def _replay_batch(buf: Buf, pos: int, tracker: TxnTracker) -> None:

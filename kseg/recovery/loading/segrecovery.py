@@ -84,7 +84,7 @@ class SegmentRecovery:
 
     def _recover(self, seg: Seg, rule: str) -> int:
         loader = self.loader
-        temp = ProducerStates(loader.pdir, rule)
+        temp = ProducerStates(loader.pdir, rule, loader.inputs.max_batch_bytes)
         rebuild_producer_state(temp, loader.ordered(), loader.inputs.log_start_offset, seg.base, False,
                                self.replayer())
         rec = run_recover(loader.pdir, seg, temp.tracker)

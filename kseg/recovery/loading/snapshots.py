@@ -40,12 +40,13 @@ def snapshot_offsets(pdir: PartitionDir) -> dict[int, str]:
 class ProducerStates:
     """One ``ProducerStateManager``, as far as snapshot files and open transactions go."""
 
-    def __init__(self, pdir: PartitionDir, rule: str) -> None:
+    def __init__(self, pdir: PartitionDir, rule: str, max_batch_bytes: int) -> None:
         self.pdir = pdir
         self.rule = rule
+        self.max_batch_bytes = max_batch_bytes  # the read cap of every tracker this manager starts
         self.snapshots = snapshot_offsets(pdir)
         self.last_snap = self.last_map = 0
-        self.tracker = TxnTracker()
+        self.tracker = TxnTracker(max_batch_bytes)
 
     def latest_snapshot(self) -> int | None:
         return max(self.snapshots) if self.snapshots else None
@@ -61,7 +62,7 @@ class ProducerStates:
             if offset > log_end or offset <= log_start:
                 self._delete(offset, "truncateAndReload")
         if log_end != self.last_map:
-            self.tracker = TxnTracker()
+            self.tracker = TxnTracker(self.max_batch_bytes)
             self._load_from_snapshot(log_start)
 
     def _load_from_snapshot(self, log_start: int) -> None:
@@ -122,7 +123,7 @@ class ProducerStates:
         """``truncateFullyAndStartAt`` (R8.2): every snapshot the manager knows is deleted."""
         for snap in list(self.snapshots):
             self._delete(snap, "truncateFullyAndStartAt", "R8.2")
-        self.tracker = TxnTracker()
+        self.tracker = TxnTracker(self.max_batch_bytes)
         self.last_snap, self.last_map = 0, offset
 
 

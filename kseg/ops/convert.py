@@ -214,17 +214,17 @@ def convert_segment(
 # -- the run ---------------------------------------------------------------------------
 
 
-def _earlier_producer_state(log: Path) -> TxnTracker:
+def _earlier_producer_state(log: Path, max_batch_bytes: int) -> TxnTracker:
     """Transactions begun in earlier segments of the input's directory (for the output's .txnindex)."""
     mine = base_offset_from_name(log)
     if mine is None:
-        return TxnTracker()
+        return TxnTracker(max_batch_bytes)
 
     def earlier(segment: Path) -> bool:
         base = base_offset_from_name(segment)
         return base is not None and base < mine
 
-    return replay_segments(takewhile(earlier, segment_logs(log.parent)))
+    return replay_segments(takewhile(earlier, segment_logs(log.parent)), max_batch_bytes=max_batch_bytes)
 
 
 def convert_path(
@@ -244,7 +244,8 @@ def convert_path(
     check_target(target)
     logs = select_logs(source)
     _refuse_outputs(logs, out)
-    tracker = _earlier_producer_state(logs[0]) if source.is_file() else TxnTracker()
+    cap = target.max_batch_bytes
+    tracker = _earlier_producer_state(logs[0], cap) if source.is_file() else TxnTracker(cap)
     txn = TxnDeliveries()
     written = _Written(out)
     try:

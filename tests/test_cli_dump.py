@@ -151,6 +151,7 @@ CASES: dict[str, tuple[list[str], int]] = {
     "transactions-states": (["--transaction-log-decoder", f"{INTERNAL}/__transaction_state-1"], 0),
     "metadata-every-key": (["--cluster-metadata-decoder", f"{INTERNAL}/__cluster_metadata-1"], 0),
     "share-4-0-layout": (["--share-group-state-decoder", f"{INTERNAL}/__share_group_state-1"], 0),
+    "remote-states": (["--remote-log-metadata-decoder", f"{INTERNAL}/__remote_log_metadata-1"], 0),
     # side files and whole log directories (kseg's own text: Kafka's tool ignores or crashes on these)
     "logdir": (["logdir"], 0),
     "sidefiles": (SIDE_FILES, 1),

@@ -89,6 +89,10 @@ def _note(found: dict[str, set[tuple[int, ...]]], decoder: str, decoded) -> None
         found["transaction-state"].add((value["data"]["transactionStatus"],))
     else:
         found[decoder].add((value["apiKey"], value["version"]))
+    if decoder == "remote-log-metadata":
+        data = value["data"]
+        state = data.get("remoteLogSegmentState", data.get("remotePartitionDeleteState"))
+        found["remote-log-state"].add((int(value["apiKey"] == 2), state))
 
 
 def _coordinator_required(family: str, types: dict[int, tuple[str, str]]) -> set[tuple[int, ...]]:
@@ -109,6 +113,11 @@ def required_kinds() -> dict[str, set[tuple[int, ...]]]:
         "cluster-metadata": {(key, v) for key, message in metadata.items() for v in _versions(message)},
         "remote-log-metadata": {(key, v) for key, message in schemas.by_api_key("storage").items()
                                 for v in _versions(message)},
+        # (0, RemoteLogSegmentState: COPY_SEGMENT_STARTED 0 .. DELETE_SEGMENT_FINISHED 3) in api keys 0, 1, 3;
+        # (1, RemotePartitionDeleteState: DELETE_PARTITION_MARKED 0 .. DELETE_PARTITION_FINISHED 2) in api key 2
+        # (storage/api/src/main/java/org/apache/kafka/server/log/remote/storage/RemoteLogSegmentState.java,
+        # RemotePartitionDeleteState.java)
+        "remote-log-state": {(0, state) for state in range(4)} | {(1, state) for state in range(3)},
         "control": {(t, v) for t in CONTROL_TYPES
                     for v in (_versions(schemas.get("clients", "LeaderChangeMessage")) if t == 2 else {0})},
     }

@@ -147,6 +147,7 @@ CASES: dict[str, tuple[list[str], int]] = {
     "share": (["--share-group-state-decoder", f"{INTERNAL}/__share_group_state-0"], 0),
     # the rest of Kafka 4.3.0's record kinds (fixtures/internal/every_kind.py): older offsets layouts, the other
     # transaction states, every metadata api key and version, a share snapshot in Kafka 4.0's layout
+    "offsets-streams": (["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-1"], 0),
     "offsets-older": (["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-2"], 0),
     "transactions-states": (["--transaction-log-decoder", f"{INTERNAL}/__transaction_state-1"], 0),
     "metadata-every-key": (["--cluster-metadata-decoder", f"{INTERNAL}/__cluster_metadata-1"], 0),

@@ -151,6 +151,8 @@ CASES: dict[str, tuple[list[str], int]] = {
     "offsets-older": (["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-2"], 0),
     "transactions-states": (["--transaction-log-decoder", f"{INTERNAL}/__transaction_state-1"], 0),
     "metadata-every-key": (["--cluster-metadata-decoder", f"{INTERNAL}/__cluster_metadata-1"], 0),
+    # kept on purpose: a never-released 2023 trunk layout 4.3.0 cannot read, decoded (docs/internal-topics.md)
+    "metadata-trunk-2023": (["--cluster-metadata-decoder", f"{INTERNAL}/__cluster_metadata-2"], 0),
     "share-4-0-layout": (["--share-group-state-decoder", f"{INTERNAL}/__share_group_state-1"], 0),
     "remote-states": (["--remote-log-metadata-decoder", f"{INTERNAL}/__remote_log_metadata-1"], 0),
     # side files and whole log directories (kseg's own text: Kafka's tool ignores or crashes on these)

@@ -167,7 +167,7 @@ def test_every_synthetic_record_is_either_decoded_or_a_deliberate_failure() -> N
     assert (INTERNAL / "golden" / "synthetic-share-snapshot-4-0.txt").read_text() == (
         "offset: 0 key: Error at offset 0, skipping. Could not read record with version 0 from value's buffer "
         "due to: non-nullable field stateBatches was serialized as null.\n")
-    assert len(make.GOLDEN_SAMPLES) == 19
+    assert len(make.GOLDEN_SAMPLES) == 20
 
 
 @pytest.mark.parametrize("name", ["real-consumer-offsets-12", "real-metadata-checkpoint",

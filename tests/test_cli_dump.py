@@ -175,6 +175,12 @@ JSON_CASES: dict[str, tuple[list[str], int]] = {
     "remote": (["--remote-log-metadata-decoder", f"{INTERNAL}/__remote_log_metadata-0"], 0),
     "share": (["--share-group-state-decoder", f"{INTERNAL}/__share_group_state-0"], 0),
     "metadata-every-key": (["--cluster-metadata-decoder", f"{INTERNAL}/__cluster_metadata-1"], 0),
+    "metadata-trunk-2023": (["--cluster-metadata-decoder", f"{INTERNAL}/__cluster_metadata-2"], 0),
+    "offsets-older": (["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-2"], 0),
+    "offsets-streams": (["--offsets-decoder", f"{INTERNAL}/__consumer_offsets-1"], 0),
+    "transactions-states": (["--transaction-log-decoder", f"{INTERNAL}/__transaction_state-1"], 0),
+    "remote-states": (["--remote-log-metadata-decoder", f"{INTERNAL}/__remote_log_metadata-1"], 0),
+    "share-4-0-layout": (["--share-group-state-decoder", f"{INTERNAL}/__share_group_state-1"], 0),
     "logdir": (["logdir"], 0),
     "sidefiles": (SIDE_FILES, 1),
 }

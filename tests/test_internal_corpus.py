@@ -151,7 +151,7 @@ def test_goldens_match_the_decoders() -> None:
 def test_every_synthetic_record_is_either_decoded_or_a_deliberate_failure() -> None:
     make = load_make_fixtures()
     text = (INTERNAL / "golden" / "synthetic-consumer-offsets.txt").read_text()
-    # type 0 is the pre-0.9 LegacyOffsetCommitKey, which no broker writes now; 9 and 18 are unknown to 4.3.0
+    # type 0 (LegacyOffsetCommitKey) is in synthetic-older-offsets; 9 and 18 are unknown to 4.3.0
     for record_type in (*range(1, 9), *range(10, 17)):
         assert f'key: {{"type":"{record_type}"' in text, record_type
     assert "Unknown record type 9 at offset 9, skipping." in text
@@ -159,7 +159,15 @@ def test_every_synthetic_record_is_either_decoded_or_a_deliberate_failure() -> N
     streams = (INTERNAL / "golden" / "synthetic-streams-groups.txt").read_text()
     for record_type in (17, 19, 20, 21, 22, 23):
         assert f'key: {{"type":"{record_type}"' in streams, record_type
-    assert len(make.GOLDEN_SAMPLES) == 14
+    older = (INTERNAL / "golden" / "synthetic-older-offsets.txt").read_text()
+    assert older.startswith('offset: 0 key: {"type":"0","data":{"group":"old","topic":"orders","partition":0}} '
+                            'payload: {"version":"0","data":{"offset":7,"metadata":"","commitTimestamp":1700000000000}}')
+    # Kafka 4.0's ShareSnapshotValue layout, read by 4.3's: the generated reader's text, wrapped by
+    # CoordinatorRecordSerde.readMessage (coordinator-common/.../CoordinatorRecordSerde.java)
+    assert (INTERNAL / "golden" / "synthetic-share-snapshot-4-0.txt").read_text() == (
+        "offset: 0 key: Error at offset 0, skipping. Could not read record with version 0 from value's buffer "
+        "due to: non-nullable field stateBatches was serialized as null.\n")
+    assert len(make.GOLDEN_SAMPLES) == 20
 
 
 @pytest.mark.parametrize("name", ["real-consumer-offsets-12", "real-metadata-checkpoint",

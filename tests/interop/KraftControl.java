@@ -100,7 +100,9 @@ final class KraftControl {
             MemoryRecords.withSnapshotFooterRecord(5, TS, EPOCH, ByteBuffer.allocate(256),
                 new SnapshotFooterRecord().setVersion((short) 0)),
             MemoryRecords.withEndTransactionMarker(6, TS, EPOCH, 7000L, (short) 2,
-                new EndTransactionMarker(ControlRecordType.COMMIT, 9)));
+                new EndTransactionMarker(ControlRecordType.COMMIT, 9)),
+            MemoryRecords.withEndTransactionMarker(7, TS, EPOCH, 7001L, (short) 0,
+                new EndTransactionMarker(ControlRecordType.ABORT, 10)));
         try (FileChannel channel = FileChannel.open(Paths.get(path), StandardOpenOption.CREATE,
                 StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
             for (MemoryRecords records : batches) {

@@ -238,7 +238,7 @@ def test_kraft_control_records_are_what_kafka_prints(version, dump_lines, tmp_pa
     assert err.read_text() == "" and result.stderr == "" and result.exit_code == 0
     assert result.stdout == expected
     for label in ("SnapshotHeader {", "LeaderChange: {", "KRaftVersion {", "KRaftVoters {", "SnapshotFooter {",
-                  "endTxnMarker: COMMIT coordinatorEpoch: 9"):
+                  "endTxnMarker: COMMIT coordinatorEpoch: 9", "endTxnMarker: ABORT coordinatorEpoch: 10"):
         assert label in expected
 
 

@@ -108,8 +108,11 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """Click's command listing, drawn from :data:`SUMMARIES`: ``kseg --help`` imports no command."""
-        listed = [click.Command(name, help=SUMMARIES[name]) for name in self.list_commands(ctx)]
-        click.Group(commands=listed).format_commands(ctx, formatter)
+        listed = [
+            click.Command(name, help=SUMMARIES[name]) if name in SUMMARIES else self.get_command(ctx, name)
+            for name in self.list_commands(ctx)
+        ]  # a command without a summary yet is imported, as click would
+        click.Group(commands=[c for c in listed if c is not None]).format_commands(ctx, formatter)
 
     def main(  # type: ignore[override]  # click's overloads; this one always exits (or returns the code)
         self,

@@ -313,7 +313,7 @@ def _clean_run(buf: Buffer, limit: int, indexes: _Indexes, interval: int) -> _St
     )
     position = released = 0
     while True:
-        until = released + RELEASE_EVERY
+        until = max(released, position) + RELEASE_EVERY  # beyond position: each call takes a batch or stops
         ran = core_index_run(buf, position, limit, until, state)
         if ran is None:
             break

@@ -86,10 +86,11 @@ def test_generated_logs(core, seed, interval, entries, damage):
     assert_same_build(core, data, base, interval, 12 * entries if entries < 12 else 10 << 20)
 
 
-@pytest.mark.parametrize("interval", [1, 700, 4096])
-def test_runs_cut_into_many_calls(core, monkeypatch, interval):
-    """Pages released every 64 KiB: the core's run is cut there, and goes on where it stopped."""
-    monkeypatch.setattr(indexes_module, "RELEASE_EVERY", 1 << 16)
+@pytest.mark.parametrize(("interval", "release_every"), [(1, 1 << 16), (700, 1 << 16), (4096, 1 << 16), (700, 1), (1, 100)])
+def test_runs_cut_into_many_calls(core, monkeypatch, interval, release_every):
+    """Pages released every 64 KiB (or every byte, as tests/test_progress.py sets it: below a page):
+    the core's run is cut there, and goes on where it stopped."""
+    monkeypatch.setattr(indexes_module, "RELEASE_EVERY", release_every)
     rnd = random.Random(interval)
     data = b"".join(
         encode_batch([RecordSpec(o, 1_700_000_000_000 + o, None, bytes(rnd.randint(10, 3000)))], base_offset=o)

@@ -45,6 +45,18 @@ COMMANDS = {
     "triage": "kseg.commands.triage:triage",
     "txn": "kseg.commands.txn:txn",
 }
+#: command name -> the first sentence of its help, for ``kseg --help`` without importing every
+#: command (tests/test_startup_imports.py checks the listing against the commands' own).
+SUMMARIES = {
+    "dump": "Dump segments, indexes and snapshots as kafka-dump-log.sh does.",
+    "verify": "Check segment files, partition directories or log directories; report every problem.",
+    "reindex": "Rebuild segment indexes exactly as Kafka's LogSegment.recover writes them.",
+    "recover": "Keep what Kafka's recovery keeps of a segment, or every intact batch.",
+    "convert": "Convert a segment or a partition to another magic and/or codec, the way Kafka converts.",
+    "spark": "Run verify and export on Spark: local[*] by default, or a cluster with --master.",
+    "triage": "What the broker's next start does to every partition of these log directories.",
+    "txn": "Transactions of every partition in these log or partition directories, and which ones hang.",
+}
 
 class Terminated(KeyboardInterrupt):
     """``SIGTERM``, raised where ``SIGINT`` raises ``KeyboardInterrupt``.
@@ -93,6 +105,14 @@ class LazyGroup(click.Group):
             return None
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Click's command listing, drawn from :data:`SUMMARIES`: ``kseg --help`` imports no command."""
+        listed = [
+            click.Command(name, help=SUMMARIES[name]) if name in SUMMARIES else self.get_command(ctx, name)
+            for name in self.list_commands(ctx)
+        ]  # a command without a summary yet is imported, as click would
+        click.Group(commands=[c for c in listed if c is not None]).format_commands(ctx, formatter)
 
     def main(  # type: ignore[override]  # click's overloads; this one always exits (or returns the code)
         self,

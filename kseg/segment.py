@@ -42,6 +42,11 @@ from kseg.index import (
 #: Drop mapped pages behind a walk every this many bytes, so memory stays flat on any file size.
 RELEASE_EVERY = 16 * 1024 * 1024
 
+#: ``madvise(MADV_POPULATE_READ)`` (Linux >= 5.14; ``mmap`` names it only from Python 3.13, the value is
+#: Linux's): maps a window of pages in one call, about 30 % cheaper than taking the page faults one by
+#: one (docs/core.md).  None elsewhere: another system's 22 means something else.
+MADV_POPULATE_READ: int | None = getattr(mmap, "MADV_POPULATE_READ", 22) if sys.platform == "linux" else None
+
 #: Told how many bytes each :func:`release_pages` call passed: the one place every long walk reaches,
 #: so the CLI edge can draw progress without a callback through every layer.  None: nobody listens.
 read_observer: Callable[[int], None] | None = None
@@ -150,7 +155,9 @@ def release_pages(buf: object, start: int, upto: int) -> int:
     """Tell the kernel we are done with mapped pages ``[start, upto)``; returns the new release mark.
 
     The file stays in the page cache; only this process's mapping drops the
-    pages, so a long walk does not grow the resident set.
+    pages, so a long walk does not grow the resident set.  The next
+    ``RELEASE_EVERY`` bytes, where the walk goes now, are mapped in one call
+    (:func:`populate_ahead`), so the resident set stays under two windows.
     """
     if read_observer is not None and upto > start:
         read_observer(upto - start)
@@ -159,7 +166,24 @@ def release_pages(buf: object, start: int, upto: int) -> int:
     page_end = upto - upto % mmap.PAGESIZE
     if page_end > start:
         buf.madvise(mmap.MADV_DONTNEED, start, page_end - start)
+        populate_ahead(buf, page_end)
     return page_end
+
+
+def populate_ahead(buf: mmap.mmap, start: int) -> None:
+    """Map the pages of ``[start, start + RELEASE_EVERY)`` now rather than fault them in one by one.
+
+    Read-only advice: the pages come from the page cache (or are read as a
+    fault would read them); nothing is written and the access time is not
+    touched beyond what reading does (the file is open ``O_NOATIME``).  A
+    kernel without ``MADV_POPULATE_READ`` (EINVAL) or a file cut short under
+    the mapping (EFAULT) leaves the walk to take its page faults as before.
+    """
+    length = min(RELEASE_EVERY, len(buf) - start)
+    if MADV_POPULATE_READ is None or length <= 0:
+        return
+    with contextlib.suppress(OSError):
+        buf.madvise(MADV_POPULATE_READ, start, length)
 
 
 class Segment:

@@ -245,3 +245,32 @@ class BatchWalk:
 def iter_batches(buf: Buffer, start: int = 0, end: int | None = None) -> Iterator[Batch]:
     """Shorthand for ``iter(BatchWalk(buf, start, end))`` when the end reason is not needed."""
     return iter(BatchWalk(buf, start, end))
+
+
+#: recovery/indexes.py's loop state as the core's ``index_run`` takes and returns it (14 ints:
+#: base offset, interval, valid bytes, batches, max timestamp, its offset, next index point, then
+#: the offset index's last offset, count, capacity and the time index's last timestamp, last
+#: offset, count, capacity).
+IndexState: TypeAlias = tuple[int, ...]
+
+
+def core_index_run(
+    buf: Buffer, position: int, limit: int, until: int, state: IndexState
+) -> tuple[int, IndexState, bytes, bytes] | None:
+    """The core's run of ``LogSegment.recover``'s loop over the clean batches before ``until``.
+
+    Returns (position reached, state, new ``.index`` entries, new ``.timeindex`` entries), or None
+    when the core is not in use or cannot take these arguments: the caller's own loop (the
+    reference, recovery/indexes.py ``_recover``) then does everything.  The run stops before any
+    batch that loop would treat otherwise than as a clean batch without a producer id.
+    """
+    if CORE is None or min(position, limit, until) < 0:
+        return None
+    try:
+        return CORE.index_run(buf, position, limit, until, state)
+    except NOT_FOR_CORE:
+        return None
+    except Exception as err:
+        if is_core_failure(err):
+            raise core_failure(err, position) from None
+        raise

@@ -42,7 +42,7 @@ from kseg.format.layout import LOG_OVERHEAD, MAX_RELATIVE_OFFSET, MIN_RECORD_OVE
 from kseg.format.model import wrap_int64
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
-from kseg.format.walk import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk
+from kseg.format.walk import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk, core_index_run
 from kseg.index import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     DEFAULT_MAX_INDEX_SIZE,
@@ -252,6 +252,9 @@ def _v2_refusal(buf: Buffer, pos: int) -> str:
 
 #: What the loop leaves: (valid bytes, batches, stop, stop detail, failure).
 _Walked = tuple[int, int, str, str | None, RecoveryFailure | None]
+#: Where the loop starts: (position, valid bytes, batches, max timestamp, its offset, next index
+#: point, pages released up to) -- the start of the file, or where the core's clean run stopped.
+_Start = tuple[int, int, int, int, int, int, int]
 
 
 def build_indexes(
@@ -273,8 +276,11 @@ def build_indexes(
     indexes = _Indexes(base_offset, max_index_size)
     aborted: list[AbortedTxn] = []
     tracker = txn if txn is not None else TxnTracker()
+    first = _clean_run(buf, walk.limit, indexes, index_interval_bytes)
+    if first[0] > 0:  # the loop goes on where the core's clean run stopped
+        walk = BatchWalk(buf, first[0], end, strict=False)
     valid_bytes, batches, stop, detail, failure = _recover(
-        walk, buf, indexes, tracker, aborted, index_interval_bytes
+        walk, buf, indexes, tracker, aborted, index_interval_bytes, first
     )
     return IndexBuild(
         base_offset,
@@ -290,6 +296,38 @@ def build_indexes(
     )
 
 
+def _clean_run(buf: Buffer, limit: int, indexes: _Indexes, interval: int) -> _Start:
+    """The compiled core's run of :func:`_recover`'s loop over the leading clean batches.
+
+    Whole, CRC-valid V2 batches without a producer id, offsets inside the
+    segment, index appends that do not throw: the core builds their entries
+    in one call per ``RELEASE_EVERY`` bytes (pages released between calls)
+    and stops before the first batch the loop must see (tests/core/
+    test_core_indexes.py: the same bytes either way).  On the pure-Python
+    path nothing is run and the loop starts at byte 0.
+    """
+    state: tuple[int, ...] = (
+        indexes.base_offset, interval, 0, 0, -1, -1, interval,  # the loop's start, as in _recover
+        indexes.last_offset, indexes.offset_count, indexes.max_offset_entries,
+        indexes.last_time_timestamp, indexes.last_time_offset, indexes.time_count, indexes.max_time_entries,
+    )
+    position = released = 0
+    while True:
+        until = max(released, position) + RELEASE_EVERY  # beyond position: each call takes a batch or stops
+        ran = core_index_run(buf, position, limit, until, state)
+        if ran is None:
+            break
+        position, state, offsets, times = ran
+        indexes.offsets += offsets
+        indexes.times += times
+        if position < until:  # stopped before an entry the loop must take, or at the end
+            break
+        released = release_pages(buf, released, position)
+    (_, _, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, indexes.last_offset,
+     indexes.offset_count, _, indexes.last_time_timestamp, indexes.last_time_offset, indexes.time_count, _) = state
+    return position, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, released
+
+
 def _recover(
     walk: BatchWalk,
     buf: Buffer,
@@ -297,19 +335,20 @@ def _recover(
     tracker: TxnTracker,
     aborted: list[AbortedTxn],
     interval: int,
+    first: _Start,
 ) -> _Walked:
     """The loop of ``LogSegment.recover`` over the walk's frames, as far as Kafka keeps the batches.
 
     This loop is the cost of reindexing (see bench/bench_reindex.py): the
     walker's one header unpack and one CRC-32C per batch, a few local
-    comparisons, and a method call at index points only.  A RecoveryAbort is
-    caught here so the counts reached so far stay with the failure.
+    comparisons, and a method call at index points only.  It starts where
+    ``first`` says (:func:`_clean_run`).  A RecoveryAbort is caught here so
+    the counts reached so far stay with the failure.
     """
     base_offset, release_every = indexes.base_offset, RELEASE_EVERY
     highest_offset = base_offset + MAX_RELATIVE_OFFSET  # the last offset a relative int32 can hold
-    max_timestamp = offset_of_max = -1  # TimestampOffset.UNKNOWN
-    valid_bytes = batches = released = start = 0
-    next_index_point, release_at = interval, release_every  # the first batch is never indexed
+    start, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, released = first
+    release_at = released + release_every  # next_index_point starts at interval: the first batch is never indexed
     stop, detail = STOP_END, None
     try:
         for start, batch_end, magic, header, crc_ok in walk.frames(check_crc=True):

@@ -16,7 +16,7 @@ use kseg_wire::{Frame, Step, V2Header};
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 create_exception!(_core, CoreError, PyRuntimeError, "A panic inside the compiled core (a bug in kseg).");
 
@@ -92,6 +92,27 @@ fn valid_v2_run<'py>(
     })
 }
 
+/// `indexes.py`'s `_recover` loop over the clean run before `until`:
+/// (position reached, state, new `.index` entries, new `.timeindex` entries).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn index_run<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    position: usize,
+    limit: usize,
+    until: usize,
+    state: [i64; 14],
+) -> PyResult<(usize, Bound<'py, PyTuple>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let mut s = kseg_wire::IndexState::from_array(state);
+        let (mut offsets, mut times) = (Vec::new(), Vec::new());
+        let pos = kseg_wire::index_run(borrowed.as_slice(), position, limit, until, &mut s, &mut offsets, &mut times);
+        Ok((pos, PyTuple::new(py, s.to_array())?, PyBytes::new(py, &offsets), PyBytes::new(py, &times)))
+    })
+}
+
 /// `scan.py`'s `_valid_run` for one chunk: ([(position, magic)], position reached, more to do).
 #[pyfunction]
 fn valid_entries<'py>(
@@ -158,6 +179,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(walk_frames, m)?)?;
     m.add_function(wrap_pyfunction!(valid_v2_run, m)?)?;
     m.add_function(wrap_pyfunction!(valid_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(index_run, m)?)?;
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod index;
 pub mod invariants;
 pub mod layout;
 pub mod read;
@@ -17,5 +18,6 @@ pub mod records;
 pub mod scan;
 pub mod walk;
 
+pub use index::{index_run, IndexState};
 pub use scan::{find_next, plausible, valid_run, RunStop};
 pub use walk::{valid_v2_run, walk, EndReason, Frame, Step, V2Header, WalkEnd};

@@ -134,7 +134,7 @@ pub fn crc32(data: &[u8]) -> u32 {
 
 /// Whether the V2 batch `buf[pos..next]` (whole, at least 61 bytes) has the CRC-32C `stored`.
 #[inline]
-fn v2_crc_holds(buf: &[u8], pos: usize, next: usize, stored: u32) -> bool {
+pub(crate) fn v2_crc_holds(buf: &[u8], pos: usize, next: usize, stored: u32) -> bool {
     match buf.get(pos + V2_ATTRIBUTES_OFFSET..next) {
         Some(covered) => crc32c(covered) == stored,
         None => false,

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use kseg_wire::invariants::{check_records, check_walk, WalkCase};
 use kseg_wire::walk::crc32c;
+use kseg_wire::{index_run, IndexState};
 
 /// splitmix64: a small, seedable generator (no dependency).
 struct Rng(u64);
@@ -92,6 +93,51 @@ fn structured_logs_damaged_or_not() {
         let c = case(&mut rng, buf.len());
         check_walk(&buf, c);
         check_walk(&buf, WalkCase { start: 0, limit: buf.len(), check_crc: true, ..c });
+    }
+}
+
+/// `index_run` cut into random chunks (as the caller cuts it at page releases) equals one run;
+/// entries match the counts; the position stays in the buffer. Producer ids are cleared in half
+/// of the batches so that runs get long.
+#[test]
+fn index_runs_chunked_equal_whole() {
+    let mut rng = Rng(0x696e_6478);
+    for _ in 0..3000 {
+        let mut buf = Vec::new();
+        let mut offset = rng.below(3) as i64;
+        for _ in 0..rng.below(12) {
+            let mut entry = v2_batch(&mut rng, offset);
+            if rng.below(2) == 0 && entry.len() >= 61 {
+                entry[43..51].copy_from_slice(&(-1i64).to_be_bytes());
+                entry[23..27].copy_from_slice(&(rng.below(4) as i32).to_be_bytes());
+                let crc = crc32c(&entry[21..]);
+                entry[17..21].copy_from_slice(&crc.to_be_bytes());
+            }
+            offset += rng.below(5) as i64; // sometimes unchanged: an offset index append that throws
+            buf.extend(entry);
+        }
+        if rng.below(3) == 0 {
+            damage(&mut rng, &mut buf);
+        }
+        let interval = 1 + rng.below(600) as i64;
+        let capacity = [0, 1, 2, 3, 1000][rng.below(5)];
+        let fresh = IndexState::from_array([0, interval, 0, 0, -1, -1, interval, -1, 0, capacity, -1, 0, 0, capacity]);
+        let (mut whole, mut o1, mut t1) = (fresh, Vec::new(), Vec::new());
+        let end = index_run(&buf, 0, buf.len(), usize::MAX, &mut whole, &mut o1, &mut t1);
+        assert!(end <= buf.len());
+        assert_eq!(o1.len() as i64, whole.offset_count * 8);
+        assert_eq!(t1.len() as i64, whole.time_count * 12);
+        let (mut cut, mut o2, mut t2, mut pos) = (fresh, Vec::new(), Vec::new(), 0);
+        loop {
+            let until = pos + 1 + rng.below(700);
+            let next = index_run(&buf, pos, buf.len(), until, &mut cut, &mut o2, &mut t2);
+            let stopped = next < until;
+            pos = next;
+            if stopped {
+                break;
+            }
+        }
+        assert_eq!((pos, cut, o2, t2), (end, whole, o1, t1));
     }
 }
 

@@ -11,8 +11,7 @@
 //! append that throws, a position past `Int.MaxValue`), leaving the state as it was before that
 //! batch, so the Python loop goes on from the returned position as if it had walked the run itself.
 
-use crate::layout::{LOG_OVERHEAD, MIN_V2_BATCH_LENGTH, RECORD_BATCH_OVERHEAD};
-use crate::walk::{v2_crc_holds, V2Header};
+use crate::walk::{CleanV2Run, V2Header};
 
 /// `MAX_RELATIVE_OFFSET` in layout.py: an index holds offsets as int32 relative to the base.
 pub const MAX_RELATIVE_OFFSET: i64 = 0x7FFF_FFFF;
@@ -146,38 +145,26 @@ pub fn index_run(
     offsets: &mut Vec<u8>,
     times: &mut Vec<u8>,
 ) -> usize {
-    let limit = limit.min(buf.len());
-    let bound = match (limit + 1).checked_sub(RECORD_BATCH_OVERHEAD) {
-        Some(b) => b.min(until),
-        None => return position,
-    };
-    let mut pos = position;
-    while pos < bound {
-        let Some(h) = V2Header::parse(buf, pos) else { break };
-        if h.magic != 2 || h.batch_length < MIN_V2_BATCH_LENGTH {
-            break;
-        }
-        let next = pos + LOG_OVERHEAD + h.batch_length as usize;
-        if next > limit || !v2_crc_holds(buf, pos, next, h.crc) {
-            break;
-        }
+    let mut run = CleanV2Run::new(buf, position, limit, until);
+    for (pos, next, h) in &mut run {
         let (offsets_before, times_before) = (offsets.len(), times.len());
         match step(state, &h, next, offsets, times) {
             Some(n) => *state = n,
             None => {
+                // stop before this batch, with the state as it was: the Python loop takes it
                 offsets.truncate(offsets_before);
                 times.truncate(times_before);
-                break;
+                return pos;
             }
         }
-        pos = next;
     }
-    pos
+    run.position()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::LOG_OVERHEAD;
     use crate::walk::crc32c;
 
     fn batch(base: i64, delta: i32, max_ts: i64, producer_id: i64, length: i32) -> Vec<u8> {

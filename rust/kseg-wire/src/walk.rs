@@ -208,29 +208,58 @@ fn unreachable_end(_pos: usize, _limit: usize) -> (i32, i8) {
     (i32::MIN, 0)
 }
 
+/// The whole, CRC-valid magic-2 batches from `position` that start before `until`, in order:
+/// `(position, next position, header)`; the run ends at the first batch that is not one.
+/// [`CleanV2Run::position`] is where it stopped (`BatchWalk.valid_v2_run`'s rule, shared by
+/// [`valid_v2_run`] and `index::index_run`).
+pub struct CleanV2Run<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    limit: usize,
+    bound: usize,
+}
+
+impl<'a> CleanV2Run<'a> {
+    pub fn new(buf: &'a [u8], position: usize, limit: usize, until: usize) -> Self {
+        let limit = limit.min(buf.len());
+        // a whole V2 header fits below this: min(until, limit - 61 + 1); none fits: an empty run
+        let bound = (limit + 1).checked_sub(RECORD_BATCH_OVERHEAD).map_or(0, |b| b.min(until));
+        CleanV2Run { buf, pos: position, limit, bound }
+    }
+
+    /// The position after the last batch yielded (the start position if none was).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+}
+
+impl Iterator for CleanV2Run<'_> {
+    type Item = (usize, usize, V2Header);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.bound {
+            return None;
+        }
+        let h = V2Header::parse(self.buf, self.pos)?;
+        if h.magic != 2 || h.batch_length < MIN_V2_BATCH_LENGTH {
+            return None;
+        }
+        let next = self.pos + LOG_OVERHEAD + h.batch_length as usize;
+        if next > self.limit || !v2_crc_holds(self.buf, self.pos, next, h.crc) {
+            return None;
+        }
+        let at = self.pos;
+        self.pos = next;
+        Some((at, next, h))
+    }
+}
+
 /// The headers of the whole, CRC-valid magic-2 batches from `position` that start before
 /// `until`, and the position after the last of them (`BatchWalk.valid_v2_run`).
 pub fn valid_v2_run(buf: &[u8], position: usize, limit: usize, until: usize, out: &mut Vec<V2Header>) -> usize {
-    let limit = limit.min(buf.len());
-    // a whole V2 header fits below this: min(until, limit - 61 + 1)
-    let bound = match (limit + 1).checked_sub(RECORD_BATCH_OVERHEAD) {
-        Some(b) => b.min(until),
-        None => return position,
-    };
-    let mut pos = position;
-    while pos < bound {
-        let Some(h) = V2Header::parse(buf, pos) else { break };
-        if h.magic != 2 || h.batch_length < MIN_V2_BATCH_LENGTH {
-            break;
-        }
-        let next = pos + LOG_OVERHEAD + h.batch_length as usize;
-        if next > limit || !v2_crc_holds(buf, pos, next, h.crc) {
-            break;
-        }
-        out.push(h);
-        pos = next;
-    }
-    pos
+    let mut run = CleanV2Run::new(buf, position, limit, until);
+    out.extend((&mut run).map(|(_, _, h)| h));
+    run.position()
 }
 
 #[cfg(test)]

@@ -6,6 +6,16 @@ flexibleVersions).  Nothing here reads Kafka's files at run time; a family is im
 the first time something asks for it.  ``tests/format/test_schema_transcription.py`` compares
 every family with Kafka 4.3.0's JSON definitions (``shared/reference/kafka-4.3.0-messages/``).
 
+How each family module transcribes: from the directory its docstring names, at Kafka 4.3.0
+(confluentinc/kafka a9ce3221537b8653448750697915607dc7936cf3, "Bump version to 4.3.0"; the same
+files are in ``shared/reference/kafka-4.3.0-messages/``).  Each ``message(...)`` names its source
+file, ``apiKey`` (the record type of coordinator records), ``validVersions`` and
+``flexibleVersions``; fields keep Kafka's names, types, versions, nullable/tagged versions, tags and
+defaults, in Kafka's order.  Left out because they do not change what is read or printed:
+``about``, ``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``, the message ``type``.  A field
+without ``versions`` in Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here
+both are written.
+
 ===========================  ==========================================================
 module                       what it holds
 ===========================  ==========================================================

@@ -1,15 +1,7 @@
 """``__consumer_offsets`` streams-group record schemas (KIP-1071, record types 17, 19-23).
 
 Transcribed from ``group-coordinator/src/main/resources/common/message/``
-at Kafka 4.3.0 (confluentinc/kafka a9ce3221537b8653448750697915607dc7936cf3, "Bump version to 4.3.0";
-the same files are in ``shared/reference/kafka-4.3.0-messages/``).
-Each ``message(...)`` names its source file, ``apiKey`` (the record type of coordinator records),
-``validVersions`` and ``flexibleVersions``; fields keep Kafka's names, types, versions, nullable/tagged
-versions, tags and defaults, in Kafka's order.  Left out because they do not change what is read or
-printed: ``about``, ``entityType``, ``mapKey``, ``ignorable``, ``zeroCopy``, the message ``type``.  A field
-without ``versions`` in Kafka's file takes its ``taggedVersions`` (as Kafka's generator does); here both
-are written.  ``tests/format/test_schema_transcription.py`` compares this file with Kafka's, field by
-field, version by version.
+at Kafka 4.3.0, as the package docstring of :mod:`kseg.format.schemas` describes.
 """
 
 from kseg.format.messages import field, message

@@ -159,24 +159,23 @@ class TextRenderer:
         keys = ",".join(java_utf8(k) for k, _ in headers) if headers else ""
         return f"{text} sequence: {record[5]} headerKeys: [{keys}]"
 
+    def _head(self, record: Record) -> tuple[str, str]:
+        """The metadata part of a record line (none with --skip-record-metadata) and what follows it."""
+        if self.skip_metadata:
+            return "", "| "
+        return self._metadata(record), " "
+
     def record_line(self, record: Record) -> str:
         """One data record: metadata (unless skipped), then key and payload with --print-data-log."""
-        if self.skip_metadata:
-            line, prefix = "", "| "
-        else:
-            line, prefix = self._metadata(record), " "
-        if self.print_data:
-            key, value = record[2], record[3]
-            if key is not None:
-                line = f"{line}{prefix}key: {java_utf8(key)}"
-                if value is not None:
-                    line = f"{line} payload: {java_utf8(value)}"
-            elif value is not None:
-                line = f"{line}{self._keyless_payload}payload: {java_utf8(value)}"
-        return line
+        line, prefix = self._head(record)
+        if not self.print_data:
+            return line
+        key, value = record[2], record[3]
+        return self._contents(line, prefix, None if key is None else java_utf8(key),
+                              None if value is None else java_utf8(value))
 
     def _contents(self, line: str, prefix: str, key: str | None, payload: str | None) -> str:
-        """Key and payload after the metadata (the same rules as :meth:`record_line`)."""
+        """Key and payload after the metadata, as ``printRecordContents`` joins them."""
         if key is not None:
             line = f"{line}{prefix}key: {key}"
             if payload is not None:
@@ -201,10 +200,7 @@ class TextRenderer:
 
         Where Kafka's decoder throws (``kafka_aborts``) its line stops after the metadata.
         """
-        if self.skip_metadata:
-            line, prefix = "", "| "
-        else:
-            line, prefix = self._metadata(item.record), " "
+        line, prefix = self._head(item.record)
         decoded = item.decoded
         if decoded.kafka_aborts:
             return line

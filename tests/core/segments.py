@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
+
+from support import CORPUS_REAL, require_dir
 
 from kseg.format import RecordSpec, encode_batch
 
@@ -45,3 +48,9 @@ def damaged(data: bytes, seed: int) -> bytes:
         for _ in range(rnd.randint(2, 8)):
             buf[rnd.randrange(len(buf))] = rnd.randrange(256)
     return bytes(buf)
+
+
+def corpus_logs(max_size: int = 8 << 20, min_size: int = 1) -> list[Path]:
+    """The real corpus's ``.log`` files of ``min_size`` to ``max_size`` bytes (skips locally without it; fails in CI)."""
+    root = require_dir(CORPUS_REAL, "the real corpus")
+    return sorted(p for p in root.rglob("*.log") if min_size <= p.stat().st_size <= max_size)

@@ -18,8 +18,7 @@ from types import ModuleType
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from segments import damaged
-from support import CORPUS_REAL, require_dir
+from segments import corpus_logs, damaged
 
 from kseg.format import RecordSpec, encode_batch
 from kseg.format import walk as walk_module
@@ -124,14 +123,10 @@ def test_a_clean_log_is_one_run_of_the_core(core, monkeypatch):
     assert len(build.offset_index_bytes()) == 8 * 24  # an entry every second batch of 576 bytes, from the third
 
 
-def _corpus_logs():
-    root = require_dir(CORPUS_REAL, "the real corpus")
-    return sorted(p for p in root.rglob("*.log") if p.stat().st_size <= 8 << 20)
-
 
 @pytest.mark.corpus
 def test_real_corpus(core):
-    logs = _corpus_logs()
+    logs = corpus_logs(min_size=0)  # empty logs too
     assert len(logs) > 50
     for number, path in enumerate(logs):
         data = path.read_bytes()

@@ -13,7 +13,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import CORPUS_REAL, require_dir
+from segments import corpus_logs
 
 from kseg.format import RecordSpec, encode_batch, records, scan
 from kseg.format.layout import RECORD_BATCH_OVERHEAD
@@ -91,7 +91,7 @@ def test_edges(core, data, count):
 
 @pytest.mark.corpus
 def test_every_v2_batch_of_the_real_corpus(core):
-    logs = sorted(p for p in require_dir(CORPUS_REAL, "the real corpus").rglob("*.log") if 0 < p.stat().st_size <= 8 << 20)
+    logs = corpus_logs()
     batches = 0
     for path in logs:
         data = path.read_bytes()

@@ -12,8 +12,7 @@ import mmap
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from segments import damaged, log_of
-from support import CORPUS_REAL, require_dir
+from segments import corpus_logs, damaged, log_of
 
 from kseg.format import scan as scan_module
 from kseg.format.scan import Gap
@@ -63,7 +62,7 @@ def test_random_bytes(core, data):
 
 @pytest.mark.corpus
 def test_real_corpus_mapped_and_damaged(core):
-    logs = sorted(p for p in require_dir(CORPUS_REAL, "the real corpus").rglob("*.log") if 0 < p.stat().st_size <= 1 << 20)
+    logs = corpus_logs(1 << 20)
     assert len(logs) > 50
     for number, path in enumerate(logs):
         data = path.read_bytes()

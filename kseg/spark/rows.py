@@ -31,15 +31,18 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kseg.errors import Corrupt, KsegError
 from kseg.format import Batch, read_batch
+from kseg.format.arrow_columns import RecordBuffers, record_columns
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.format.jvm_text import java_utf8
 from kseg.format.scan import BAD_CRC, Gap, scan
 from kseg.format.v0v1 import LegacyBatch
 from kseg.segment import open_segment
 from kseg.spark.decode import Columns, batch_columns
+from kseg.spark.record_arrays import HEADERS as _HEADERS
+from kseg.spark.record_arrays import chunk_arrays
 from kseg.spark.splits import (  # noqa: F401 - planning is part of this module's API
     MAX_SPLIT_BYTES,
     MIN_SPLIT_BYTES,
@@ -62,9 +65,6 @@ CHUNK_BYTES = 64 << 20
 # -- schemas ----------------------------------------------------------------------------------------
 # One table of (name, Spark DDL type, Arrow type): the Arrow types are exactly what Spark's
 # to_arrow_schema gives for the DDL, since Spark rejects batches whose schema differs.
-
-_HEADER = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
-_HEADERS = pa.list_(pa.field("element", _HEADER))
 
 _FILE_COLUMNS = (
     ("path", "string", pa.string()),
@@ -162,8 +162,13 @@ def iter_items(
                 try:
                     yield item, batch_columns(item, max_batch_bytes)
                 except KsegError as err:
-                    err.path = None
-                    yield Damage(item.position, str(err.located(item.position)), item)
+                    yield records_damage(item, err)
+
+
+def records_damage(batch: Batch, err: KsegError) -> Damage:
+    """A valid batch whose records cannot be read: the reader's located error, without the path."""
+    err.path = None
+    return Damage(batch.position, str(err.located(batch.position)), batch)
 
 
 def gap_damage(buf, gap: Gap) -> Damage:
@@ -192,21 +197,23 @@ def _failfast(split: Split, damage: Damage) -> KsegError:
 def record_batches(
     split: Split, mode: str = DROPMALFORMED, chunk_rows: int = CHUNK_ROWS, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
 ) -> Iterator[pa.RecordBatch]:
-    """The records of a split as Arrow batches of up to ``chunk_rows`` rows (and about ``CHUNK_BYTES``)."""
+    """The records of a split as Arrow batches of up to ``chunk_rows`` rows (and about ``CHUNK_BYTES``).
+
+    Each valid batch's records go to the compiled core when it takes them
+    (:mod:`kseg.format.arrow_columns`), else to the pure path (:mod:`kseg.spark.decode`).
+    """
     builder = _RecordChunk(split, mode)
-    for item in iter_items(split, RECORD, max_batch_bytes):
-        if isinstance(item, Damage):
-            if mode == FAILFAST:
-                raise _failfast(split, item)
-            if mode == PERMISSIVE:
+    for item in iter_items(split, BATCH, max_batch_bytes):
+        damage = item if isinstance(item, Damage) else builder.add_batch(item[0], max_batch_bytes)
+        if damage is None:
+            if builder.rows >= chunk_rows or builder.payload >= CHUNK_BYTES:
                 yield from builder.flush()
-                yield builder.damage_row(item)
             continue
-        batch, records = item
-        if records is not None:  # always, at the record level
-            builder.add(batch, records)
-        if builder.rows >= chunk_rows or builder.payload >= CHUNK_BYTES:
+        if mode == FAILFAST:
+            raise _failfast(split, damage)
+        if mode == PERMISSIVE:
             yield from builder.flush()
+            yield builder.damage_row(damage)
     yield from builder.flush()
 
 
@@ -277,40 +284,68 @@ def batch_row(split: Split, batch: Batch, position: int | None) -> dict:
 
 
 class _RecordChunk:
-    """Record rows gathered column by column, then turned into one Arrow batch.
+    """Record rows gathered batch by batch, then turned into one Arrow batch.
 
-    Each batch's records arrive as columns (:mod:`kseg.spark.decode`) and are
-    appended with ``list.extend``; the per-batch columns are built once per
-    batch and repeated with one ``take``.  This is the hot loop of the data
-    source: no per-record Python work beyond the decode itself.
+    A chunk is a list of parts in row order: runs of batches the compiled core
+    took (its builder gathers them as Arrow buffers) and runs the pure path
+    read (its columns appended with ``list.extend``).  The per-batch columns
+    are one value per batch, run-length decoded once per chunk.  This is the
+    hot loop of the data source: no per-record Python work on the core's path,
+    none beyond the decode itself on the pure path.
     """
 
     def __init__(self, split: Split, mode: str) -> None:
         self.split = split
         self.mode = mode
         self.schema = arrow_schema(RECORD, mode)
+        self.core = record_columns()  # None on the pure-Python path
         self._reset()
 
     def _reset(self) -> None:
-        self.columns: tuple[list, ...] = tuple([] for _ in range(7))
-        self.which: list[int] = []  # per record: index of its batch in ``per_batch``
+        self.parts: list[RecordBuffers | tuple[list, ...]] = []
+        self.python: tuple[list, ...] | None = None  # the open pure-path part, the last of ``parts``
+        self.counts: list[int] = []  # rows per batch
         self.per_batch: list[tuple] = []
         self.rows = 0
         self.payload = 0  # key and value bytes gathered
 
+    def add_batch(self, batch: Batch, max_batch_bytes: int) -> Damage | None:
+        """Add a valid batch's records; the Damage when its records cannot be read."""
+        added = None if self.core is None else self.core.add(batch, max_batch_bytes)
+        if added is not None:
+            if added[0]:
+                self.python = None  # the core's rows come after the open pure-path part
+                self._note(batch, *added)
+            return None
+        try:
+            columns = batch_columns(batch, max_batch_bytes)
+        except KsegError as err:
+            return records_damage(batch, err)
+        self.add(batch, columns)
+        return None
+
     def add(self, batch: Batch, columns: Columns) -> None:
+        """Add a batch's records read by the pure path."""
         n = len(columns[0])
         if not n:
             return
-        for mine, theirs in zip(self.columns, columns, strict=True):
+        if self.core is not None and self.core.rows:
+            self.parts.append(self.core.take())
+        if self.python is None:
+            self.python = tuple([] for _ in range(7))
+            self.parts.append(self.python)
+        for mine, theirs in zip(self.python, columns, strict=True):
             mine.extend(theirs)
-        self.which.extend([len(self.per_batch)] * n)
+        self._note(batch, n, sum(map(len, filter(None, columns[2]))) + sum(map(len, filter(None, columns[3]))))
+
+    def _note(self, batch: Batch, rows: int, payload: int) -> None:
+        self.counts.append(rows)
         self.per_batch.append(
             (batch.position, batch.magic, batch.codec, batch.producer_id, batch.producer_epoch,
              batch.is_transactional, batch.is_control)
         )
-        self.rows += n
-        self.payload += sum(map(len, filter(None, columns[2]))) + sum(map(len, filter(None, columns[3])))
+        self.rows += rows
+        self.payload += payload
 
     def flush(self) -> Iterator[pa.RecordBatch]:
         if self.rows:
@@ -319,12 +354,14 @@ class _RecordChunk:
 
     def _build(self) -> pa.RecordBatch:
         n = self.rows
-        offsets, timestamps, keys, values, headers, sequences, timestamp_types = self.columns
+        if self.core is not None and self.core.rows:
+            self.parts.append(self.core.take())
+        offsets, timestamps, timestamp_types, keys, values, headers, sequences = chunk_arrays(self.parts)
         per_batch = list(zip(*self.per_batch, strict=True))
-        which = pa.array(self.which, pa.int32())
+        run_ends = pa.array(list(accumulate(self.counts)), pa.int32())
 
         def repeated(values: tuple, kind: pa.DataType) -> pa.Array:
-            return pa.array(values, kind).take(which)
+            return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(run_ends, pa.array(values, kind)))
 
         def constant(value: object, kind: pa.DataType) -> pa.Array:
             return pa.repeat(pa.scalar(value, kind), n)
@@ -336,17 +373,17 @@ class _RecordChunk:
             constant(split.partition, pa.int32()),
             constant(split.segment_base_offset, pa.int64()),
             repeated(per_batch[0], pa.int64()),
-            pa.array(offsets, pa.int64()),
-            pa.array(timestamps, pa.int64()),
-            pa.array(timestamp_types, pa.string()),
-            pa.array(keys, pa.binary()),
-            pa.array(values, pa.binary()),
-            headers_array(headers),
+            offsets,
+            timestamps,
+            timestamp_types,
+            keys,
+            values,
+            headers,
             repeated(per_batch[1], pa.int8()),
             repeated(per_batch[2], pa.string()),
             repeated(per_batch[3], pa.int64()),
             repeated(per_batch[4], pa.int16()),
-            pa.array(sequences, pa.int32()),
+            sequences,
             repeated(per_batch[5], pa.bool_()),
             repeated(per_batch[6], pa.bool_()),
         ]
@@ -365,17 +402,6 @@ class _RecordChunk:
             )
         row["problem"] = damage.problem
         return pa.RecordBatch.from_pylist([row], schema=self.schema)
-
-
-def headers_array(per_record: Sequence[tuple]) -> pa.Array:
-    """``array<struct<key string, value binary>>``; keys decoded as Kafka does (Java's UTF-8)."""
-    offsets = [0, *accumulate(map(len, per_record))]
-    pairs = [pair for headers in per_record if headers for pair in headers]
-    items = pa.StructArray.from_arrays(
-        [pa.array([java_utf8(k) for k, _ in pairs], pa.string()), pa.array([v for _, v in pairs], pa.binary())],
-        fields=list(_HEADER),
-    )
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), items, type=_HEADERS)
 
 
 def read_split(split: Split, level: str = RECORD, mode: str = DROPMALFORMED,

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod columns;
 pub mod index;
 pub mod invariants;
 pub mod layout;

@@ -1,4 +1,4 @@
-"""Spark data source benchmark (issue 8): rows/s on local[1] and local[2], next to ``kseg dump``.
+"""Spark data source benchmark (issues 8, 16): rows/s on local[1] and local[2], core and pure Python, next to ``kseg dump``.
 
 Generates one V2 partition -- a segment of 16 KiB batches of ~100-byte UTF-8
 records (default 64 MiB; one record in ten has a header) with its ``.index``
@@ -14,6 +14,14 @@ directory, reads it once so it sits in the page cache, then measures:
   source's default (segment bytes over cores, cut at .index entries), so
   local[2] reads the one segment as two tasks.
 
+Each Spark figure is measured twice in the same run, in a fresh process (a fresh JVM) each:
+with the compiled core (record rows built as Arrow buffers: docs/core.md) and with
+``KSEG_PURE=1``, interleaved (core local[1], pure local[1], core local[2], pure local[2]).
+The children import kseg from this script's tree (``PYTHONPATH``), and the bench asks a
+Python worker which kseg and which path it runs, so a worktree is measured, not whatever
+kseg the venv has installed.  "rows per CPU-second" is rows over the CPU time of the
+Python workers and the JVM together: the cost per core, whatever the load.
+
 Usage: python bench/bench_spark.py [size_mib] [--repeat N]
 The issue's goal: local[2] >= 1.7x local[1].  Speed targets live here, never
 in tests.  On a machine busy with other work the ratio says little: the
@@ -26,6 +34,7 @@ so on a two-core machine local[2] can gain only what the JVM leaves free.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import struct
 import subprocess
@@ -34,8 +43,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kseg.format import RecordSpec, encode_batch
-from kseg.index import OffsetEntry, encode_offset_index
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # this tree's kseg, not the one installed in the venv
+
+from kseg.format import RecordSpec, encode_batch  # noqa: E402
+from kseg.index import OffsetEntry, encode_offset_index  # noqa: E402
 
 BATCH_BYTES = 16 * 1024
 TS = 1_700_000_000_000
@@ -104,13 +116,22 @@ def _cpu_seconds(root: int) -> tuple[float, float]:
     return table.get(root, (0, 0.0))[1], below
 
 
-def bench_spark(master: str, partition: Path, repeat: int) -> tuple[float, int, int, float, float]:
-    """(best seconds, rows, splits, JVM CPU s, Python workers' CPU s) for every row of ``partition``."""
+def _worker_kseg(_: object) -> str:
+    """Which kseg a Python worker imports, and which path it runs (run inside Spark)."""
+    import kseg
+    from kseg.format._core import STATUS
+
+    return f"{Path(kseg.__file__).parent.parent}: {STATUS}"
+
+
+def bench_spark(master: str, partition: Path, repeat: int) -> dict:
+    """Best seconds, rows, splits, JVM and Python workers' CPU s for every row of ``partition``."""
     from kseg.spark import get_session, read
 
     spark, _ = get_session(master)
     jvm = spark.sparkContext._gateway.proc.pid
     try:
+        worker = spark.sparkContext.parallelize([0], 1).map(_worker_kseg).collect()[0]
         frame = read(spark, [partition])
         splits = frame.rdd.getNumPartitions()
         frame.write.format("noop").mode("overwrite").save()  # warm-up: JIT, Python workers
@@ -126,14 +147,37 @@ def bench_spark(master: str, partition: Path, repeat: int) -> tuple[float, int, 
         rows = frame.count()
     finally:
         spark.stop()
-    return best, rows, splits, *cpu
+    return {"seconds": best, "rows": rows, "splits": splits, "jvm": cpu[0], "python": cpu[1], "worker": worker,
+            "load": os.getloadavg()[0]}
+
+
+def measure(master: str, partition: Path, repeat: int, pure: bool) -> dict:
+    """``bench_spark`` in a fresh process (a fresh JVM), on the core or with ``KSEG_PURE=1``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env.pop("KSEG_PURE", None)
+    if pure:
+        env["KSEG_PURE"] = "1"
+    out = subprocess.run([sys.executable, __file__, "--measure", master, str(partition), "--repeat", str(repeat)],
+                         env=env, stdout=subprocess.PIPE, check=True, text=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def _line(label: str, master: str, r: dict) -> str:
+    cpu = r["python"] + r["jvm"]
+    return (f'  {label:<12} {master}, {r["splits"]} splits: {r["rows"] / r["seconds"] / 1e6:.3f} M rows/s '
+            f'({r["seconds"]:.2f} s; CPU: Python workers {r["python"]:.2f} s, JVM {r["jvm"]:.2f} s; '
+            f'{r["rows"] / cpu / 1e6:.3f} M rows per CPU-second; load {r["load"]:.1f})')
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("size_mib", nargs="?", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--measure", nargs=2, metavar=("MASTER", "PARTITION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(bench_spark(args.measure[0], Path(args.measure[1]), args.repeat)))
+        return
     with tempfile.TemporaryDirectory(prefix="kseg-bench-spark-") as tmp:
         log, batches, records = make_partition(Path(tmp), args.size_mib << 20)
         log.read_bytes()  # into the page cache
@@ -141,16 +185,22 @@ def main() -> None:
               f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
         dump = bench_dump(log)
         print(f"kseg dump --format json --deep-iteration, 1 core: {records / dump / 1e6:.3f} M records/s ({dump:.2f} s)")
-        results = {}
+        results: dict[tuple[str, str], dict] = {}
+        print('spark.read.format("kseg"), every column of every row into the JVM (noop writer):')
         for master in ("local[1]", "local[2]"):
-            seconds, rows, splits, jvm_cpu, python_cpu = bench_spark(master, log.parent, args.repeat)
-            assert rows == records, (rows, records)
-            results[master] = seconds
-            print(f'spark.read.format("kseg") {master}, {splits} splits: '
-                  f"{rows / seconds / 1e6:.3f} M rows/s ({seconds:.2f} s; CPU: Python workers "
-                  f"{python_cpu:.2f} s, JVM {jvm_cpu:.2f} s)")
-        ratio = results["local[1]"] / results["local[2]"]
-        print(f"ratio local[2] / local[1]: {ratio:.2f}x (goal >= 1.7x); load average now {os.getloadavg()[0]:.1f}")
+            for label, pure in (("core", False), ("KSEG_PURE=1", True)):
+                r = results[label, master] = measure(master, log.parent, args.repeat, pure)
+                assert r["rows"] == records, (r["rows"], records)
+                print(_line(label, master, r), flush=True)
+                print(f"    worker: {r['worker']}")
+        for label in ("core", "KSEG_PURE=1"):
+            ratio = results[label, "local[1]"]["seconds"] / results[label, "local[2]"]["seconds"]
+            print(f"{label}: local[2] / local[1] {ratio:.2f}x (goal >= 1.7x)")
+        for master in ("local[1]", "local[2]"):
+            core, pure = results["core", master], results["KSEG_PURE=1", master]
+            print(f"{master}: core / pure rows/s {pure['seconds'] / core['seconds']:.2f}x, "
+                  f"rows per CPU-second {(pure['python'] + pure['jvm']) / (core['python'] + core['jvm']):.2f}x")
+        print(f"load average now {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ pub struct Bitmap {
 
 impl Bitmap {
     fn push(&mut self, valid: bool) {
-        if self.len % 8 == 0 {
+        if self.len.is_multiple_of(8) {
             self.bits.push(0);
         }
         if valid {
@@ -225,4 +225,42 @@ impl RecordColumns {
     pub fn take(&mut self) -> RecordColumns {
         std::mem::replace(self, RecordColumns::new())
     }
+}
+
+/// The builder on any bytes (tests/properties.rs, fuzz target `records`): never a panic; a batch
+/// it takes is appended exactly as the scanner's spans say, and one it declines changes nothing.
+pub fn check_columns(buf: &[u8], start: usize, end: usize, count: usize, bases: BatchBases) -> Option<(usize, u64)> {
+    let mut columns = RecordColumns::new();
+    // a first batch of the same bytes, when it is taken, so that the second appends to a column
+    let first = columns.add(buf, start, end, count, bases);
+    let before = columns.clone();
+    let added = columns.add(buf, start, end, count, bases);
+    assert_eq!(first, added, "the same batch taken once and not twice");
+    let Some((rows, payload)) = added else {
+        assert_eq!(columns, before, "a declined batch changed the columns");
+        return None;
+    };
+    let scan = scan_records(buf, start, end, count).expect("a taken batch scans");
+    assert_eq!((rows, columns.rows), (count, before.rows + count));
+    assert_eq!(columns.payload, before.payload + payload);
+    let int = |bytes: &[u8], i: usize| i32::from_ne_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap_or_default());
+    let long = |bytes: &[u8], i: usize| i64::from_ne_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap_or_default());
+    let mut header = before.header_keys.len();
+    for (r, f) in scan.fields.chunks_exact(RECORD_STRIDE).enumerate() {
+        let row = before.rows + r;
+        assert_eq!(long(&columns.offsets, row), bases.base_offset.wrapping_add(f[0]));
+        let timestamp = bases.log_append_time.unwrap_or(bases.base_timestamp.wrapping_add(f[1]));
+        assert_eq!(long(&columns.timestamps, row), timestamp);
+        for (column, start, length) in [(&columns.keys, f[3], f[4]), (&columns.values, f[5], f[6])] {
+            let (from, to) = (int(&column.offsets, row) as usize, int(&column.offsets, row + 1) as usize);
+            assert_eq!(column.validity.bits[row / 8] >> (row % 8) & 1 == 1, length >= 0, "validity of row {row}");
+            assert_eq!(&column.data[from..to], span(buf, start, length.max(0)).unwrap_or_default());
+        }
+        assert_eq!(int(&columns.header_offsets, row) as usize, header);
+        header += f[7] as usize;
+        assert_eq!(int(&columns.header_offsets, row + 1) as usize, header);
+    }
+    assert_eq!(columns.header_keys.len(), header);
+    assert_eq!(columns.keys.validity.nulls, 2 * before.keys.validity.nulls, "nulls counted");
+    added
 }

@@ -6,6 +6,7 @@
 use std::fs;
 use std::path::Path;
 
+use kseg_wire::columns::{check_columns, increment_sequence, BatchBases};
 use kseg_wire::invariants::{check_records, check_walk, WalkCase};
 use kseg_wire::walk::crc32c;
 use kseg_wire::{index_run, IndexState};
@@ -205,6 +206,49 @@ fn records_written_or_damaged() {
         check_records(&buf, start, buf.len(), count);
         check_records(&buf, 0, buf.len().saturating_sub(rng.below(4)), count + rng.below(2));
     }
+}
+
+/// A record whose header keys are UTF-8 or not (the column builder declines a batch with one that is not).
+fn record_with_keys(rng: &mut Rng, out: &mut Vec<u8>) {
+    let mut plain = Vec::new();
+    record(rng, &mut plain);
+    if rng.below(8) == 0 {
+        if let Some(at) = plain.windows(3).position(|w| w == b"key") {
+            plain[at] = 0xC0 | rng.below(4) as u8; // a lead byte followed by ASCII: not UTF-8
+        }
+    }
+    out.extend(plain);
+}
+
+#[test]
+fn record_columns_written_or_damaged() {
+    let mut rng = Rng(0x636f_6c73);
+    let (mut taken, mut declined) = (0, 0);
+    for i in 0..3000 {
+        let mut buf = Vec::new();
+        let count = rng.below(6);
+        for _ in 0..count {
+            record_with_keys(&mut rng, &mut buf);
+        }
+        let bases = BatchBases {
+            base_offset: if i % 7 == 0 { i64::MAX - rng.below(100) as i64 } else { rng.below(1 << 40) as i64 },
+            base_timestamp: if i % 11 == 0 { i64::MIN + rng.below(1 << 20) as i64 } else { 1_700_000_000_000 },
+            log_append_time: if i % 5 == 0 { Some(rng.next() as i64) } else { None },
+            base_sequence: [-1, 0, i32::MAX - 2, rng.next() as i32][rng.below(4)],
+        };
+        match check_columns(&buf, 0, buf.len(), count, bases) {
+            Some(_) => taken += 1,
+            None => declined += 1, // a header key that is not UTF-8 (written records always scan)
+        }
+        for _ in 0..rng.below(3) {
+            damage(&mut rng, &mut buf);
+        }
+        let start = rng.below(4).min(buf.len());
+        check_columns(&buf, start, buf.len(), count, bases);
+        check_columns(&buf, 0, buf.len().saturating_sub(rng.below(4)), count + rng.below(2), bases);
+    }
+    assert!(taken > 2000 && declined > 50, "both outcomes exercised: {taken} taken, {declined} declined");
+    assert_eq!(increment_sequence(i32::MAX - 1, 3), 1, "Kafka's wrap past Integer.MAX_VALUE");
 }
 
 #[test]

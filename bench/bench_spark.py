@@ -22,7 +22,7 @@ Python worker which kseg and which path it runs, so a worktree is measured, not 
 kseg the venv has installed.  "rows per CPU-second" is rows over the CPU time of the
 Python workers and the JVM together: the cost per core, whatever the load.
 
-Usage: python bench/bench_spark.py [size_mib] [--repeat N]
+Usage: python bench/bench_spark.py [size_mib] [--repeat N] [--compare TREE]  (TREE: e.g. /work/main, "before")
 The issue's goal: local[2] >= 1.7x local[1].  Speed targets live here, never
 in tests.  On a machine busy with other work the ratio says little: the
 script prints the load average next to the numbers, and the CPU time the
@@ -43,7 +43,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+#: The kseg tree measured: this script's, or another one given by ``--compare`` (its children get it here).
+REPO = Path(os.environ.get("KSEG_BENCH_TREE") or Path(__file__).resolve().parent.parent)
 sys.path.insert(0, str(REPO))  # this tree's kseg, not the one installed in the venv
 
 from kseg.format import RecordSpec, encode_batch  # noqa: E402
@@ -151,14 +152,16 @@ def bench_spark(master: str, partition: Path, repeat: int) -> dict:
             "load": os.getloadavg()[0]}
 
 
-def measure(master: str, partition: Path, repeat: int, pure: bool) -> dict:
-    """``bench_spark`` in a fresh process (a fresh JVM), on the core or with ``KSEG_PURE=1``."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+def measure(master: str, partition: Path, repeat: int, pure: bool, tree: Path = REPO) -> dict:
+    """``bench_spark`` in a fresh process (a fresh JVM), on the core or with ``KSEG_PURE=1``, with ``tree``'s kseg."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")])),
+           "KSEG_BENCH_TREE": str(tree)}
     env.pop("KSEG_PURE", None)
     if pure:
         env["KSEG_PURE"] = "1"
-    out = subprocess.run([sys.executable, __file__, "--measure", master, str(partition), "--repeat", str(repeat)],
-                         env=env, stdout=subprocess.PIPE, check=True, text=True).stdout
+    # cwd: Spark's Python workers run as ``python -m pyspark.daemon``, which puts the working directory first
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure", master, str(partition),
+                          "--repeat", str(repeat)], env=env, cwd=tree, stdout=subprocess.PIPE, check=True, text=True).stdout
     return json.loads(out.splitlines()[-1])
 
 
@@ -173,6 +176,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("size_mib", nargs="?", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--compare", type=Path, metavar="TREE",
+                        help="also measure another kseg tree (e.g. main's checkout) with its core, in the same run")
     parser.add_argument("--measure", nargs=2, metavar=("MASTER", "PARTITION"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -187,19 +192,26 @@ def main() -> None:
         print(f"kseg dump --format json --deep-iteration, 1 core: {records / dump / 1e6:.3f} M records/s ({dump:.2f} s)")
         results: dict[tuple[str, str], dict] = {}
         print('spark.read.format("kseg"), every column of every row into the JVM (noop writer):')
+        runs = [("core", False, REPO), ("KSEG_PURE=1", True, REPO)]
+        if args.compare:
+            runs.append((args.compare.name, False, args.compare.resolve()))
         for master in ("local[1]", "local[2]"):
-            for label, pure in (("core", False), ("KSEG_PURE=1", True)):
-                r = results[label, master] = measure(master, log.parent, args.repeat, pure)
+            for label, pure, tree in runs:
+                r = results[label, master] = measure(master, log.parent, args.repeat, pure, tree)
                 assert r["rows"] == records, (r["rows"], records)
                 print(_line(label, master, r), flush=True)
                 print(f"    worker: {r['worker']}")
-        for label in ("core", "KSEG_PURE=1"):
+        for label, _, _ in runs:
             ratio = results[label, "local[1]"]["seconds"] / results[label, "local[2]"]["seconds"]
             print(f"{label}: local[2] / local[1] {ratio:.2f}x (goal >= 1.7x)")
         for master in ("local[1]", "local[2]"):
             core, pure = results["core", master], results["KSEG_PURE=1", master]
             print(f"{master}: core / pure rows/s {pure['seconds'] / core['seconds']:.2f}x, "
                   f"rows per CPU-second {(pure['python'] + pure['jvm']) / (core['python'] + core['jvm']):.2f}x")
+            if args.compare:
+                other = results[args.compare.name, master]
+                print(f"{master}: core / {args.compare.name} rows/s {other['seconds'] / core['seconds']:.2f}x, "
+                      f"rows per CPU-second {(other['python'] + other['jvm']) / (core['python'] + core['jvm']):.2f}x")
         print(f"load average now {os.getloadavg()[0]:.1f}")
 
 

@@ -26,8 +26,10 @@ from collections.abc import Callable
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import LOG_OVERHEAD, TRANSACTIONAL_MASK
 from kseg.format.walk import BatchWalk, V2Header
+from kseg.index import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE
 from kseg.ops.verify.log_gaps import GapChecks
 from kseg.ops.verify.log_state import PROGRESS_STEP, USUAL_V2_ATTRIBUTES, Observer
+from kseg.recovery.clean_prefix import PrefixRecorder
 from kseg.segment import MappedFile
 
 __all__ = ["LogWalk", "Observer", "walk_log"]
@@ -60,10 +62,12 @@ class LogWalk(GapChecks):
         (or at the end of the file).
         """
         walk = BatchWalk(self.buf, start, strict=False)
+        recorder = self.recorder
         pos = start
         while True:
             until = pos + RUN_BYTES
-            headers, end = walk.valid_v2_run(pos, until)
+            ran = recorder.valid_v2_run(self.buf, pos, until) if recorder is not None else None
+            headers, end = ran if ran is not None else walk.valid_v2_run(pos, until)
             if headers:
                 self._take(headers, pos)
             pos = end
@@ -125,11 +129,18 @@ def walk_log(
     observe: Observer | None = None,
     progress: Callable[[int], None] | None = None,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    recovery_prefix: bool = False,
 ) -> tuple[LogWalk, int]:
-    """Map ``path`` read-only and walk it; returns the finished walk and the file size."""
+    """Map ``path`` read-only and walk it; returns the finished walk and the file size.
+
+    ``recovery_prefix``: also run ``LogSegment.recover``'s loop over the leading clean batches
+    (``walk.recorder``, :mod:`kseg.recovery.clean_prefix`), for the load model.
+    """
     with MappedFile(path) as mapped:
         walk = LogWalk(path, mapped.buf, name_base=name_base, deep=deep, observe=observe, progress=progress,
                        release=mapped.release, max_batch_bytes=max_batch_bytes)
+        if recovery_prefix and name_base is not None:
+            walk.recorder = PrefixRecorder(name_base, mapped.size, DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE)
         try:
             walk.run()
         finally:

@@ -24,5 +24,5 @@ def index_run(
     buf: Any, position: int, limit: int, until: int, state: tuple[int, ...], /
 ) -> tuple[int, tuple[int, ...], bytes, bytes, list[tuple[int, int]]]: ...
 def valid_v2_run_indexed(
-    buf: Any, position: int, limit: int, until: int, state: tuple[int, ...], /
+    buf: Any, base: int, position: int, limit: int, until: int, state: tuple[int, ...], /
 ) -> tuple[list[_Header], int, int | None, tuple[int, ...], bytes, bytes, list[tuple[int, int]]]: ...

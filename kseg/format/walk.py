@@ -242,6 +242,18 @@ class BatchWalk:
             yield LegacyBatch(buf, pos) if magic < 2 else V2Batch(buf, pos, view)
 
 
+def cut_by_window(window: Buffer, pos: int, limit: int) -> bool:
+    """Whether ``window[:limit]``, a part of a file read into memory, may hold only part of the entry at ``pos``.
+
+    True when fewer bytes than a V2 batch header are left, or the entry's size field reaches past
+    ``limit``: a run of :meth:`BatchWalk.valid_v2_run` over the window that stopped at ``pos``
+    may have stopped only because the window ends there.
+    """
+    if limit - pos < RECORD_BATCH_OVERHEAD:
+        return True
+    return pos + LOG_OVERHEAD + ENTRY_PREFIX.unpack_from(window, pos)[1] > limit
+
+
 def iter_batches(buf: Buffer, start: int = 0, end: int | None = None) -> Iterator[Batch]:
     """Shorthand for ``iter(BatchWalk(buf, start, end))`` when the end reason is not needed."""
     return iter(BatchWalk(buf, start, end))
@@ -280,7 +292,7 @@ def core_index_run(
 
 
 def core_valid_v2_run_indexed(
-    buf: Buffer, position: int, limit: int, until: int, state: IndexState
+    buf: Buffer, position: int, limit: int, until: int, state: IndexState, base: int = 0
 ) -> tuple[list[V2Header], int, int | None, IndexState, bytes, bytes, EpochChanges] | None:
     """:meth:`BatchWalk.valid_v2_run` and :func:`core_index_run` over the same batches, in one pass.
 
@@ -288,12 +300,14 @@ def core_valid_v2_run_indexed(
     entries, epoch changes): the headers and end are exactly ``valid_v2_run``'s; the loop takes the
     run's batches up to the first it must leave to Python (its position is the third item), exactly
     as ``index_run`` would.  None when the core is not in use or cannot take these arguments
-    (recovery/clean_prefix.py then records nothing and the caller walks as before).
+    (recovery/clean_prefix.py then records nothing and the caller walks as before).  ``buf`` may
+    be a window of the file read into memory, ``buf[0]`` at file position ``base``: the state
+    stays in file positions, the positions passed and returned are ``buf``'s.
     """
-    if CORE is None or min(position, limit, until) < 0:
+    if CORE is None or min(position, limit, until, base) < 0:
         return None
     try:
-        return CORE.valid_v2_run_indexed(buf, position, limit, until, state)
+        return CORE.valid_v2_run_indexed(buf, base, position, limit, until, state)
     except NOT_FOR_CORE:
         return None
     except Exception as err:

@@ -81,12 +81,20 @@ class PrefixRecorder:
         self.times = bytearray()
         self.epochs: list[tuple[int, int]] = []
 
-    def valid_v2_run(self, buf: Buffer, position: int, until: int) -> tuple[list[V2Header], int] | None:
-        """The run's (headers, end), the loop carried over it; None: the caller runs it without the loop."""
-        if not self.running or position != self.position:
+    def valid_v2_run(
+        self, buf: Buffer, position: int, until: int, base: int = 0, limit: int | None = None
+    ) -> tuple[list[V2Header], int] | None:
+        """The run's (headers, end), the loop carried over it; None: the caller runs it without the loop.
+
+        ``buf`` is the file (``base`` 0, ``limit`` None: the file's size), or a window of it read into
+        memory: ``buf[:limit]`` is the file from position ``base``; ``position``, ``until`` and the end
+        returned are then the window's.
+        """
+        if not self.running or base + position != self.position:
             self.running = False
             return None
-        ran = core_valid_v2_run_indexed(buf, position, self.limit, until, self.state)
+        limit = self.limit - base if limit is None else limit
+        ran = core_valid_v2_run_indexed(buf, position, limit, until, self.state, base)
         if ran is None:  # the pure-Python path, or arguments the core does not take
             self.running = False
             return None
@@ -94,7 +102,7 @@ class PrefixRecorder:
         self.offsets += offsets
         self.times += times
         self.epochs += epochs
-        self.position = end if stopped is None else stopped
+        self.position = base + (end if stopped is None else stopped)
         self.running = stopped is None
         return headers, end
 

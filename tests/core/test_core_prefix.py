@@ -17,7 +17,6 @@ from __future__ import annotations
 import mmap
 import os
 import random
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -33,8 +32,8 @@ from kseg.format import walk as walk_module
 from kseg.format.control import ABORT, COMMIT, encode_control_key, encode_end_txn_marker
 from kseg.format.walk import BatchWalk
 from kseg.index import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE
+from kseg.ops.verify import log_walk, verify_paths
 from kseg.ops.verify import plan as plan_module
-from kseg.ops.verify import verify_paths
 from kseg.recovery.clean_prefix import CleanPrefix, PrefixRecorder
 from kseg.recovery.indexes import STOP_INVALID_RECORD, IndexBuild, build_indexes
 from kseg.recovery.loading import segments as loading_segments
@@ -267,27 +266,81 @@ def test_the_model_goes_on_from_the_prefix_and_walks_nothing_again(core, tmp_pat
     assert ("leader-epoch", 40) in kinds  # epochs 1..4 start at 40, 80, ...: the checkpoint has only epoch 0
 
 
-def test_memory_stays_flat_and_pages_go_behind_the_walk(core, tmp_path):
-    """A 96 MiB segment without .index in a partition directory: the walk (and the prefix) keep the
-    resident set to about two release windows of the file plus the interpreter, never the file."""
+@pytest.mark.parametrize("read_windows", [True, False])
+def test_memory_stays_flat_and_pages_go_behind_the_walk(core, tmp_path, read_windows):
+    """A 96 MiB segment without .index in a partition directory, read in windows or walked on the
+    mapping: the walk (and the prefix) keep the resident set to a window or two of the file plus
+    the interpreter, never the file."""
     part = tmp_path / "orders-0"
     part.mkdir()
-    batch = encode_batch([RecordSpec(0, TS, None, bytes(16_000))], base_offset=0)
     with (part / "00000000000000000000.log").open("wb") as out:
-        for o in range(96 * 2**20 // len(batch)):
+        for o in range(96 * 2**20 // 16_100):
             out.write(encode_batch([RecordSpec(o, TS + o, None, bytes(16_000))], base_offset=o))
     code = (
-        "import resource, sys\n"
-        "from kseg.ops.verify import verify_paths\n"
-        "def kib(field):\n"
-        "    for line in open('/proc/self/status'):\n"
-        "        if line.startswith(field): return int(line.split()[1])\n"
-        f"verify_paths([{str(part)!r}], jobs=1)\n"
-        "print(kib('RssAnon:'), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        "import resource\n"
+        "from kseg.ops.verify import log_walk, verify_paths\n"
+        f"log_walk.READ_WINDOWS = {read_windows}\n"
+        f"result = verify_paths([{str(part)!r}], jobs=1)\n"
+        "assert result.files[0].batches > 6000\n"
+        "anon = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('RssAnon:')][0]\n"
+        "print(anon, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "KSEG_PURE"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     anon_kib, peak_kib = map(int, done.stdout.split())
     assert anon_kib < 100 * 1024
-    assert peak_kib < 100 * 1024  # the file is 96 MiB: a walk that kept its pages would pass this on its own
-    assert resource.getpagesize() > 0
+    assert peak_kib < 100 * 1024  # the file is 96 MiB: a walk that kept its pages would not stay below
+
+
+# -- the fast path reads windows of the file: the same findings as walking the mapping ----------------
+
+
+def _walk_findings(path: Path, deep: bool = False):
+    walk, size = log_walk.walk_log(str(path), name_base=0, deep=deep)
+    facts = (walk.batches, walk.first_offset, walk.last_offset, walk.skipped, walk.epochs, walk.aborts, walk.kafka_cut)
+    prefix = walk.recorder.prefix() if walk.recorder is not None else None
+    return [(f.kind, f.severity, f.position, f.offset, f.message) for f in walk.findings.close()], facts, size, prefix
+
+
+def _both_ways(path: Path, monkeypatch, window: int) -> None:
+    monkeypatch.setattr(log_walk, "READ_WINDOWS", False)
+    mapped = _walk_findings(path)
+    monkeypatch.setattr(log_walk, "READ_WINDOWS", True)
+    monkeypatch.setattr(log_walk, "WINDOW_BYTES", window)
+    assert _walk_findings(path) == mapped
+
+
+@settings(deadline=None, max_examples=60)
+@given(seed=st.integers(0, 2**32), damage=st.integers(-1, 2**32), window=st.sampled_from([61, 200, 777, 4096, 1 << 20]))
+@example(seed=1, damage=-1, window=61)
+def test_windows_give_the_walk_of_the_mapping(core, tmp_path_factory, seed, damage, window):
+    """Windows smaller than a batch, cutting batches and headers anywhere, on damaged logs too."""
+    data, _ = _log(seed, 20, start=0)
+    if damage >= 0:
+        data = damaged(data, damage)
+    path = tmp_path_factory.mktemp("w") / "00000000000000000000.log"
+    path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        _both_ways(path, patch, window)
+        patch.setattr(walk_module, "CORE", None)  # the pure-Python path reads windows too
+        _both_ways(path, patch, window)
+
+
+def test_windows_carry_the_recovery_prefix(core, tmp_path, monkeypatch):
+    data = b"".join(encode_batch([RecordSpec(o, TS + o, None, b"x" * 700)], base_offset=o,
+                                 partition_leader_epoch=o // 7) for o in range(60))
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(log_walk, "WINDOW_BYTES", 1000)  # about one batch per window, some in none
+    walk, _ = log_walk.walk_log(str(path), name_base=0, recovery_prefix=True)
+    prefix = walk.recorder.prefix()
+    assert prefix is not None and prefix.position == len(data)
+    monkeypatch.setattr(walk_module, "CORE", None)
+    assert _build(data, 0, DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE, prefix) == \
+        _build(data, 0, DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE)
+
+
+@pytest.mark.corpus
+def test_windows_on_the_real_corpus(core, monkeypatch):
+    for path in corpus_logs(max_size=4 << 20)[::3]:
+        _both_ways(path, monkeypatch, 4096)

@@ -94,6 +94,9 @@ class WalkState:
         self.max_last = NO_OFFSET  # largest last offset of the batches the slow paths saw
         self._next_progress = PROGRESS_STEP if progress is not None else self.limit + 1
         self.recorder: PrefixRecorder | None = None  # recover's loop run along, for the load model
+        #: reads the file from a position into a buffer (MappedFile.read_into): the fast path then
+        #: reads windows of the file instead of walking the mapping
+        self.read_into: Callable[[memoryview, int], int] | None = None
 
     def close(self) -> None:
         self.view.release()

@@ -8,6 +8,8 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use crate::borrowed::Borrowed;
 use crate::{guarded, header_tuple};
 
+/// `buf[0]` is at file position `base` (a window read into memory): the loop's state is in file
+/// positions, the positions taken and returned are `buf`'s.
 /// (headers, position after the last, position where the loop stopped or None, state,
 /// new `.index` entries, new `.timeindex` entries, [(epoch, base offset)] where the epoch changes).
 #[pyfunction]
@@ -15,6 +17,7 @@ use crate::{guarded, header_tuple};
 pub fn valid_v2_run_indexed<'py>(
     py: Python<'py>,
     buf: &Bound<'py, PyAny>,
+    base: usize,
     position: usize,
     limit: usize,
     until: usize,
@@ -34,7 +37,7 @@ pub fn valid_v2_run_indexed<'py>(
         let mut out = kseg_wire::IndexOut::default();
         let mut headers = Vec::new();
         let (end, stopped) =
-            kseg_wire::indexed_v2_run(borrowed.as_slice(), position, limit, until, &mut s, &mut out, &mut headers);
+            kseg_wire::indexed_v2_run(borrowed.as_slice(), base, position, limit, until, &mut s, &mut out, &mut headers);
         let items = headers.iter().map(|h| header_tuple(py, h)).collect::<PyResult<Vec<_>>>()?;
         Ok((
             PyList::new(py, items)?,

@@ -210,8 +210,14 @@ fn take(state: &mut IndexState, h: &V2Header, next: usize, out: &mut IndexOut) -
 /// `position` before `until` goes to `headers` (exactly as `valid_v2_run`), and the batches up to
 /// the first the Python loop must take go through the loop (exactly as `index_run`). Returns the
 /// run's end and, if the loop stopped inside the run, the position of the batch it stopped before.
+///
+/// `buf` may be a window of the file read into memory: `base` is the file position of `buf[0]`,
+/// so the loop's state (valid bytes, index positions) stays in file positions; the positions
+/// taken and returned are `buf`'s. A batch running past the window's end ends the run there.
+#[allow(clippy::too_many_arguments)]
 pub fn indexed_v2_run(
     buf: &[u8],
+    base: usize,
     position: usize,
     limit: usize,
     until: usize,
@@ -223,7 +229,7 @@ pub fn indexed_v2_run(
     let mut stopped = None;
     for (pos, next, h) in &mut run {
         headers.push(h);
-        if stopped.is_none() && !take(state, &h, next, out) {
+        if stopped.is_none() && !take(state, &h, base.saturating_add(next), out) {
             stopped = Some(pos);
         }
     }
@@ -286,7 +292,7 @@ mod tests {
         assert_eq!((out.epochs, s.map_end), (vec![(0, 0)], 1));
         // the combined run takes both headers and stops indexing before the producer batch
         let (mut s2, mut out2, mut headers) = (fresh(0, 1), IndexOut::default(), Vec::new());
-        assert_eq!(indexed_v2_run(&log, 0, log.len(), usize::MAX, &mut s2, &mut out2, &mut headers), (224, Some(112)));
+        assert_eq!(indexed_v2_run(&log, 0, 0, log.len(), usize::MAX, &mut s2, &mut out2, &mut headers), (224, Some(112)));
         assert_eq!((headers.len(), s2, out2.epochs), (2, s, vec![(0, 0)]));
     }
 

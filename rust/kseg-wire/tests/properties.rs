@@ -172,7 +172,7 @@ fn indexed_runs_are_valid_v2_run_and_index_run() {
         loop {
             let until = pos + 1 + rng.below(700);
             let (next, stopped) = if stop.is_none() {
-                indexed_v2_run(&buf, pos, buf.len(), until, &mut cut, &mut out2, &mut headers)
+                indexed_v2_run(&buf, 0, pos, buf.len(), until, &mut cut, &mut out2, &mut headers)
             } else {
                 (valid_v2_run(&buf, pos, buf.len(), until, &mut headers), None)
             };
@@ -185,6 +185,48 @@ fn indexed_runs_are_valid_v2_run_and_index_run() {
         }
         assert_eq!((pos, headers), (end, want));
         assert_eq!((stop.unwrap_or(pos), cut, out2), (index_end, state, out));
+    }
+}
+
+/// `indexed_v2_run` over windows of the file read into memory (as verify reads a segment:
+/// `buf[base..base + window]`, refilled from where a run stopped at the window's end) equals
+/// one run over the whole buffer: the same headers and the same state, in file positions.
+#[test]
+fn indexed_runs_over_windows_equal_one_run() {
+    let mut rng = Rng(0x7769_6e64);
+    for _ in 0..3000 {
+        let (buf, fresh) = index_case(&mut rng);
+        let (mut state, mut out, mut want) = (fresh, IndexOut::default(), Vec::new());
+        let (end, stop) = indexed_v2_run(&buf, 0, 0, buf.len(), usize::MAX, &mut state, &mut out, &mut want);
+        let window = 61 + rng.below(900);
+        let (mut cut, mut out2, mut headers, mut base, mut stopped) = (fresh, IndexOut::default(), Vec::new(), 0, None);
+        loop {
+            let chunk = &buf[base..(base + window).min(buf.len())];
+            let (next, s) = if stopped.is_none() {
+                indexed_v2_run(chunk, base, 0, chunk.len(), usize::MAX, &mut cut, &mut out2, &mut headers)
+            } else {
+                (valid_v2_run(chunk, 0, chunk.len(), usize::MAX, &mut headers), None)
+            };
+            stopped = stopped.or(s.map(|p| base + p));
+            // the window ended the run (a batch crosses it) unless it reaches the end of the buffer
+            if next == 0 || base + chunk.len() == buf.len() {
+                base += next;
+                break;
+            }
+            base += next;
+        }
+        if base < end {
+            // a batch longer than the window: the caller takes the rest from the whole buffer
+            let (next, s) = if stopped.is_none() {
+                indexed_v2_run(&buf, 0, base, buf.len(), usize::MAX, &mut cut, &mut out2, &mut headers)
+            } else {
+                (valid_v2_run(&buf, base, buf.len(), usize::MAX, &mut headers), None)
+            };
+            stopped = stopped.or(s);
+            base = next;
+        }
+        assert_eq!((base, &headers), (end, &want));
+        assert_eq!((stopped, cut, out2), (stop, state, out));
     }
 }
 

@@ -270,7 +270,7 @@ EpochChanges: TypeAlias = list[tuple[int, int]]
 
 
 def core_index_run(
-    buf: Buffer, position: int, limit: int, until: int, state: IndexState
+    buf: Buffer, position: int, limit: int, until: int, state: IndexState, base: int = 0
 ) -> tuple[int, IndexState, bytes, bytes, EpochChanges] | None:
     """The core's run of ``LogSegment.recover``'s loop over the clean batches before ``until``.
 
@@ -278,10 +278,14 @@ def core_index_run(
     changes), or None when the core is not in use or cannot take these arguments: the caller's own
     loop (the reference, recovery/indexes.py ``_recover``) then does everything.  The run stops
     before any batch that loop would treat otherwise than as a clean batch without a producer id.
+    ``buf`` may be a window of the file read into memory, ``buf[0]`` at file position ``base``
+    (the core's ``index_run_at``): the state stays in file positions, the others are ``buf``'s.
     """
-    if CORE is None or min(position, limit, until) < 0:
+    if CORE is None or min(position, limit, until, base) < 0:
         return None
     try:
+        if base:
+            return CORE.index_run_at(buf, base, position, limit, until, state)
         return CORE.index_run(buf, position, limit, until, state)
     except NOT_FOR_CORE:
         return None

@@ -18,15 +18,20 @@ or the pure-Python path (no core: no prefix is recorded), is a build from byte 0
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kseg.format.layout import Buffer
-from kseg.format.walk import V2Header, core_valid_v2_run_indexed
+from kseg.format.walk import V2Header, core_index_run, core_valid_v2_run_indexed, cut_by_window
 
 #: Bytes of index per entry (``OffsetIndex``, ``TimeIndex``: kseg.index OFFSET_ENTRY, TIME_ENTRY).
 _OFFSET_ENTRY_BYTES, _TIME_ENTRY_BYTES = 8, 12
 #: Epoch and map end not set yet, in the core's state (its ``index::NONE``).
 NONE = -(1 << 63)
+#: The window :func:`read_clean_run` reads the file into, reused from window to window.
+WINDOW_BYTES = 4 << 20
+#: What a run of the loop leaves: (position reached, state, .index entries, .timeindex entries, epoch changes).
+Ran = tuple[int, tuple[int, ...], bytearray, bytearray, list[tuple[int, int]]]
 
 
 def fresh_state(base_offset: int, interval: int, max_index_size: int) -> tuple[int, ...]:
@@ -112,3 +117,42 @@ class PrefixRecorder:
             return None
         return CleanPrefix(self.limit, self.position, self.state, bytes(self.offsets), bytes(self.times),
                            tuple(self.epochs))
+
+
+def read_clean_run(
+    buf: Buffer, limit: int, state: tuple[int, ...], read_into: Callable[[memoryview, int], int]
+) -> Ran | None:
+    """The core's loop over the leading clean batches of ``buf[:limit]``, the file read window by window.
+
+    ``read_into(view, position)`` copies the file from ``position`` into ``view`` (``MappedFile.
+    read_into``): no page of the mapping is touched but for a batch longer than a window, taken
+    from ``buf``.  A run that stops only because the window ends there is taken up again from a
+    window starting at that batch.  The same result as ``index_run`` over ``buf`` (rust/kseg-wire/
+    tests/properties.rs); None on the pure-Python path.
+    """
+    window = bytearray(min(WINDOW_BYTES, limit))
+    offsets, times, epochs = bytearray(), bytearray(), []
+    pos = 0
+    with memoryview(window) as view:
+        while pos < limit:
+            got = read_into(view[: min(len(window), limit - pos)], pos)
+            ran = core_index_run(window, 0, got, got, state, pos)
+            if ran is None:
+                return None
+            rel, state, new_offsets, new_times, changes = ran
+            offsets += new_offsets
+            times += new_times
+            epochs += changes
+            stop = pos + rel
+            if pos + got >= limit or got < len(window) or not cut_by_window(window, rel, got):
+                return stop, state, offsets, times, epochs  # the end, or an entry the loop must see
+            if rel == 0:  # a batch longer than the window: from the mapping
+                ran = core_index_run(buf, pos, limit, pos + 1, state)
+                if ran is None or ran[0] == pos:
+                    return pos, state, offsets, times, epochs
+                stop, state, new_offsets, new_times, changes = ran
+                offsets += new_offsets
+                times += new_times
+                epochs += changes
+            pos = stop
+    return pos, state, offsets, times, epochs

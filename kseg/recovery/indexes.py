@@ -35,6 +35,8 @@ it never touches a file.
 
 from __future__ import annotations
 
+import mmap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kseg.errors import Corrupt, InvalidRecord
@@ -55,7 +57,7 @@ from kseg.index import (
     read_offset_index,
     read_time_index,
 )
-from kseg.recovery.clean_prefix import NONE, CleanPrefix, fresh_state
+from kseg.recovery.clean_prefix import NONE, CleanPrefix, fresh_state, read_clean_run
 from kseg.recovery.producer_state import FAILS_TO_LOAD, RecoveryAbort, TxnTracker, track_producer_batch
 from kseg.segment import RELEASE_EVERY, release_pages
 
@@ -144,6 +146,7 @@ class IndexBuild:
 # -- the recovery walk ------------------------------------------------------------
 
 _pack_offset, _pack_time = OFFSET_ENTRY.pack, TIME_ENTRY.pack
+PAGE = mmap.PAGESIZE  # pages released behind a walk start at a page boundary
 
 
 class _Indexes:
@@ -272,6 +275,7 @@ def build_indexes(
     txn: TxnTracker | None = None,
     max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
     prefix: CleanPrefix | None = None,
+    read_into: Callable[[memoryview, int], int] | None = None,
 ) -> IndexBuild:
     """Run ``LogSegment.recover``'s loop over ``buf[:end]`` and return the indexes it writes.
 
@@ -280,6 +284,8 @@ def build_indexes(
     is updated in place so the next segment can be built with it.  ``prefix``
     is the loop over the leading clean batches of these bytes, run during
     another walk (:mod:`kseg.recovery.clean_prefix`): the loop goes on from there.
+    ``read_into`` (``MappedFile.read_into`` of ``buf``'s file) lets the core read the leading
+    clean batches window by window instead of mapping them.
     """
     walk = BatchWalk(buf, 0, end, strict=False)
     indexes = _Indexes(base_offset, max_index_size)
@@ -291,7 +297,13 @@ def build_indexes(
         epochs += prefix.epochs
     else:
         state = fresh_state(base_offset, index_interval_bytes, max_index_size)
-        first = _clean_run(buf, walk.limit, indexes, state, epochs)
+        ran = read_clean_run(buf, walk.limit, state, read_into) if read_into is not None and walk.limit else None
+        if ran is not None:
+            position, state, offsets, times, changes = ran
+            epochs += changes
+            first = _take_state(state, position, position - position % PAGE, indexes, offsets, times)
+        else:
+            first = _clean_run(buf, walk.limit, indexes, state, epochs)
     if first[0] > 0:  # the loop goes on where the core's clean run stopped
         walk = BatchWalk(buf, first[0], end, strict=False)
     valid_bytes, batches, stop, detail, failure, map_end = _recover(
@@ -342,7 +354,8 @@ def _clean_run(
 
 
 def _take_state(
-    state: tuple[int, ...], position: int, released: int, indexes: _Indexes, offsets: bytes = b"", times: bytes = b""
+    state: tuple[int, ...], position: int, released: int, indexes: _Indexes,
+    offsets: bytes | bytearray = b"", times: bytes | bytearray = b"",
 ) -> _Start:
     """The core's loop state (:func:`~kseg.recovery.clean_prefix.fresh_state`'s fields) into ``indexes``
     and the start of :func:`_recover`'s loop."""

@@ -34,10 +34,12 @@ from kseg.format.walk import BatchWalk
 from kseg.index import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE
 from kseg.ops.verify import log_walk, verify_paths
 from kseg.ops.verify import plan as plan_module
+from kseg.recovery import clean_prefix
 from kseg.recovery.clean_prefix import CleanPrefix, PrefixRecorder
 from kseg.recovery.indexes import STOP_INVALID_RECORD, IndexBuild, build_indexes
 from kseg.recovery.loading import segments as loading_segments
 from kseg.recovery.producer_state import TxnTracker
+from kseg.segment import MappedFile
 
 TS = 1_700_000_000_000
 
@@ -344,3 +346,44 @@ def test_windows_carry_the_recovery_prefix(core, tmp_path, monkeypatch):
 def test_windows_on_the_real_corpus(core, monkeypatch):
     for path in corpus_logs(max_size=4 << 20)[::3]:
         _both_ways(path, monkeypatch, 4096)
+
+
+# -- reindex (and the load model) read the leading clean batches in windows too -------------------------
+
+
+def _read_build(path: Path, base: int, interval: int, size: int = DEFAULT_MAX_INDEX_SIZE):
+    tracker = TxnTracker()
+    with MappedFile(path, readable=True) as mapped:
+        build = build_indexes(mapped.buf, base, index_interval_bytes=interval, txn=tracker, max_index_size=size,
+                              read_into=mapped.read_into)
+    return build, tracker.state()
+
+
+@settings(deadline=None, max_examples=60)
+@given(seed=st.integers(0, 2**32), damage=st.integers(-1, 2**32), interval=st.integers(1, 3000),
+       window=st.sampled_from([61, 300, 2048, 1 << 20]))
+@example(seed=0, damage=-1, interval=4096, window=61)
+def test_windows_build_the_indexes_the_python_loop_builds(core, tmp_path_factory, seed, damage, interval, window):
+    data, base = _log(seed)
+    if damage >= 0:
+        data = damaged(data, damage)
+    path = tmp_path_factory.mktemp("r") / "00000000000000000000.log"
+    path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(clean_prefix, "WINDOW_BYTES", window)
+        patch.setattr(walk_module, "CORE", core)
+        read = _read_build(path, base, interval)
+        patch.setattr(walk_module, "CORE", None)
+        assert read == _build(data, base, interval, DEFAULT_MAX_INDEX_SIZE)
+
+
+@pytest.mark.corpus
+def test_windows_build_the_corpus_indexes(core, monkeypatch):
+    monkeypatch.setattr(clean_prefix, "WINDOW_BYTES", 4096)
+    for path in corpus_logs(max_size=4 << 20)[::2]:
+        name = path.name.split(".")[0]
+        base = int(name) if name.isdigit() else 0
+        read = _read_build(path, base, DEFAULT_INDEX_INTERVAL_BYTES)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(walk_module, "CORE", None)
+            assert read == _build(path.read_bytes(), base, DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE)

@@ -179,9 +179,10 @@ def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
         tracker.restore(after)
         return recovered
     prefix = pdir.prefixes.get(os.path.abspath(source))
-    with MappedFile(source) as mapped:
+    with MappedFile(source, readable=True) as mapped:
         try:
-            build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size, prefix=prefix)
+            build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size, prefix=prefix,
+                                  read_into=mapped.read_into)
         except LimitExceeded as err:  # kseg's read cap, not Kafka's: the model cannot go on
             raise err.with_path(str(source)) from None
     recovered = Recovered(build, list(build.epochs), build.map_end)

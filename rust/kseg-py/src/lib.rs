@@ -182,6 +182,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(valid_entries, m)?)?;
     m.add_function(wrap_pyfunction!(index_run, m)?)?;
     m.add_function(wrap_pyfunction!(indexed::valid_v2_run_indexed, m)?)?;
+    m.add_function(wrap_pyfunction!(indexed::index_run_at, m)?)?;
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;

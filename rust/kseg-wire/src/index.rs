@@ -182,9 +182,24 @@ pub fn index_run(
     state: &mut IndexState,
     out: &mut IndexOut,
 ) -> usize {
+    index_run_at(buf, 0, position, limit, until, state, out)
+}
+
+/// [`index_run`] over a window of the file read into memory: `base` is the file position of
+/// `buf[0]`, so the state stays in file positions; the positions taken and returned are `buf`'s.
+/// A batch running past the window's end ends the run there.
+pub fn index_run_at(
+    buf: &[u8],
+    base: usize,
+    position: usize,
+    limit: usize,
+    until: usize,
+    state: &mut IndexState,
+    out: &mut IndexOut,
+) -> usize {
     let mut run = CleanV2Run::new(buf, position, limit, until);
     for (pos, next, h) in &mut run {
-        if !take(state, &h, next, out) {
+        if !take(state, &h, base.saturating_add(next), out) {
             return pos;
         }
     }

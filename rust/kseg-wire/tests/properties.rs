@@ -9,7 +9,7 @@ use std::path::Path;
 use kseg_wire::invariants::{check_records, check_walk, WalkCase};
 use kseg_wire::walk::crc32c;
 use kseg_wire::index::NONE;
-use kseg_wire::{index_run, indexed_v2_run, valid_v2_run, IndexOut, IndexState};
+use kseg_wire::{index_run, index_run_at, indexed_v2_run, valid_v2_run, IndexOut, IndexState};
 
 /// splitmix64: a small, seedable generator (no dependency).
 struct Rng(u64);
@@ -185,6 +185,33 @@ fn indexed_runs_are_valid_v2_run_and_index_run() {
         }
         assert_eq!((pos, headers), (end, want));
         assert_eq!((stop.unwrap_or(pos), cut, out2), (index_end, state, out));
+    }
+}
+
+/// `index_run_at` over windows of the file read into memory (as reindex reads a segment) equals
+/// one `index_run` over the whole buffer; a batch longer than a window is taken from the buffer.
+#[test]
+fn index_runs_over_windows_equal_one_run() {
+    let mut rng = Rng(0x7269_6478);
+    for _ in 0..3000 {
+        let (buf, fresh) = index_case(&mut rng);
+        let (mut state, mut out) = (fresh, IndexOut::default());
+        let end = index_run(&buf, 0, buf.len(), usize::MAX, &mut state, &mut out);
+        let window = 61 + rng.below(900);
+        let (mut cut, mut out2, mut base) = (fresh, IndexOut::default(), 0);
+        loop {
+            let chunk = &buf[base..(base + window).min(buf.len())];
+            let next = index_run_at(chunk, base, 0, chunk.len(), usize::MAX, &mut cut, &mut out2);
+            let at_end = base + chunk.len() == buf.len();
+            base += next;
+            if at_end || next == 0 {
+                break;
+            }
+        }
+        if base < end {
+            base = index_run(&buf, base, buf.len(), usize::MAX, &mut cut, &mut out2);
+        }
+        assert_eq!((base, cut, out2), (end, state, out));
     }
 }
 

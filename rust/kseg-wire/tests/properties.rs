@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use kseg_wire::invariants::{check_records, check_walk, WalkCase};
+use kseg_wire::invariants::{check_index_runs, check_records, check_walk, WalkCase};
 use kseg_wire::walk::crc32c;
 use kseg_wire::index::NONE;
 use kseg_wire::{index_run, index_run_at, indexed_v2_run, valid_v2_run, IndexOut, IndexState};
@@ -94,6 +94,7 @@ fn structured_logs_damaged_or_not() {
         let c = case(&mut rng, buf.len());
         check_walk(&buf, c);
         check_walk(&buf, WalkCase { start: 0, limit: buf.len(), check_crc: true, ..c });
+        check_index_runs(&buf, 1 + rng.below(600) as i64, [0, 1, 1000][rng.below(3)], 1 + rng.below(900));
     }
 }
 
@@ -264,6 +265,7 @@ fn random_bytes() {
         let buf: Vec<u8> = (0..rng.below(300)).map(|_| rng.next() as u8).collect();
         let c = case(&mut rng, buf.len());
         check_walk(&buf, c);
+        check_index_runs(&buf, 1 + rng.below(600) as i64, 1000, 1 + rng.below(300));
     }
 }
 
@@ -336,6 +338,7 @@ fn saved_fuzz_crashes_replay_clean() {
         let (c, buf) = WalkCase::from_bytes(&data);
         check_walk(buf, c);
         check_records(buf, c.start.min(buf.len()), buf.len(), c.max_frames);
+        check_index_runs(buf, 1 + c.max_bytes as i64, 1000, c.max_frames * 61);
         replayed += 1;
     }
     assert!(replayed >= 1, "no regression inputs in {}", dir.display());

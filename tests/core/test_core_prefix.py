@@ -232,6 +232,7 @@ def _findings(result) -> list[tuple]:
 
 @pytest.mark.parametrize("seed", range(12))
 def test_verify_findings_are_the_same_with_the_prefix(core, tmp_path, monkeypatch, seed):
+    monkeypatch.setattr(walk_module, "CORE", core)  # whatever KSEG_PURE says: the prefix needs the core
     part = _partition(tmp_path, seed, damage=seed % 2 == 1, index=seed % 3 == 0)
     if seed % 4 == 0:
         (part.parent / ".kafka_cleanshutdown").write_text("")
@@ -245,6 +246,7 @@ def test_verify_findings_are_the_same_with_the_prefix(core, tmp_path, monkeypatc
 
 
 def test_the_model_goes_on_from_the_prefix_and_walks_nothing_again(core, tmp_path, monkeypatch):
+    monkeypatch.setattr(walk_module, "CORE", core)
     part = tmp_path / "orders-0"
     part.mkdir()
     data = b"".join(encode_batch([RecordSpec(o, TS + o, None, b"x" * 2000)], base_offset=o,
@@ -305,6 +307,7 @@ def _walk_findings(path: Path, deep: bool = False):
 
 
 def _both_ways(path: Path, monkeypatch, window: int) -> None:
+    """The walk on the mapping and in windows of ``window`` bytes (on whichever path ``walk.CORE`` names)."""
     monkeypatch.setattr(log_walk, "READ_WINDOWS", False)
     mapped = _walk_findings(path)
     monkeypatch.setattr(log_walk, "READ_WINDOWS", True)
@@ -323,12 +326,14 @@ def test_windows_give_the_walk_of_the_mapping(core, tmp_path_factory, seed, dama
     path = tmp_path_factory.mktemp("w") / "00000000000000000000.log"
     path.write_bytes(data)
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(walk_module, "CORE", core)
         _both_ways(path, patch, window)
         patch.setattr(walk_module, "CORE", None)  # the pure-Python path reads windows too
         _both_ways(path, patch, window)
 
 
 def test_windows_carry_the_recovery_prefix(core, tmp_path, monkeypatch):
+    monkeypatch.setattr(walk_module, "CORE", core)
     data = b"".join(encode_batch([RecordSpec(o, TS + o, None, b"x" * 700)], base_offset=o,
                                  partition_leader_epoch=o // 7) for o in range(60))
     path = tmp_path / "00000000000000000000.log"
@@ -344,6 +349,7 @@ def test_windows_carry_the_recovery_prefix(core, tmp_path, monkeypatch):
 
 @pytest.mark.corpus
 def test_windows_on_the_real_corpus(core, monkeypatch):
+    monkeypatch.setattr(walk_module, "CORE", core)
     for path in corpus_logs(max_size=4 << 20)[::3]:
         _both_ways(path, monkeypatch, 4096)
 

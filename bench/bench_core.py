@@ -7,6 +7,9 @@ processes (start-up included), best of ``--runs``:
 
 * ``cat FILE > /dev/null``: the reference (target: kseg verify and kseg reindex >= 0.8x its speed);
 * ``kseg verify FILE``;
+* ``kseg verify PARTITION``: the same file (a hard link) alone in a partition directory ``orders-0``
+  without its ``.index``, so the log-loading model recovers it too (since issue 16's walk-once
+  change verify's own walk runs that recovery's loop, and the model does not walk it again);
 * ``kseg reindex -o OUTDIR FILE`` (a fresh OUTDIR each run);
 * ``kseg dump --deep-iteration FILE`` (text) and ``--format json``, output to /dev/null;
 
@@ -110,13 +113,19 @@ def main() -> None:
         warm_page_cache(big)
         compile_kseg()
         out = Path(tmp) / "out"
+        partition = Path(tmp) / "logs" / "orders-0"
+        partition.mkdir(parents=True)
         for shape in ("small folios", "large folios"):
             if shape == "large folios":
                 rewrite_in_large_writes(big)
+            (partition / big.name).unlink(missing_ok=True)
+            os.link(big, partition / big.name)  # the same inode: the same page cache
             cat = best_of(args.runs, ["sh", "-c", f"cat '{big}' > /dev/null"])
             print(f"segment {size / 2**20:.0f} MiB of 16 KiB V2 batches, best of {args.runs}, page cache warm ({shape})")
             print(row("cat FILE > /dev/null", cat, size))
-            for name, argv in (("verify", ["verify", str(big)]), ("reindex -o OUT", ["reindex", "-o", str(out), str(big)])):
+            commands = (("verify", ["verify", str(big)]), ("verify PARTITION", ["verify", str(partition)]),
+                        ("reindex -o OUT", ["reindex", "-o", str(out), str(big)]))
+            for name, argv in commands:
                 for pure in (True, False):
                     fresh = out if "reindex" in name else None
                     seconds = best_of(args.runs, [*KSEG, *argv], pure=pure, fresh_dir=fresh)

@@ -108,10 +108,13 @@ class MappedFile:
 
     Opening never creates, locks or changes anything, not even the access
     time (:func:`open_read_only`).  :meth:`release` drops the pages a walk has
-    passed, so the resident set does not grow with the file.
+    passed, so the resident set does not grow with the file.  A sequential
+    walk may instead :meth:`read_into` a buffer of its own (``readable=True``
+    keeps the descriptor open for it): a copy costs less than the page-table
+    work of mapping the pages (docs/core.md, "Figures").
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], readable: bool = False) -> None:
         self.path = Path(path)
         fd = open_read_only(self.path)
         try:
@@ -119,20 +122,49 @@ class MappedFile:
             self._map: mmap.mmap | None = (
                 mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if self.size > 0 else None
             )
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        self._fd: int | None = fd  # the same open file as the mapping, for read_into
+        if not readable:
+            os.close(fd)
+            self._fd = None
         self._released = 0
 
     @property
     def buf(self) -> bytes | mmap.mmap:
         return self._map if self._map is not None else b""
 
-    def release(self, upto: int) -> None:
-        """Let the kernel take back the mapped pages before ``upto`` (once 16 MiB have been passed)."""
+    def release(self, upto: int, populate: bool = True) -> None:
+        """Let the kernel take back the mapped pages before ``upto`` (once 16 MiB have been passed).
+
+        ``populate=False``: for a walk that reads the file with :meth:`read_into` and touches the
+        mapping only here and there, the pages ahead are not mapped in advance.
+        """
         if upto - self._released >= RELEASE_EVERY:
-            self._released = release_pages(self.buf, self._released, upto)
+            self._released = release_pages(self.buf, self._released, upto, populate)
+
+    def read_into(self, view: memoryview, position: int) -> int:
+        """Copy the file's bytes from ``position`` into ``view`` (``pread``); returns how many were read.
+
+        Reads as far as ``view`` holds or the size the file had when opened, whichever is less;
+        nothing unless the file was opened ``readable``.
+        """
+        want = min(len(view), self.size - position)
+        if self._fd is None or want <= 0:
+            return 0
+        done = 0
+        while done < want:  # a regular file returns short counts only at its end (or if cut short under us)
+            got = os.preadv(self._fd, [view[done:want]], position + done)
+            if got <= 0:
+                break
+            done += got
+        return done
 
     def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
         if self._map is not None:
             with contextlib.suppress(BufferError):  # a caller still holds a view; GC unmaps later
                 self._map.close()
@@ -151,7 +183,7 @@ def read_small_file(path: str | os.PathLike[str]) -> bytes:
         return bytes(mapped.buf)
 
 
-def release_pages(buf: object, start: int, upto: int) -> int:
+def release_pages(buf: object, start: int, upto: int, populate: bool = True) -> int:
     """Tell the kernel we are done with mapped pages ``[start, upto)``; returns the new release mark.
 
     The file stays in the page cache; only this process's mapping drops the
@@ -166,7 +198,8 @@ def release_pages(buf: object, start: int, upto: int) -> int:
     page_end = upto - upto % mmap.PAGESIZE
     if page_end > start:
         buf.madvise(mmap.MADV_DONTNEED, start, page_end - start)
-        populate_ahead(buf, page_end)
+        if populate:
+            populate_ahead(buf, page_end)
     return page_end
 
 

@@ -242,32 +242,76 @@ class BatchWalk:
             yield LegacyBatch(buf, pos) if magic < 2 else V2Batch(buf, pos, view)
 
 
+def cut_by_window(window: Buffer, pos: int, limit: int) -> bool:
+    """Whether ``window[:limit]``, a part of a file read into memory, may hold only part of the entry at ``pos``.
+
+    True when fewer bytes than a V2 batch header are left, or the entry's size field reaches past
+    ``limit``: a run of :meth:`BatchWalk.valid_v2_run` over the window that stopped at ``pos``
+    may have stopped only because the window ends there.
+    """
+    if limit - pos < RECORD_BATCH_OVERHEAD:
+        return True
+    return pos + LOG_OVERHEAD + ENTRY_PREFIX.unpack_from(window, pos)[1] > limit
+
+
 def iter_batches(buf: Buffer, start: int = 0, end: int | None = None) -> Iterator[Batch]:
     """Shorthand for ``iter(BatchWalk(buf, start, end))`` when the end reason is not needed."""
     return iter(BatchWalk(buf, start, end))
 
 
-#: recovery/indexes.py's loop state as the core's ``index_run`` takes and returns it (14 ints:
+#: recovery/indexes.py's loop state as the core's ``index_run`` takes and returns it (16 ints:
 #: base offset, interval, valid bytes, batches, max timestamp, its offset, next index point, then
 #: the offset index's last offset, count, capacity and the time index's last timestamp, last
-#: offset, count, capacity).
+#: offset, count, capacity, then the last batch's epoch and the map end; recovery/clean_prefix.py
+#: ``fresh_state`` makes the first).
 IndexState: TypeAlias = tuple[int, ...]
+#: (epoch, base offset) of each batch whose partition leader epoch differs from the batch before.
+EpochChanges: TypeAlias = list[tuple[int, int]]
 
 
 def core_index_run(
-    buf: Buffer, position: int, limit: int, until: int, state: IndexState
-) -> tuple[int, IndexState, bytes, bytes] | None:
+    buf: Buffer, position: int, limit: int, until: int, state: IndexState, base: int = 0
+) -> tuple[int, IndexState, bytes, bytes, EpochChanges] | None:
     """The core's run of ``LogSegment.recover``'s loop over the clean batches before ``until``.
 
-    Returns (position reached, state, new ``.index`` entries, new ``.timeindex`` entries), or None
-    when the core is not in use or cannot take these arguments: the caller's own loop (the
-    reference, recovery/indexes.py ``_recover``) then does everything.  The run stops before any
-    batch that loop would treat otherwise than as a clean batch without a producer id.
+    Returns (position reached, state, new ``.index`` entries, new ``.timeindex`` entries, epoch
+    changes), or None when the core is not in use or cannot take these arguments: the caller's own
+    loop (the reference, recovery/indexes.py ``_recover``) then does everything.  The run stops
+    before any batch that loop would treat otherwise than as a clean batch without a producer id.
+    ``buf`` may be a window of the file read into memory, ``buf[0]`` at file position ``base``
+    (the core's ``index_run_at``): the state stays in file positions, the others are ``buf``'s.
     """
-    if CORE is None or min(position, limit, until) < 0:
+    if CORE is None or min(position, limit, until, base) < 0:
         return None
     try:
+        if base:
+            return CORE.index_run_at(buf, base, position, limit, until, state)
         return CORE.index_run(buf, position, limit, until, state)
+    except NOT_FOR_CORE:
+        return None
+    except Exception as err:
+        if is_core_failure(err):
+            raise core_failure(err, position) from None
+        raise
+
+
+def core_valid_v2_run_indexed(
+    buf: Buffer, position: int, limit: int, until: int, state: IndexState, base: int = 0
+) -> tuple[list[V2Header], int, int | None, IndexState, bytes, bytes, EpochChanges] | None:
+    """:meth:`BatchWalk.valid_v2_run` and :func:`core_index_run` over the same batches, in one pass.
+
+    Returns (headers, end, where the loop stopped or None, state, ``.index`` entries, ``.timeindex``
+    entries, epoch changes): the headers and end are exactly ``valid_v2_run``'s; the loop takes the
+    run's batches up to the first it must leave to Python (its position is the third item), exactly
+    as ``index_run`` would.  None when the core is not in use or cannot take these arguments
+    (recovery/clean_prefix.py then records nothing and the caller walks as before).  ``buf`` may
+    be a window of the file read into memory, ``buf[0]`` at file position ``base``: the state
+    stays in file positions, the positions passed and returned are ``buf``'s.
+    """
+    if CORE is None or min(position, limit, until, base) < 0:
+        return None
+    try:
+        return CORE.valid_v2_run_indexed(buf, base, position, limit, until, state)
     except NOT_FOR_CORE:
         return None
     except Exception as err:

@@ -172,13 +172,14 @@ def reindex_segment(
     if in_place:
         refuse_in_place_while_locked(log.parent.parent)
     try:
-        with MappedFile(log) as mapped:
+        with MappedFile(log, readable=True) as mapped:
             build = build_indexes(
                 mapped.buf,
                 base_offset,
                 index_interval_bytes=index_interval_bytes,
                 txn=txn if txn is not None else TxnTracker(max_batch_bytes),
                 max_index_size=max_index_size,
+                read_into=mapped.read_into,
             )
     except KsegError as err:
         raise err.with_path(str(log))

@@ -35,6 +35,8 @@ it never touches a file.
 
 from __future__ import annotations
 
+import mmap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kseg.errors import Corrupt, InvalidRecord
@@ -55,6 +57,7 @@ from kseg.index import (
     read_offset_index,
     read_time_index,
 )
+from kseg.recovery.clean_prefix import NONE, CleanPrefix, fresh_state, read_clean_run
 from kseg.recovery.producer_state import FAILS_TO_LOAD, RecoveryAbort, TxnTracker, track_producer_batch
 from kseg.segment import RELEASE_EVERY, release_pages
 
@@ -111,6 +114,12 @@ class IndexBuild:
     stop: str  # one of the STOP_* reasons
     stop_detail: str | None = None  # why the batch at ``valid_bytes`` (or before it) was refused
     failure: RecoveryFailure | None = None
+    #: (partition leader epoch, base offset) of each V2 batch recover passed whose epoch differs
+    #: from the V2 batch before it: what ``LeaderEpochFileCache.assign`` is offered (R7.3)
+    epochs: tuple[tuple[int, int], ...] = ()
+    #: ``updateMapEndOffset``: the last offset + 1 of the last V2 batch whose producer-state
+    #: update went through (None: no such batch)
+    map_end: int | None = None
 
     @property
     def truncated_bytes(self) -> int:
@@ -137,6 +146,7 @@ class IndexBuild:
 # -- the recovery walk ------------------------------------------------------------
 
 _pack_offset, _pack_time = OFFSET_ENTRY.pack, TIME_ENTRY.pack
+PAGE = mmap.PAGESIZE  # pages released behind a walk start at a page boundary
 
 
 class _Indexes:
@@ -250,11 +260,10 @@ def _v2_refusal(buf: Buffer, pos: int) -> str:
     return "Record batch is corrupt"  # pragma: no cover - only called for batches that fail
 
 
-#: What the loop leaves: (valid bytes, batches, stop, stop detail, failure).
-_Walked = tuple[int, int, str, str | None, RecoveryFailure | None]
 #: Where the loop starts: (position, valid bytes, batches, max timestamp, its offset, next index
-#: point, pages released up to) -- the start of the file, or where the core's clean run stopped.
-_Start = tuple[int, int, int, int, int, int, int]
+#: point, pages released up to, the last batch's epoch, map end) -- the start of the file, or where
+#: the core's clean run stopped (``NONE``: no epoch or map end yet).
+_Start = tuple[int, int, int, int, int, int, int, int, int]
 
 
 def build_indexes(
@@ -265,22 +274,40 @@ def build_indexes(
     end: int | None = None,
     txn: TxnTracker | None = None,
     max_index_size: int = DEFAULT_MAX_INDEX_SIZE,
+    prefix: CleanPrefix | None = None,
+    read_into: Callable[[memoryview, int], int] | None = None,
 ) -> IndexBuild:
     """Run ``LogSegment.recover``'s loop over ``buf[:end]`` and return the indexes it writes.
 
     ``txn`` carries producer state from the earlier segments of the partition
     (a fresh tracker means "nothing open at this segment's base offset"); it
-    is updated in place so the next segment can be built with it.
+    is updated in place so the next segment can be built with it.  ``prefix``
+    is the loop over the leading clean batches of these bytes, run during
+    another walk (:mod:`kseg.recovery.clean_prefix`): the loop goes on from there.
+    ``read_into`` (``MappedFile.read_into`` of ``buf``'s file) lets the core read the leading
+    clean batches window by window instead of mapping them.
     """
     walk = BatchWalk(buf, 0, end, strict=False)
     indexes = _Indexes(base_offset, max_index_size)
     aborted: list[AbortedTxn] = []
+    epochs: list[tuple[int, int]] = []
     tracker = txn if txn is not None else TxnTracker()
-    first = _clean_run(buf, walk.limit, indexes, index_interval_bytes)
+    if prefix is not None and prefix.fits(walk.limit, base_offset, index_interval_bytes, max_index_size):
+        first = _take_state(prefix.state, prefix.position, 0, indexes, prefix.offsets, prefix.times)
+        epochs += prefix.epochs
+    else:
+        state = fresh_state(base_offset, index_interval_bytes, max_index_size)
+        ran = read_clean_run(buf, walk.limit, state, read_into) if read_into is not None and walk.limit else None
+        if ran is not None:
+            position, state, offsets, times, changes = ran
+            epochs += changes
+            first = _take_state(state, position, position - position % PAGE, indexes, offsets, times)
+        else:
+            first = _clean_run(buf, walk.limit, indexes, state, epochs)
     if first[0] > 0:  # the loop goes on where the core's clean run stopped
         walk = BatchWalk(buf, first[0], end, strict=False)
-    valid_bytes, batches, stop, detail, failure = _recover(
-        walk, buf, indexes, tracker, aborted, index_interval_bytes, first
+    valid_bytes, batches, stop, detail, failure, map_end = _recover(
+        walk, buf, indexes, tracker, aborted, index_interval_bytes, first, epochs
     )
     return IndexBuild(
         base_offset,
@@ -293,10 +320,14 @@ def build_indexes(
         stop,
         detail,
         failure,
+        tuple(epochs),
+        None if map_end == NONE else map_end,
     )
 
 
-def _clean_run(buf: Buffer, limit: int, indexes: _Indexes, interval: int) -> _Start:
+def _clean_run(
+    buf: Buffer, limit: int, indexes: _Indexes, state: tuple[int, ...], epochs: list[tuple[int, int]]
+) -> _Start:
     """The compiled core's run of :func:`_recover`'s loop over the leading clean batches.
 
     Whole, CRC-valid V2 batches without a producer id, offsets inside the
@@ -304,28 +335,37 @@ def _clean_run(buf: Buffer, limit: int, indexes: _Indexes, interval: int) -> _St
     in one call per ``RELEASE_EVERY`` bytes (pages released between calls)
     and stops before the first batch the loop must see (tests/core/
     test_core_indexes.py: the same bytes either way).  On the pure-Python
-    path nothing is run and the loop starts at byte 0.
+    path nothing is run and the loop starts at byte 0.  ``epochs`` gets the epoch changes.
     """
-    state: tuple[int, ...] = (
-        indexes.base_offset, interval, 0, 0, -1, -1, interval,  # the loop's start, as in _recover
-        indexes.last_offset, indexes.offset_count, indexes.max_offset_entries,
-        indexes.last_time_timestamp, indexes.last_time_offset, indexes.time_count, indexes.max_time_entries,
-    )
     position = released = 0
     while True:
         until = max(released, position) + RELEASE_EVERY  # beyond position: each call takes a batch or stops
         ran = core_index_run(buf, position, limit, until, state)
         if ran is None:
             break
-        position, state, offsets, times = ran
+        position, state, offsets, times, changes = ran
         indexes.offsets += offsets
         indexes.times += times
+        epochs += changes
         if position < until:  # stopped before an entry the loop must take, or at the end
             break
         released = release_pages(buf, released, position)
+    return _take_state(state, position, released, indexes)
+
+
+def _take_state(
+    state: tuple[int, ...], position: int, released: int, indexes: _Indexes,
+    offsets: bytes | bytearray = b"", times: bytes | bytearray = b"",
+) -> _Start:
+    """The core's loop state (:func:`~kseg.recovery.clean_prefix.fresh_state`'s fields) into ``indexes``
+    and the start of :func:`_recover`'s loop."""
     (_, _, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, indexes.last_offset,
-     indexes.offset_count, _, indexes.last_time_timestamp, indexes.last_time_offset, indexes.time_count, _) = state
-    return position, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, released
+     indexes.offset_count, _, indexes.last_time_timestamp, indexes.last_time_offset, indexes.time_count, _,
+     last_epoch, map_end) = state
+    indexes.offsets += offsets
+    indexes.times += times
+    return (position, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, released,
+            last_epoch, map_end)
 
 
 def _recover(
@@ -336,18 +376,14 @@ def _recover(
     aborted: list[AbortedTxn],
     interval: int,
     first: _Start,
-) -> _Walked:
-    """The loop of ``LogSegment.recover`` over the walk's frames, as far as Kafka keeps the batches.
-
-    This loop is the cost of reindexing (see bench/bench_reindex.py): the
-    walker's one header unpack and one CRC-32C per batch, a few local
-    comparisons, and a method call at index points only.  It starts where
-    ``first`` says (:func:`_clean_run`).  A RecoveryAbort is caught here so
-    the counts reached so far stay with the failure.
-    """
+    epochs: list[tuple[int, int]],
+) -> tuple[int, int, str, str | None, RecoveryFailure | None, int]:
+    """``LogSegment.recover``'s loop from ``first`` (:func:`_clean_run`): (valid bytes, batches, stop,
+    detail, failure, map end).  Per batch: a header unpack, a CRC-32C, a few comparisons; a V2
+    batch's epoch is offered before its producer-state update, the map end moves after it."""
     base_offset, release_every = indexes.base_offset, RELEASE_EVERY
     highest_offset = base_offset + MAX_RELATIVE_OFFSET  # the last offset a relative int32 can hold
-    start, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, released = first
+    start, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, released, epoch, map_end = first
     release_at = released + release_every  # next_index_point starts at interval: the first batch is never indexed
     stop, detail = STOP_END, None
     try:
@@ -355,7 +391,6 @@ def _recover(
             if crc_ok and header is not None:  # a V2 batch whose CRC-32C holds
                 last_offset, batch_max_timestamp, producer_id = header[0] + header[6], header[8], header[9]
             elif magic < 2:  # legacy: the wrapper's offset is the last offset, its timestamp the max
-                producer_id = -1
                 try:
                     last_offset, batch_max_timestamp = _legacy_fields(buf, start)
                 except Corrupt as err:
@@ -373,11 +408,14 @@ def _recover(
                 next_index_point = valid_bytes + interval
             valid_bytes = batch_end
             batches += 1
-            if producer_id >= 0:  # magic 2 only: legacy batches have no producer id
-                detail = _producer_batch(buf, start, tracker, aborted)
-                if detail is not None:  # caught by recover after the batch was counted as valid
-                    stop = STOP_INVALID_RECORD
+            if header is not None:  # magic 2: the epoch, then producer state (legacy batches have neither)
+                if header[2] != epoch:
+                    epoch = header[2]
+                    epochs.append((epoch, header[0]))
+                if producer_id >= 0 and (detail := _producer_batch(buf, start, tracker, aborted)) is not None:
+                    stop = STOP_INVALID_RECORD  # caught by recover after the batch was counted as valid
                     break
+                map_end = last_offset + 1
             if batch_end >= release_at:
                 released = release_pages(buf, released, batch_end)
                 release_at = released + release_every
@@ -386,8 +424,8 @@ def _recover(
         indexes.maybe_append_time(max_timestamp, offset_of_max, skip_full_check=True)  # a clean close
     except RecoveryAbort as abort:
         failure = RecoveryFailure(abort.exception, abort.message, start, abort.consequence)
-        return valid_bytes, batches, STOP_FAILED, abort.message, failure
-    return valid_bytes, batches, stop, detail, None
+        return valid_bytes, batches, STOP_FAILED, abort.message, failure, map_end
+    return valid_bytes, batches, stop, detail, None, map_end
 
 
 def _walk_end(walk: BatchWalk) -> tuple[str, str | None, int]:

@@ -20,7 +20,9 @@ from kseg.ops.verify.partition import PartitionFinding, check_partition
 
 def load_checks(plan: Plan, results: list[UnitResult]) -> list[PartitionFinding]:
     """Partition checks and the next start's findings, for every directory of the plan."""
-    predictions = predict_scopes(plan.loads) if plan.loads else Predictions()
+    prefixes = {os.path.abspath(r.facts.path): r.facts.prefix for r in results
+                if r.facts is not None and r.facts.prefix is not None}
+    predictions = predict_scopes(plan.loads, prefixes) if plan.loads else Predictions()
     out: list[PartitionFinding] = []
     for partition in plan.partitions:
         facts = [fact for i in partition.units if (fact := results[i].facts) is not None]

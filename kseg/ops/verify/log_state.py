@@ -23,6 +23,7 @@ from kseg.format.layout import (
     Buffer,
 )
 from kseg.ops.verify.model import Collector
+from kseg.recovery.clean_prefix import PrefixRecorder
 
 PROGRESS_STEP = 64 << 20  # report progress every 64 MiB of a large file
 NO_OFFSET = -(1 << 63) - 1  # below every int64: "no batch seen yet"
@@ -92,6 +93,10 @@ class WalkState:
         self.overflow_at = (1 << 63) if name_base is None else name_base + MAX_RELATIVE_OFFSET + 1
         self.max_last = NO_OFFSET  # largest last offset of the batches the slow paths saw
         self._next_progress = PROGRESS_STEP if progress is not None else self.limit + 1
+        self.recorder: PrefixRecorder | None = None  # recover's loop run along, for the load model
+        #: reads the file from a position into a buffer (MappedFile.read_into): the fast path then
+        #: reads windows of the file instead of walking the mapping
+        self.read_into: Callable[[memoryview, int], int] | None = None
 
     def close(self) -> None:
         self.view.release()

@@ -24,10 +24,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.format.layout import LOG_OVERHEAD, TRANSACTIONAL_MASK
-from kseg.format.walk import BatchWalk, V2Header
+from kseg.format.layout import LOG_OVERHEAD, TRANSACTIONAL_MASK, Buffer
+from kseg.format.walk import BatchWalk, V2Header, cut_by_window
+from kseg.index import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE
 from kseg.ops.verify.log_gaps import GapChecks
 from kseg.ops.verify.log_state import PROGRESS_STEP, USUAL_V2_ATTRIBUTES, Observer
+from kseg.recovery.clean_prefix import PrefixRecorder
 from kseg.segment import MappedFile
 
 __all__ = ["LogWalk", "Observer", "walk_log"]
@@ -35,6 +37,12 @@ __all__ = ["LogWalk", "Observer", "walk_log"]
 #: Bytes of batches the walker checks per call: large enough that a call costs nothing per batch,
 #: small enough that the run's headers stay in cache while they are checked (bench/bench_verify.py).
 RUN_BYTES = 1 << 20
+#: The window a walk reads the file into (``read_into``), reused from window to window.
+WINDOW_BYTES = 4 << 20
+#: Read the file window by window rather than walk the mapping (not for --deep).  Copying costs
+#: less than mapping a file whose page cache holds small folios (as a broker writes it: ~0.04 s
+#: less CPU per GiB) and a little more for large ones (~0.02 s more; docs/core.md, "Figures").
+READ_WINDOWS = True
 
 
 class LogWalk(GapChecks):
@@ -55,25 +63,69 @@ class LogWalk(GapChecks):
     def _fast(self, start: int) -> int:
         """Take the CRC-valid V2 batches from ``start`` run by run; returns where the first other entry is.
 
+        With ``read_into`` the file is read window by window (:meth:`_fast_read`), else the runs
+        go over the mapping.
+
         Between runs (about :data:`RUN_BYTES` each) the pages behind the walk are released and
         progress is reported; a run that ends before its bound ends at an entry for the slow path
         (or at the end of the file).
         """
-        walk = BatchWalk(self.buf, start, strict=False)
+        if self.read_into is not None:
+            return self._fast_read(start)
+        return self._runs(self.buf, 0, self.limit, start)
+
+    def _runs(self, buf: Buffer, base: int, limit: int, start: int) -> int:
+        """Runs of clean V2 batches in ``buf[:limit]`` (the file from position ``base``) from ``start``
+        (``buf``'s position) until one stops before its bound; returns where, in ``buf``."""
+        walk = BatchWalk(buf, start, limit, strict=False)
+        recorder = self.recorder
         pos = start
         while True:
             until = pos + RUN_BYTES
-            headers, end = walk.valid_v2_run(pos, until)
+            ran = recorder.valid_v2_run(buf, pos, until, base, limit) if recorder is not None else None
+            headers, end = ran if ran is not None else walk.valid_v2_run(pos, until)
             if headers:
-                self._take(headers, pos)
+                self._take(headers, base + pos)
             pos = end
             if self.release is not None:
-                self.release(pos)
-            if pos >= self._next_progress:
-                self.progress(pos)  # type: ignore[misc]  # a progress mark is only set with a progress callback
-                self._next_progress = pos + PROGRESS_STEP
+                self.release(base + pos)
+            if base + pos >= self._next_progress:
+                self.progress(base + pos)  # type: ignore[misc]  # a progress mark is only set with a progress callback
+                self._next_progress = base + pos + PROGRESS_STEP
             if end < until:
                 return end
+
+    def _fast_read(self, start: int) -> int:
+        """:meth:`_fast` over windows of the file read into one reused buffer instead of the mapping.
+
+        The same runs as over the mapping: a run that stops only because the window ends there is
+        taken up again from a window starting at that batch; a batch longer than a window is taken
+        from the mapping.  Only the slow paths touch the mapping (its pages are dropped behind the
+        walk all the same).
+        """
+        read_into = self.read_into
+        assert read_into is not None
+        window = bytearray(WINDOW_BYTES)
+        with memoryview(window) as view:
+            pos = start
+            while True:
+                got = read_into(view, pos)
+                stop = pos + self._runs(window, pos, got, 0)
+                if got < WINDOW_BYTES or pos + got >= self.limit or not cut_by_window(window, stop - pos, got):
+                    return stop  # the end of the file, or an entry that is not a clean V2 batch
+                if stop == pos:  # a batch longer than the window
+                    stop = self._one_mapped(pos)
+                    if stop == pos:
+                        return pos
+                pos = stop
+
+    def _one_mapped(self, pos: int) -> int:
+        """The batch at ``pos`` taken from the mapping, if it is a clean V2 batch; returns where the walk is."""
+        ran = self.recorder.valid_v2_run(self.buf, pos, pos + 1) if self.recorder is not None else None
+        headers, end = ran if ran is not None else BatchWalk(self.buf, pos, strict=False).valid_v2_run(pos, pos + 1)
+        if headers:
+            self._take(headers, pos)
+        return end
 
     def _take(self, headers: list[V2Header], start: int) -> None:
         """The fast path: a run of whole, CRC-valid V2 batches, the first at ``start``.
@@ -117,6 +169,11 @@ class LogWalk(GapChecks):
         self.floor, self.max_epoch, self.prev_position = floor, max_epoch, pos
         self.max_last = max(self.max_last, floor)  # the fast path keeps ``floor`` at the largest last offset
 
+def _release_unpopulated(mapped: MappedFile) -> Callable[[int], None]:
+    """The walk's ``release`` when it reads the file: pages the slow paths mapped go, none are mapped ahead."""
+    return lambda upto: mapped.release(upto, populate=False)
+
+
 def walk_log(
     path: str,
     *,
@@ -125,11 +182,21 @@ def walk_log(
     observe: Observer | None = None,
     progress: Callable[[int], None] | None = None,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    recovery_prefix: bool = False,
 ) -> tuple[LogWalk, int]:
-    """Map ``path`` read-only and walk it; returns the finished walk and the file size."""
-    with MappedFile(path) as mapped:
+    """Map ``path`` read-only and walk it; returns the finished walk and the file size.
+
+    ``recovery_prefix``: also run ``LogSegment.recover``'s loop over the leading clean batches
+    (``walk.recorder``, :mod:`kseg.recovery.clean_prefix`), for the load model.
+    """
+    with MappedFile(path, readable=not deep) as mapped:
         walk = LogWalk(path, mapped.buf, name_base=name_base, deep=deep, observe=observe, progress=progress,
                        release=mapped.release, max_batch_bytes=max_batch_bytes)
+        if recovery_prefix and name_base is not None:
+            walk.recorder = PrefixRecorder(name_base, mapped.size, DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE)
+        if READ_WINDOWS and not deep:  # a deep walk reads every record from the mapping anyway
+            walk.read_into = mapped.read_into
+            walk.release = _release_unpopulated(mapped)
         try:
             walk.run()
         finally:

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:  # annotations only: the prefix is built and read by the walk and the load checks
+    from kseg.recovery.clean_prefix import CleanPrefix
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -244,6 +247,9 @@ class SegmentFacts(NamedTuple):
     damaged: bool
     aborts: int  # ABORT markers seen (a .txnindex must then exist)
     damage_at: int | None = None  # byte position of the first damage (where LogSegment.recover would stop)
+    #: recover's loop over the leading clean batches, run during the walk, for the load model
+    #: (only where Unit.recovery_prefix asked for it)
+    prefix: CleanPrefix | None = None
 
 
 class UnitResult(NamedTuple):
@@ -267,6 +273,9 @@ class Unit(NamedTuple):
     directory: str | None = None  # the partition directory, when verifying one
     order: int = 0  # position in the plan, for merging results back in order
     explicit: bool = False  # named on the command line (unknown files are reported only then)
+    #: run LogSegment.recover's loop over the leading clean batches during the walk, for the load
+    #: model: set where the next start is likely to recover this segment (see plan.py)
+    recovery_prefix: bool = False
 
 
 class PartitionPlan(NamedTuple):

@@ -18,10 +18,12 @@ recover, so a clean-shutdown directory costs little more than a directory listin
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kseg.ops.verify.model import LoadScope
+from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading import (
     LoadInputs,
     LogDirPrediction,
@@ -57,12 +59,16 @@ def key(path: str) -> str:
     return os.path.abspath(path)
 
 
-def predict_scopes(scopes: tuple[LoadScope, ...]) -> Predictions:
-    """Run the model once per log directory and once per partition directory not inside one."""
+def predict_scopes(scopes: tuple[LoadScope, ...], prefixes: Mapping[str, CleanPrefix] | None = None) -> Predictions:
+    """Run the model once per log directory and once per partition directory not inside one.
+
+    ``prefixes``: recover's loop over the leading clean batches of the .log files verify walked,
+    by absolute path: the model goes on from there instead of walking them again.
+    """
     out = Predictions()
     for scope in scopes:
         if scope.kind == "log-dir":
-            _predict_log_dir(out, scope.directory)
+            _predict_log_dir(out, scope.directory, prefixes)
     for scope in scopes:
         if scope.kind != "partition":
             continue
@@ -71,7 +77,7 @@ def predict_scopes(scopes: tuple[LoadScope, ...]) -> Predictions:
         if os.path.dirname(where) in out.log_dirs:
             continue  # its log directory was predicted whole: loaded there, or not loaded at all
         if where not in out.partitions and where not in out.failures:
-            _predict_partition(out, scope.directory)
+            _predict_partition(out, scope.directory, prefixes)
     return out
 
 
@@ -82,9 +88,9 @@ def _wider(known: dict[str, tuple[str, ...] | None], where: str, only: tuple[str
     return (*(known.get(where) or ()), *(only or ()))
 
 
-def _predict_log_dir(out: Predictions, directory: str) -> None:
+def _predict_log_dir(out: Predictions, directory: str, prefixes: Mapping[str, CleanPrefix] | None) -> None:
     try:
-        prediction = predict_log_dir(directory)
+        prediction = predict_log_dir(directory, prefixes=prefixes)
     except Exception as err:  # a model failure must not stop verify: reported as load-model instead
         out.failures[key(directory)] = f"{type(err).__name__}: {err}"
         return
@@ -112,14 +118,14 @@ def load_inputs(directory: Path) -> LoadInputs | None:
     return LoadInputs(clean, points.get(tp, 0), starts.get(tp, 0), marks.get(tp), kind)
 
 
-def _predict_partition(out: Predictions, directory: str) -> None:
+def _predict_partition(out: Predictions, directory: str, prefixes: Mapping[str, CleanPrefix] | None) -> None:
     path = Path(directory)
     try:
         inputs = load_inputs(path)
         if inputs is None:
             return
         topic, partition, _ = parse_topic_partition(path)
-        out.partitions[key(directory)] = predict_partition(path, topic, partition, inputs)
+        out.partitions[key(directory)] = predict_partition(path, topic, partition, inputs, prefixes)
         out.clean_shutdown[key(directory)] = inputs.clean_shutdown
     except Exception as err:  # a model failure must not stop verify: reported as load-model instead
         out.failures[key(directory)] = f"{type(err).__name__}: {err}"

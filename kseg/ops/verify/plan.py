@@ -95,8 +95,32 @@ class _Planner:
     def add_partition(self, directory: Path) -> None:
         files = partition_files(directory)
         units = self.add_files(files, str(directory))
+        self._ask_recovery_prefixes(units, {str(f) for f in files}, directory)
         self.partitions.append(PartitionPlan(str(directory), [str(f) for f in files], units))
         self.add_load("partition", directory)
+
+    def _ask_recovery_prefixes(self, added: list[int], files: set[str], directory: Path) -> None:
+        """Mark the segments the next start is likely to recover, so their walk runs recover's loop too.
+
+        The load model then goes on from that loop instead of walking the .log again
+        (kseg.recovery.clean_prefix): a .log without its .index (recovered while the files are
+        loaded), and the last .log of a log directory without the clean-shutdown marker (recovered
+        from the recovery point, which is most often in the last segment).  Other segments the
+        model recovers are walked again, as before; the marks only bound what the walks keep.
+        """
+        from kseg.recovery.loading.logdir import CLEAN_SHUTDOWN  # a directory: the model loads it anyway
+
+        units = self.units
+        logs = [i for i in added if units[i].kind == "segment" and units[i].log in units[i].paths]
+        if not logs:
+            return
+        unclean = not (directory.parent / CLEAN_SHUTDOWN).exists()
+        last = max(logs, key=lambda i: segment_base(units[i].paths[0]) or -1)
+        for i in logs:
+            log = units[i].log
+            assert log is not None
+            if log[: -len(".log")] + ".index" not in files or (unclean and i == last):
+                units[i] = units[i]._replace(recovery_prefix=True)
 
     def add_directory(self, path: Path) -> None:
         """A partition directory, or a log directory: each partition in it, then its own files."""

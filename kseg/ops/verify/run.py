@@ -11,7 +11,6 @@ import os
 from collections.abc import Callable, Sequence
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.ops.verify.load_checks import load_checks
 from kseg.ops.verify.model import (
     SEVERITY_RANK,
     FileReport,
@@ -23,6 +22,7 @@ from kseg.ops.verify.model import (
     missing_report,
 )
 from kseg.ops.verify.other_files import check_other_file
+from kseg.ops.verify.partition import PartitionFinding
 from kseg.ops.verify.plan import plan_paths, unit_bytes
 from kseg.ops.verify.segment_unit import check_segment_unit
 
@@ -126,7 +126,7 @@ def _merge(plan: Plan, results: list[UnitResult]) -> list[FileReport]:
     reports.extend(((-1, 0, 0), missing_report(path)) for path in plan.missing)
 
     by_path = {report.path: report for _, report in reports}
-    for finding_path, finding, anchor in load_checks(plan, results):
+    for finding_path, finding, anchor in _load_checks(plan, results):
         target = by_path.get(finding_path)
         if target is None:
             target = FileReport(finding_path, _kind_of_missing(finding_path), None)
@@ -139,6 +139,19 @@ def _merge(plan: Plan, results: list[UnitResult]) -> list[FileReport]:
     for report in files:
         report.findings.sort(key=_finding_order)
     return files
+
+
+def _load_checks(plan: Plan, results: list[UnitResult]) -> list[PartitionFinding]:
+    """The partition checks and the next start's findings; none for files outside partition directories.
+
+    Imported only when a directory is verified: the log-loading model is a fifth of verify's
+    start-up, and a segment given on its own never needs it.
+    """
+    if not plan.partitions and not plan.loads:
+        return []
+    from kseg.ops.verify.load_checks import load_checks
+
+    return load_checks(plan, results)
 
 
 def _kind_of_missing(path: str) -> str:

@@ -95,14 +95,16 @@ def check_segment_unit(
         try:
             walk, size = walk_log(unit.log, name_base=name_base, deep=deep and log_requested,
                                   observe=_combine(observers), progress=progress if log_requested else None,
-                                  max_batch_bytes=max_batch_bytes)
+                                  max_batch_bytes=max_batch_bytes,
+                                  recovery_prefix=unit.recovery_prefix and log_requested)
         except OSError as err:
             if log_requested:
                 reports[unit.log] = unreadable_report(unit.log, "log", err)
     if walk is not None and unit.log is not None and log_requested:
         reports[unit.log] = _log_report(unit.log, walk, size, deep)
+        prefix = walk.recorder.prefix() if walk.recorder is not None else None
         facts = SegmentFacts(unit.log, name_base, size, walk.batches, walk.first_offset, walk.last_offset,
-                             walk.epochs, walk.kafka_cut is not None, len(walk.aborts), walk.kafka_cut)
+                             walk.epochs, walk.kafka_cut is not None, len(walk.aborts), walk.kafka_cut, prefix)
     if unit.log is None or walk is not None:
         _finish_against(checks, walk, size)
     for check in checks:

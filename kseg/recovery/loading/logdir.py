@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.checkpoints import read_checkpoint_file
 from kseg.recovery.loading.model import (
     BROKER_STOPS,
@@ -109,11 +110,14 @@ def _partition_dirs(pred: LogDirPrediction, logdir: Path) -> list[tuple[Path, st
 
 
 def predict_log_dir(
-    path: str | os.PathLike[str], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+    path: str | os.PathLike[str],
+    max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    prefixes: Mapping[str, CleanPrefix] | None = None,
 ) -> LogDirPrediction:
     """What the next start does in one log directory; reads only, never writes.
 
-    ``max_batch_bytes`` is kseg's read cap for the control batches the load replays.
+    ``max_batch_bytes`` is kseg's read cap for the control batches the load replays;
+    ``prefixes`` as for :func:`~kseg.recovery.loading.partition.predict_partition`.
     """
     logdir = Path(path)
     pred = LogDirPrediction(str(logdir), (logdir / CLEAN_SHUTDOWN).exists())
@@ -132,7 +136,7 @@ def predict_log_dir(
             pred.directories_without_entries.append(part_path.name)
         inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind,
                             max_batch_bytes)
-        prediction = predict_partition(part_path, topic, partition, inputs)
+        prediction = predict_partition(part_path, topic, partition, inputs, prefixes)
         _stray(prediction, part_path, kind)
         pred.partitions.append(prediction)
     _entries_without_directory(pred, {(t, p) for _, t, p, k in dirs if k != "delete"})

@@ -8,8 +8,10 @@ each step changes.  :func:`predict_partition` turns that into a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
+from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.epochs import EpochCache
 from kseg.recovery.loading.loadstate import LoadInputs, LoadState
 from kseg.recovery.loading.model import FAILS, TRUNCATED, LoadFailed, PartitionPrediction
@@ -110,13 +112,19 @@ def _values_from(segments: list[Seg], start: int) -> list[Seg]:
 __all__ = ["LoadInputs", "Loader", "predict_partition"]
 
 
-def predict_partition(path: Path, topic: str, partition: int, inputs: LoadInputs) -> PartitionPrediction:
-    """What ``UnifiedLog.create`` does to this partition directory at the next start (read-only)."""
+def predict_partition(
+    path: Path, topic: str, partition: int, inputs: LoadInputs, prefixes: Mapping[str, CleanPrefix] | None = None
+) -> PartitionPrediction:
+    """What ``UnifiedLog.create`` does to this partition directory at the next start (read-only).
+
+    ``prefixes``: recovery loops already run over the leading clean batches of .log files, by
+    absolute path (:mod:`kseg.recovery.clean_prefix`); recovering such a file goes on from there.
+    """
     pred = PartitionPrediction(str(path), topic, partition, kind=inputs.kind,
                                recovery_point_checkpoint=inputs.recovery_point,
                                log_start_offset_checkpoint=inputs.log_start_offset,
                                high_watermark=inputs.high_watermark)
-    pdir = PartitionDir(path, path.name)
+    pdir = PartitionDir(path, path.name, prefixes)
     loader: Loader | None = None
     try:
         epochs = EpochCache.load(pdir)  # R1.3 (3)

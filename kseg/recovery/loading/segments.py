@@ -11,6 +11,7 @@ slot; :func:`recover` is R5.1/R5.2 (through
 from __future__ import annotations
 
 import mmap
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +19,9 @@ from pathlib import Path
 from kseg.errors import Corrupt, InvalidRecord, LimitExceeded
 from kseg.format.layout import MAX_RELATIVE_OFFSET
 from kseg.format.v2 import V2Batch
-from kseg.format.walk import BatchWalk, Frame, V2Header
+from kseg.format.walk import BatchWalk, Frame
 from kseg.index import OFFSET_ENTRY
-from kseg.recovery.indexes import STOP_INVALID_RECORD, IndexBuild, RecoveryFailure, build_indexes
+from kseg.recovery.indexes import IndexBuild, RecoveryFailure, build_indexes
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
 from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.producer_state import RecoveryAbort, TxnTracker, track_producer_batch
@@ -161,37 +162,13 @@ class Recovered:
         return self.build.failure
 
 
-def _recovery_epochs(mapped: MappedFile, build: IndexBuild) -> tuple[list[tuple[int, int]], int | None]:
-    """Epochs of the batches ``recover`` assigned before stopping or throwing (R7.3), and its map end.
-
-    Only where the epoch changes from one batch to the next: ``LeaderEpochFileCache.assign`` of the
-    epoch just assigned, at a larger offset, changes nothing.  Pages are released behind the walk.
-    """
-    buf = mapped.buf
-    end = build.valid_bytes
-    failure = build.failure
-    if failure is not None:
-        producer_failure = failure.exception not in (OVERFLOW, INVALID_OFFSET) and "index" not in failure.message
-        end = failure.position
-        if producer_failure:  # the epoch is assigned before the producer-state update throws
-            end = failure.position + 12 + int.from_bytes(buf[failure.position + 8 : failure.position + 12], "big")
-    epochs: list[tuple[int, int]] = []
-    last: V2Header | None = None
-    before_last: V2Header | None = None
-    for pos, _, _, header, _ in BatchWalk(buf, 0, end, strict=False).frames():
-        if header is None:
-            continue
-        if not epochs or epochs[-1][0] != header[2]:
-            epochs.append((header[2], header[0]))
-        before_last, last = last, header
-        mapped.release(pos)
-    if build.stop == STOP_INVALID_RECORD or (failure is not None and end != failure.position):
-        last = before_last  # the batch whose producer-state update threw did not move the map end
-    return epochs, (last[0] + last[6] + 1 if last is not None else None)
-
-
 def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
-    """``LogSegment.recover``'s loop over the segment's current bytes (nothing recorded yet)."""
+    """``LogSegment.recover``'s loop over the segment's current bytes (nothing recorded yet).
+
+    One walk: the build carries the epochs ``recover`` assigned and its map end.  Where the
+    caller walked these bytes already (verify), the loop goes on from the clean prefix it ran
+    (``pdir.prefixes``, :mod:`kseg.recovery.clean_prefix`) rather than from byte 0.
+    """
     source = pdir.source(seg.name(".log"))
     size = pdir.size(seg.name(".log"))
     if source is None or size == 0:
@@ -201,12 +178,14 @@ def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
         recovered, after = pdir.recoveries[key]
         tracker.restore(after)
         return recovered
-    with MappedFile(source) as mapped:
+    prefix = pdir.prefixes.get(os.path.abspath(source))
+    with MappedFile(source, readable=True) as mapped:
         try:
-            build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size)
+            build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size, prefix=prefix,
+                                  read_into=mapped.read_into)
         except LimitExceeded as err:  # kseg's read cap, not Kafka's: the model cannot go on
             raise err.with_path(str(source)) from None
-        recovered = Recovered(build, *_recovery_epochs(mapped, build))
+    recovered = Recovered(build, list(build.epochs), build.map_end)
     pdir.recoveries[key] = (recovered, tracker.state())
     return recovered
 

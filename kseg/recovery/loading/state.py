@@ -9,10 +9,12 @@ prediction lists what Kafka does in the order it does it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.model import CREATE, DELETE, RENAME, REWRITE, TRUNCATE, Action
 from kseg.segment import read_small_file
 
@@ -30,7 +32,7 @@ class VFile:
 class PartitionDir:
     """The regular files of one partition directory, and the actions taken on them."""
 
-    def __init__(self, path: Path, prefix: str) -> None:
+    def __init__(self, path: Path, prefix: str, prefixes: Mapping[str, CleanPrefix] | None = None) -> None:
         self.path = path
         self.prefix = prefix  # the directory's name, to make action paths relative to the log dir
         self.files: dict[str, VFile] = {}
@@ -41,6 +43,9 @@ class PartitionDir:
         #: LogSegment.recover results by (segment, bytes, producer state before): Kafka recovers a segment
         #: twice in one load (early for a missing index, again in recoverLog); the result is the same
         self.recoveries: dict[tuple[object, ...], Any] = {}  # -> (segments.Recovered, TxnTracker.state())
+        #: the recovery loop over the leading clean batches of .log files the caller walked already,
+        #: by absolute path (verify: kseg.recovery.clean_prefix); used only for the same bytes
+        self.prefixes: Mapping[str, CleanPrefix] = prefixes or {}
         with os.scandir(path) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=True):

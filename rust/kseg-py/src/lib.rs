@@ -9,6 +9,7 @@
 
 mod borrowed;
 mod columns;
+mod indexed;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -93,8 +94,8 @@ fn valid_v2_run<'py>(
     })
 }
 
-/// `indexes.py`'s `_recover` loop over the clean run before `until`:
-/// (position reached, state, new `.index` entries, new `.timeindex` entries).
+/// `indexes.py`'s `_recover` loop over the clean run before `until`: (position reached, state,
+/// new `.index` entries, new `.timeindex` entries, [(epoch, base offset)] where the epoch changes).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn index_run<'py>(
@@ -103,14 +104,14 @@ fn index_run<'py>(
     position: usize,
     limit: usize,
     until: usize,
-    state: [i64; 14],
-) -> PyResult<(usize, Bound<'py, PyTuple>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    state: [i64; 16],
+) -> PyResult<(usize, Bound<'py, PyTuple>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<(i64, i64)>)> {
     guarded(|| {
         let borrowed = Borrowed::new(buf)?;
         let mut s = kseg_wire::IndexState::from_array(state);
-        let (mut offsets, mut times) = (Vec::new(), Vec::new());
-        let pos = kseg_wire::index_run(borrowed.as_slice(), position, limit, until, &mut s, &mut offsets, &mut times);
-        Ok((pos, PyTuple::new(py, s.to_array())?, PyBytes::new(py, &offsets), PyBytes::new(py, &times)))
+        let mut out = kseg_wire::IndexOut::default();
+        let pos = kseg_wire::index_run(borrowed.as_slice(), position, limit, until, &mut s, &mut out);
+        Ok((pos, PyTuple::new(py, s.to_array())?, PyBytes::new(py, &out.offsets), PyBytes::new(py, &out.times), out.epochs))
     })
 }
 
@@ -181,6 +182,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(valid_v2_run, m)?)?;
     m.add_function(wrap_pyfunction!(valid_entries, m)?)?;
     m.add_function(wrap_pyfunction!(index_run, m)?)?;
+    m.add_function(wrap_pyfunction!(indexed::valid_v2_run_indexed, m)?)?;
+    m.add_function(wrap_pyfunction!(indexed::index_run_at, m)?)?;
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;

@@ -36,11 +36,39 @@ pub struct IndexState {
     pub last_time_offset: i64,
     pub time_count: i64,
     pub max_time_entries: i64,
+    /// The partition leader epoch of the last batch taken ([`NONE`]: no batch yet).
+    pub last_epoch: i64,
+    /// `updateMapEndOffset`: the last offset + 1 of the last batch taken ([`NONE`]: no batch yet).
+    pub map_end: i64,
+}
+
+/// "Not set yet" in [`IndexState::last_epoch`] and [`IndexState::map_end`] (`None` in Python).
+pub const NONE: i64 = i64::MIN;
+
+/// What a run adds: `.index` and `.timeindex` entries (file bytes), and the `(epoch, base offset)`
+/// of each batch whose epoch differs from the batch before it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexOut {
+    pub offsets: Vec<u8>,
+    pub times: Vec<u8>,
+    pub epochs: Vec<(i64, i64)>,
+}
+
+impl IndexOut {
+    fn lens(&self) -> (usize, usize, usize) {
+        (self.offsets.len(), self.times.len(), self.epochs.len())
+    }
+
+    fn truncate(&mut self, (offsets, times, epochs): (usize, usize, usize)) {
+        self.offsets.truncate(offsets);
+        self.times.truncate(times);
+        self.epochs.truncate(epochs);
+    }
 }
 
 impl IndexState {
     /// The fields in the order of the Python tuple.
-    pub fn to_array(&self) -> [i64; 14] {
+    pub fn to_array(&self) -> [i64; 16] {
         [
             self.base_offset,
             self.interval,
@@ -56,10 +84,12 @@ impl IndexState {
             self.last_time_offset,
             self.time_count,
             self.max_time_entries,
+            self.last_epoch,
+            self.map_end,
         ]
     }
 
-    pub fn from_array(a: [i64; 14]) -> IndexState {
+    pub fn from_array(a: [i64; 16]) -> IndexState {
         IndexState {
             base_offset: a[0],
             interval: a[1],
@@ -75,12 +105,14 @@ impl IndexState {
             last_time_offset: a[11],
             time_count: a[12],
             max_time_entries: a[13],
+            last_epoch: a[14],
+            map_end: a[15],
         }
     }
 }
 
 /// One batch's effect on the state, or `None` if the Python loop must take this batch.
-fn step(s: &IndexState, h: &V2Header, next: usize, offsets: &mut Vec<u8>, times: &mut Vec<u8>) -> Option<IndexState> {
+fn step(s: &IndexState, h: &V2Header, next: usize, out: &mut IndexOut) -> Option<IndexState> {
     if h.producer_id >= 0 {
         return None; // updateProducerState: the Python loop's
     }
@@ -95,11 +127,17 @@ fn step(s: &IndexState, h: &V2Header, next: usize, offsets: &mut Vec<u8>, times:
         n.offset_of_max = last_offset;
     }
     if n.valid_bytes > n.next_index_point {
-        index_point(&mut n, last_offset, offsets, times)?;
+        index_point(&mut n, last_offset, &mut out.offsets, &mut out.times)?;
         n.next_index_point = n.valid_bytes.checked_add(n.interval)?;
     }
     n.valid_bytes = i64::try_from(next).ok()?;
     n.batches += 1;
+    n.map_end = last_offset.checked_add(1)?;
+    let epoch = i64::from(h.partition_leader_epoch);
+    if epoch != n.last_epoch {
+        out.epochs.push((epoch, h.base_offset));
+        n.last_epoch = epoch;
+    }
     Some(n)
 }
 
@@ -133,32 +171,84 @@ fn index_point(n: &mut IndexState, last_offset: i64, offsets: &mut Vec<u8>, time
 }
 
 /// Run the loop over the clean batches from `position` that start before `until` (and end by
-/// `limit`); returns the position reached. `state`, `offsets` and `times` are updated for every
-/// batch taken. A position below `until` and below the last whole header is that of an entry the
-/// Python loop must take (or of a tail too short for a V2 header: the walk's end).
+/// `limit`); returns the position reached. `state` and `out` are updated for every batch taken.
+/// A position below `until` and below the last whole header is that of an entry the Python loop
+/// must take (or of a tail too short for a V2 header: the walk's end).
 pub fn index_run(
     buf: &[u8],
     position: usize,
     limit: usize,
     until: usize,
     state: &mut IndexState,
-    offsets: &mut Vec<u8>,
-    times: &mut Vec<u8>,
+    out: &mut IndexOut,
+) -> usize {
+    index_run_at(buf, 0, position, limit, until, state, out)
+}
+
+/// [`index_run`] over a window of the file read into memory: `base` is the file position of
+/// `buf[0]`, so the state stays in file positions; the positions taken and returned are `buf`'s.
+/// A batch running past the window's end ends the run there.
+pub fn index_run_at(
+    buf: &[u8],
+    base: usize,
+    position: usize,
+    limit: usize,
+    until: usize,
+    state: &mut IndexState,
+    out: &mut IndexOut,
 ) -> usize {
     let mut run = CleanV2Run::new(buf, position, limit, until);
     for (pos, next, h) in &mut run {
-        let (offsets_before, times_before) = (offsets.len(), times.len());
-        match step(state, &h, next, offsets, times) {
-            Some(n) => *state = n,
-            None => {
-                // stop before this batch, with the state as it was: the Python loop takes it
-                offsets.truncate(offsets_before);
-                times.truncate(times_before);
-                return pos;
-            }
+        if !take(state, &h, base.saturating_add(next), out) {
+            return pos;
         }
     }
     run.position()
+}
+
+/// One batch through [`step`]: the state and `out` updated, or both left as they were (false).
+fn take(state: &mut IndexState, h: &V2Header, next: usize, out: &mut IndexOut) -> bool {
+    let before = out.lens();
+    match step(state, h, next, out) {
+        Some(n) => {
+            *state = n;
+            true
+        }
+        None => {
+            out.truncate(before); // stop before this batch, with the state as it was
+            false
+        }
+    }
+}
+
+/// `valid_v2_run` and [`index_run`] over the same batches in one pass: every clean batch from
+/// `position` before `until` goes to `headers` (exactly as `valid_v2_run`), and the batches up to
+/// the first the Python loop must take go through the loop (exactly as `index_run`). Returns the
+/// run's end and, if the loop stopped inside the run, the position of the batch it stopped before.
+///
+/// `buf` may be a window of the file read into memory: `base` is the file position of `buf[0]`,
+/// so the loop's state (valid bytes, index positions) stays in file positions; the positions
+/// taken and returned are `buf`'s. A batch running past the window's end ends the run there.
+#[allow(clippy::too_many_arguments)]
+pub fn indexed_v2_run(
+    buf: &[u8],
+    base: usize,
+    position: usize,
+    limit: usize,
+    until: usize,
+    state: &mut IndexState,
+    out: &mut IndexOut,
+    headers: &mut Vec<V2Header>,
+) -> (usize, Option<usize>) {
+    let mut run = CleanV2Run::new(buf, position, limit, until);
+    let mut stopped = None;
+    for (pos, next, h) in &mut run {
+        headers.push(h);
+        if stopped.is_none() && !take(state, &h, base.saturating_add(next), out) {
+            stopped = Some(pos);
+        }
+    }
+    (run.position(), stopped)
 }
 
 #[cfg(test)]
@@ -181,7 +271,7 @@ mod tests {
     }
 
     fn fresh(base: i64, interval: i64) -> IndexState {
-        IndexState::from_array([base, interval, 0, 0, -1, -1, interval, -1, 0, 1000, -1, base, 0, 1000])
+        IndexState::from_array([base, interval, 0, 0, -1, -1, interval, -1, 0, 1000, -1, base, 0, 1000, NONE, NONE])
     }
 
     #[test]
@@ -191,14 +281,17 @@ mod tests {
             log.extend(batch(i * 3, 2, 100 + i, -1, 100));
         }
         let mut s = fresh(0, 200);
-        let (mut o, mut t) = (Vec::new(), Vec::new());
-        let end = index_run(&log, 0, log.len(), usize::MAX, &mut s, &mut o, &mut t);
+        let mut out = IndexOut::default();
+        let end = index_run(&log, 0, log.len(), usize::MAX, &mut s, &mut out);
         assert_eq!(end, log.len());
         assert_eq!(s.batches, 10);
         // batch 0 at 0, 1 at 112, 2 at 224 (> 200: entry), 3 at 336, 4 at 448 (> 424: entry) ...
-        assert_eq!(&o[..8], &[0, 0, 0, 8, 0, 0, 0, 224]);
-        assert_eq!(s.offset_count as usize * 8, o.len());
-        assert_eq!(s.time_count as usize * 12, t.len());
+        assert_eq!(&out.offsets[..8], &[0, 0, 0, 8, 0, 0, 0, 224]);
+        assert_eq!(s.offset_count as usize * 8, out.offsets.len());
+        assert_eq!(s.time_count as usize * 12, out.times.len());
+        // every batch has epoch 0: one change, at the first batch; the map end after the last
+        assert_eq!(out.epochs, vec![(0, 0)]);
+        assert_eq!(s.map_end, 27 + 2 + 1);
     }
 
     #[test]
@@ -206,19 +299,24 @@ mod tests {
         let mut log = batch(0, 0, 5, -1, 100);
         log.extend(batch(1, 0, 6, 7, 100));
         let mut s = fresh(0, 1);
-        let (mut o, mut t) = (Vec::new(), Vec::new());
-        let end = index_run(&log, 0, log.len(), usize::MAX, &mut s, &mut o, &mut t);
+        let mut out = IndexOut::default();
+        let end = index_run(&log, 0, log.len(), usize::MAX, &mut s, &mut out);
         assert_eq!(end, 112);
         assert_eq!(s.batches, 1);
-        assert!(o.is_empty() && t.is_empty());
+        assert!(out.offsets.is_empty() && out.times.is_empty());
+        assert_eq!((out.epochs, s.map_end), (vec![(0, 0)], 1));
+        // the combined run takes both headers and stops indexing before the producer batch
+        let (mut s2, mut out2, mut headers) = (fresh(0, 1), IndexOut::default(), Vec::new());
+        assert_eq!(indexed_v2_run(&log, 0, 0, log.len(), usize::MAX, &mut s2, &mut out2, &mut headers), (224, Some(112)));
+        assert_eq!((headers.len(), s2, out2.epochs), (2, s, vec![(0, 0)]));
     }
 
     #[test]
     fn stops_before_an_offset_outside_the_segment() {
         let log = batch(5, 0, 5, -1, 100);
         let mut s = fresh(10, 1);
-        let (mut o, mut t) = (Vec::new(), Vec::new());
-        assert_eq!(index_run(&log, 0, log.len(), usize::MAX, &mut s, &mut o, &mut t), 0);
-        assert_eq!(s, fresh(10, 1));
+        let mut out = IndexOut::default();
+        assert_eq!(index_run(&log, 0, log.len(), usize::MAX, &mut s, &mut out), 0);
+        assert_eq!((s, out), (fresh(10, 1), IndexOut::default()));
     }
 }

@@ -127,3 +127,37 @@ pub fn check_records(buf: &[u8], start: usize, end: usize, count: usize) {
         assert!(h[1] >= 0 && h[0] + h[1] <= scan.end as i64 && h[2] + h[3].max(0) <= scan.end as i64);
     }
 }
+
+/// The recovery loop's runs on any bytes (`index::index_run`, `index_run_at`, `indexed_v2_run`):
+/// over windows of `window` bytes (refilled where a run stopped at a window's end, a batch longer
+/// than a window taken from the whole buffer) they equal one run over the whole buffer; the
+/// combined run's headers are `valid_v2_run`'s; every position stays in the buffer.
+pub fn check_index_runs(buf: &[u8], interval: i64, capacity: i64, window: usize) {
+    use crate::index::{index_run, index_run_at, indexed_v2_run, IndexOut, IndexState, NONE};
+    let fresh = IndexState::from_array([0, interval, 0, 0, -1, -1, interval, -1, 0, capacity, -1, 0, 0, capacity, NONE, NONE]);
+    let (mut whole, mut out) = (fresh, IndexOut::default());
+    let end = index_run(buf, 0, buf.len(), usize::MAX, &mut whole, &mut out);
+    assert!(end <= buf.len(), "index_run ended past the buffer");
+    let mut want = Vec::new();
+    let run_end = valid_v2_run(buf, 0, buf.len(), usize::MAX, &mut want);
+    let (mut both, mut out2, mut headers) = (fresh, IndexOut::default(), Vec::new());
+    let (combined_end, stopped) = indexed_v2_run(buf, 0, 0, buf.len(), usize::MAX, &mut both, &mut out2, &mut headers);
+    assert_eq!((combined_end, &headers), (run_end, &want), "indexed_v2_run's headers differ from valid_v2_run's");
+    assert_eq!((stopped.unwrap_or(combined_end), both, &out2), (end, whole, &out), "indexed_v2_run's loop differs");
+    let window = window.max(1);
+    let (mut cut, mut out3, mut base) = (fresh, IndexOut::default(), 0);
+    loop {
+        let chunk = &buf[base..(base + window).min(buf.len())];
+        let next = index_run_at(chunk, base, 0, chunk.len(), usize::MAX, &mut cut, &mut out3);
+        assert!(next <= chunk.len(), "index_run_at ended past its window");
+        let at_end = base + chunk.len() == buf.len();
+        base += next;
+        if at_end || next == 0 {
+            break;
+        }
+    }
+    if base < end {
+        base = index_run(buf, base, buf.len(), usize::MAX, &mut cut, &mut out3);
+    }
+    assert_eq!((base, cut, out3), (end, whole, out), "windowed index runs differ from one run");
+}

@@ -7,9 +7,10 @@ use std::fs;
 use std::path::Path;
 
 use kseg_wire::columns::{check_columns, increment_sequence, BatchBases};
-use kseg_wire::invariants::{check_records, check_walk, WalkCase};
+use kseg_wire::invariants::{check_index_runs, check_records, check_walk, WalkCase};
 use kseg_wire::walk::crc32c;
-use kseg_wire::{index_run, IndexState};
+use kseg_wire::index::NONE;
+use kseg_wire::{index_run, index_run_at, indexed_v2_run, valid_v2_run, IndexOut, IndexState};
 
 /// splitmix64: a small, seedable generator (no dependency).
 struct Rng(u64);
@@ -94,51 +95,167 @@ fn structured_logs_damaged_or_not() {
         let c = case(&mut rng, buf.len());
         check_walk(&buf, c);
         check_walk(&buf, WalkCase { start: 0, limit: buf.len(), check_crc: true, ..c });
+        check_index_runs(&buf, 1 + rng.below(600) as i64, [0, 1, 1000][rng.below(3)], 1 + rng.below(900));
     }
 }
 
+/// A log for the index runs: V2 batches (producer ids cleared in half of them so that runs get
+/// long, offsets sometimes unchanged so that an offset index append throws, epochs that sometimes
+/// change), sometimes damaged; with a random interval and index capacity.
+fn index_case(rng: &mut Rng) -> (Vec<u8>, IndexState) {
+    let mut buf = Vec::new();
+    let mut offset = rng.below(3) as i64;
+    let mut epoch = rng.below(3) as i32 - 1;
+    for _ in 0..rng.below(12) {
+        let mut entry = v2_batch(rng, offset);
+        if rng.below(2) == 0 && entry.len() >= 61 {
+            entry[43..51].copy_from_slice(&(-1i64).to_be_bytes());
+            entry[23..27].copy_from_slice(&(rng.below(4) as i32).to_be_bytes());
+            if rng.below(3) == 0 {
+                epoch += rng.below(3) as i32 - 1;
+            }
+            entry[12..16].copy_from_slice(&epoch.to_be_bytes());
+            let crc = crc32c(&entry[21..]);
+            entry[17..21].copy_from_slice(&crc.to_be_bytes());
+        }
+        offset += rng.below(5) as i64; // sometimes unchanged: an offset index append that throws
+        buf.extend(entry);
+    }
+    if rng.below(3) == 0 {
+        damage(rng, &mut buf);
+    }
+    let interval = 1 + rng.below(600) as i64;
+    let capacity = [0, 1, 2, 3, 1000][rng.below(5)];
+    let fresh = IndexState::from_array([0, interval, 0, 0, -1, -1, interval, -1, 0, capacity, -1, 0, 0, capacity, NONE, NONE]);
+    (buf, fresh)
+}
+
 /// `index_run` cut into random chunks (as the caller cuts it at page releases) equals one run;
-/// entries match the counts; the position stays in the buffer. Producer ids are cleared in half
-/// of the batches so that runs get long.
+/// entries match the counts; epochs change at every entry; the position stays in the buffer.
 #[test]
 fn index_runs_chunked_equal_whole() {
     let mut rng = Rng(0x696e_6478);
     for _ in 0..3000 {
-        let mut buf = Vec::new();
-        let mut offset = rng.below(3) as i64;
-        for _ in 0..rng.below(12) {
-            let mut entry = v2_batch(&mut rng, offset);
-            if rng.below(2) == 0 && entry.len() >= 61 {
-                entry[43..51].copy_from_slice(&(-1i64).to_be_bytes());
-                entry[23..27].copy_from_slice(&(rng.below(4) as i32).to_be_bytes());
-                let crc = crc32c(&entry[21..]);
-                entry[17..21].copy_from_slice(&crc.to_be_bytes());
-            }
-            offset += rng.below(5) as i64; // sometimes unchanged: an offset index append that throws
-            buf.extend(entry);
-        }
-        if rng.below(3) == 0 {
-            damage(&mut rng, &mut buf);
-        }
-        let interval = 1 + rng.below(600) as i64;
-        let capacity = [0, 1, 2, 3, 1000][rng.below(5)];
-        let fresh = IndexState::from_array([0, interval, 0, 0, -1, -1, interval, -1, 0, capacity, -1, 0, 0, capacity]);
-        let (mut whole, mut o1, mut t1) = (fresh, Vec::new(), Vec::new());
-        let end = index_run(&buf, 0, buf.len(), usize::MAX, &mut whole, &mut o1, &mut t1);
+        let (buf, fresh) = index_case(&mut rng);
+        let (mut whole, mut out) = (fresh, IndexOut::default());
+        let end = index_run(&buf, 0, buf.len(), usize::MAX, &mut whole, &mut out);
         assert!(end <= buf.len());
-        assert_eq!(o1.len() as i64, whole.offset_count * 8);
-        assert_eq!(t1.len() as i64, whole.time_count * 12);
-        let (mut cut, mut o2, mut t2, mut pos) = (fresh, Vec::new(), Vec::new(), 0);
+        assert_eq!(out.offsets.len() as i64, whole.offset_count * 8);
+        assert_eq!(out.times.len() as i64, whole.time_count * 12);
+        assert!(out.epochs.windows(2).all(|w| w[0].0 != w[1].0));
+        assert_eq!(whole.last_epoch, out.epochs.last().map_or(NONE, |e| e.0));
+        assert_eq!(whole.map_end == NONE, whole.batches == 0);
+        let (mut cut, mut out2, mut pos) = (fresh, IndexOut::default(), 0);
         loop {
             let until = pos + 1 + rng.below(700);
-            let next = index_run(&buf, pos, buf.len(), until, &mut cut, &mut o2, &mut t2);
+            let next = index_run(&buf, pos, buf.len(), until, &mut cut, &mut out2);
             let stopped = next < until;
             pos = next;
             if stopped {
                 break;
             }
         }
-        assert_eq!((pos, cut, o2, t2), (end, whole, o1, t1));
+        assert_eq!((pos, cut, out2), (end, whole, out));
+    }
+}
+
+/// `indexed_v2_run` in random chunks gives `valid_v2_run`'s headers and end, and -- up to the
+/// position where its loop stopped -- `index_run`'s state and entries.
+#[test]
+fn indexed_runs_are_valid_v2_run_and_index_run() {
+    let mut rng = Rng(0x7665_7269);
+    for _ in 0..3000 {
+        let (buf, fresh) = index_case(&mut rng);
+        let (mut state, mut out) = (fresh, IndexOut::default());
+        let index_end = index_run(&buf, 0, buf.len(), usize::MAX, &mut state, &mut out);
+        let mut want = Vec::new();
+        let end = valid_v2_run(&buf, 0, buf.len(), usize::MAX, &mut want);
+        let (mut cut, mut out2, mut headers, mut pos, mut stop) = (fresh, IndexOut::default(), Vec::new(), 0, None);
+        loop {
+            let until = pos + 1 + rng.below(700);
+            let (next, stopped) = if stop.is_none() {
+                indexed_v2_run(&buf, 0, pos, buf.len(), until, &mut cut, &mut out2, &mut headers)
+            } else {
+                (valid_v2_run(&buf, pos, buf.len(), until, &mut headers), None)
+            };
+            stop = stop.or(stopped);
+            let ended = next < until;
+            pos = next;
+            if ended {
+                break;
+            }
+        }
+        assert_eq!((pos, headers), (end, want));
+        assert_eq!((stop.unwrap_or(pos), cut, out2), (index_end, state, out));
+    }
+}
+
+/// `index_run_at` over windows of the file read into memory (as reindex reads a segment) equals
+/// one `index_run` over the whole buffer; a batch longer than a window is taken from the buffer.
+#[test]
+fn index_runs_over_windows_equal_one_run() {
+    let mut rng = Rng(0x7269_6478);
+    for _ in 0..3000 {
+        let (buf, fresh) = index_case(&mut rng);
+        let (mut state, mut out) = (fresh, IndexOut::default());
+        let end = index_run(&buf, 0, buf.len(), usize::MAX, &mut state, &mut out);
+        let window = 61 + rng.below(900);
+        let (mut cut, mut out2, mut base) = (fresh, IndexOut::default(), 0);
+        loop {
+            let chunk = &buf[base..(base + window).min(buf.len())];
+            let next = index_run_at(chunk, base, 0, chunk.len(), usize::MAX, &mut cut, &mut out2);
+            let at_end = base + chunk.len() == buf.len();
+            base += next;
+            if at_end || next == 0 {
+                break;
+            }
+        }
+        if base < end {
+            base = index_run(&buf, base, buf.len(), usize::MAX, &mut cut, &mut out2);
+        }
+        assert_eq!((base, cut, out2), (end, state, out));
+    }
+}
+
+/// `indexed_v2_run` over windows of the file read into memory (as verify reads a segment:
+/// `buf[base..base + window]`, refilled from where a run stopped at the window's end) equals
+/// one run over the whole buffer: the same headers and the same state, in file positions.
+#[test]
+fn indexed_runs_over_windows_equal_one_run() {
+    let mut rng = Rng(0x7769_6e64);
+    for _ in 0..3000 {
+        let (buf, fresh) = index_case(&mut rng);
+        let (mut state, mut out, mut want) = (fresh, IndexOut::default(), Vec::new());
+        let (end, stop) = indexed_v2_run(&buf, 0, 0, buf.len(), usize::MAX, &mut state, &mut out, &mut want);
+        let window = 61 + rng.below(900);
+        let (mut cut, mut out2, mut headers, mut base, mut stopped) = (fresh, IndexOut::default(), Vec::new(), 0, None);
+        loop {
+            let chunk = &buf[base..(base + window).min(buf.len())];
+            let (next, s) = if stopped.is_none() {
+                indexed_v2_run(chunk, base, 0, chunk.len(), usize::MAX, &mut cut, &mut out2, &mut headers)
+            } else {
+                (valid_v2_run(chunk, 0, chunk.len(), usize::MAX, &mut headers), None)
+            };
+            stopped = stopped.or(s.map(|p| base + p));
+            // the window ended the run (a batch crosses it) unless it reaches the end of the buffer
+            if next == 0 || base + chunk.len() == buf.len() {
+                base += next;
+                break;
+            }
+            base += next;
+        }
+        if base < end {
+            // a batch longer than the window: the caller takes the rest from the whole buffer
+            let (next, s) = if stopped.is_none() {
+                indexed_v2_run(&buf, 0, base, buf.len(), usize::MAX, &mut cut, &mut out2, &mut headers)
+            } else {
+                (valid_v2_run(&buf, base, buf.len(), usize::MAX, &mut headers), None)
+            };
+            stopped = stopped.or(s);
+            base = next;
+        }
+        assert_eq!((base, &headers), (end, &want));
+        assert_eq!((stopped, cut, out2), (stop, state, out));
     }
 }
 
@@ -149,6 +266,7 @@ fn random_bytes() {
         let buf: Vec<u8> = (0..rng.below(300)).map(|_| rng.next() as u8).collect();
         let c = case(&mut rng, buf.len());
         check_walk(&buf, c);
+        check_index_runs(&buf, 1 + rng.below(600) as i64, 1000, 1 + rng.below(300));
     }
 }
 
@@ -264,6 +382,7 @@ fn saved_fuzz_crashes_replay_clean() {
         let (c, buf) = WalkCase::from_bytes(&data);
         check_walk(buf, c);
         check_records(buf, c.start.min(buf.len()), buf.len(), c.max_frames);
+        check_index_runs(buf, 1 + c.max_bytes as i64, 1000, c.max_frames * 61);
         replayed += 1;
     }
     assert!(replayed >= 1, "no regression inputs in {}", dir.display());

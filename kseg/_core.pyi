@@ -28,7 +28,9 @@ def index_run(
 _Source: TypeAlias = tuple[int, int, int, bool, int]
 _EncodeTarget: TypeAlias = tuple[int, int | None, int | None, int | None, int, bool, int | None]
 
-def legacy_entries(buf: Any, wrapper_magic: int, wrapper_offset: int, /) -> tuple[int, int | None] | None: ...
+def legacy_summary(
+    buf: Any, wrapper_magic: int, wrapper_offset: int, wrapper_timestamp: int, log_append: bool, /
+) -> tuple[_Source, int, tuple[int, ...]] | None: ...
 def convert_summary(buf: Any, end: int, source: _Source, pos: int, count: int, /) -> tuple[int, ...] | None: ...
 def convert_cuts(
     buf: Any, end: int, source: _Source, pos: int, count: int, budget: int, magic: int, /

@@ -28,6 +28,8 @@ from kseg.errors import KsegError
 from kseg.format import compression
 from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
 from kseg.format.layout import (
+    CODEC_MASK,
+    LEGACY_HEADER,
     LEGACY_TIMESTAMP,
     LEGACY_TIMESTAMP_OFFSET,
     LOG_OVERHEAD,
@@ -106,20 +108,12 @@ def open_records(batch: Any, max_decompressed: int) -> CoreRecords | None:
         return None
     try:
         if isinstance(batch, V2Batch):
-            records = _v2(batch, max_decompressed)
-        elif isinstance(batch, LegacyBatch):
-            records = _legacy(batch, max_decompressed)
-        else:
-            return None
+            return _v2(batch, max_decompressed)
+        if isinstance(batch, LegacyBatch):
+            return _legacy(batch, max_decompressed)
     except KsegError:
-        return None  # Python reads it again and says what is wrong, where
-    if records is None:
-        return None
-    summary = _call("convert_summary", records.position, records.buf, records.end, records.source, records.start, records.count)
-    if summary is None or (records.source[0] == _V2 and summary[-1] != records.end):
-        return None
-    records.summary = summary
-    return records
+        pass  # Python reads it again and says what is wrong, where
+    return None
 
 
 def _v2(batch: V2Batch, max_decompressed: int) -> CoreRecords | None:
@@ -135,32 +129,38 @@ def _v2(batch: V2Batch, max_decompressed: int) -> CoreRecords | None:
     elif not isinstance(buf, (bytes, mmap)):
         buf, start, end = bytes(buf[start:end]), 0, end - start
     log_append = bool(batch.attributes & TIMESTAMP_TYPE_MASK)
-    source = (_V2, batch.base_offset, batch.base_timestamp, log_append, batch.max_timestamp)
-    return CoreRecords(buf, start, end, count, source, position)
+    records = CoreRecords(buf, start, end, count, (_V2, batch.base_offset, batch.base_timestamp, log_append,
+                                                    batch.max_timestamp), position)
+    summary = _call("convert_summary", position, buf, end, records.source, start, count)
+    if summary is None or summary[-1] != end:  # records must fill the region exactly
+        return None
+    records.summary = summary
+    return records
 
 
 def _legacy(batch: LegacyBatch, max_decompressed: int) -> CoreRecords | None:
     """A V0/V1 wrapper's inner messages, decompressed under the cap (``_deep_messages``)."""
-    magic, codec, buf, position = batch.magic, batch.codec_id, batch.buf, batch.position
-    if magic not in (0, 1) or codec in (compression.CODEC_NONE, compression.CODEC_ZSTD):
+    buf, position = batch.buf, batch.position
+    if position + LEGACY_HEADER.size > len(buf):
         return None
-    end = position + batch.size
-    if end > len(buf):
+    offset, size, _, magic, attributes = LEGACY_HEADER.unpack_from(buf, position)
+    codec = attributes & CODEC_MASK
+    end = position + LOG_OVERHEAD + size
+    if magic not in (0, 1) or codec in (compression.CODEC_NONE, compression.CODEC_ZSTD) or end > len(buf):
         return None
     value = _wrapper_value(buf, position + _KEY_AT[magic], end)
     if value is None:
         return None
     data = compression.decompress(codec, value, magic=magic, max_size=max_decompressed)
-    entries = _call("legacy_entries", position, data, magic, batch.last_offset)
-    if entries is None:
+    timestamp = LEGACY_TIMESTAMP.unpack_from(buf, position + LEGACY_TIMESTAMP_OFFSET)[0] if magic == 1 else -1
+    log_append = magic == 1 and bool(attributes & TIMESTAMP_TYPE_MASK)
+    opened = _call("legacy_summary", position, data, magic, offset, timestamp, log_append)
+    if opened is None:
         return None
-    count, base = entries
-    timestamp = -1
-    if magic == 1:
-        (timestamp,) = LEGACY_TIMESTAMP.unpack_from(buf, position + LEGACY_TIMESTAMP_OFFSET)
-    log_append = magic == 1 and bool(batch.attributes & TIMESTAMP_TYPE_MASK)
-    source = (magic, 0 if base is None else base, timestamp, log_append, int(base is not None))
-    return CoreRecords(data, 0, len(data), count, source, position)
+    source, count, summary = opened
+    records = CoreRecords(data, 0, len(data), count, source, position)
+    records.summary = summary
+    return records
 
 
 def _wrapper_value(buf: Any, pos: int, end: int) -> memoryview | None:

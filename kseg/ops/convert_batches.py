@@ -247,9 +247,12 @@ class Converter:
             magic=magic, codec=CODEC_NONE, timestamp_type=params.timestamp_type, log_append_time=params.log_append_time
         )
         oversized: list[int] = []
-        for chunk in specs.chunks():
-            yield encoder.add(chunk)
-            oversized += (spec.offset for spec in chunk if estimate_size(spec, magic) > self.limit)
+        if isinstance(specs, CoreSpecs) and specs.largest_estimate() <= self.limit:
+            yield from specs.plain_entries(encoder)  # no record can be oversized
+        else:
+            for chunk in specs.chunks():
+                yield encoder.add(chunk)
+                oversized += (spec.offset for spec in chunk if estimate_size(spec, magic) > self.limit)
         encoder.finish()
         for offset in oversized:
             self.tally.oversized_at(offset)

@@ -20,7 +20,7 @@ from kseg.format.convert_core import CoreRecords
 from kseg.format.model import RecordSpec
 from kseg.format.v0v1_encode import MessageSetEncoder
 from kseg.format.v2_write import BatchEncoder
-from kseg.ops.convert_build import estimate_total, record_specs
+from kseg.ops.convert_build import LEGACY_ENTRY_OVERHEAD, estimate_total, record_specs
 from kseg.ops.convert_source import CHUNK, BatchSummary, SourceRecords
 
 #: A target that only reads the first record (its offset and timestamp): any magic-2 record passes it.
@@ -38,11 +38,35 @@ class CoreSpecs:
         self.count = summary.count
         self.estimated = estimate_total(summary, magic)
         self._first = (summary.first_offset, summary.first_timestamp)
+        self._key_value_bytes = summary.key_value_bytes
         self._positions = {0: core.start}  # record index -> where it starts in the records
 
     def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[list[RecordSpec]]:
         for chunk in self.source.chunks(start, stop):
             yield record_specs(chunk, self.magic)
+
+    def largest_estimate(self) -> int:
+        """A bound of any one record's ``estimate_size`` in a magic 0/1 target: all keys and values in one."""
+        return LEGACY_ENTRY_OVERHEAD[self.magic] + self._key_value_bytes
+
+    def plain_entries(self, encoder: MessageSetEncoder) -> Iterator[bytes]:
+        """Every record as an uncompressed V0/V1 entry, a chunk at a time (``Converter._plain_messages``).
+
+        Entries stand alone, so where the core declines Python goes on from that chunk with the same encoder.
+        """
+        position: int | None = self.core.start
+        at = 0
+        while at < self.count and position is not None:
+            count = min(CHUNK, self.count - at)
+            done = self.core.encode(position, count, encoder.core_target())
+            if done is None:
+                break
+            body, first_offset, first_timestamp, last_offset, max_timestamp, position = done
+            yield encoder.add_encoded(body, count, (first_offset, first_timestamp), last_offset, max_timestamp)
+            at += count
+        if at < self.count:
+            for chunk in self.chunks(at):
+                yield encoder.add(chunk)
 
     def cuts(self, budget: int) -> list[int] | None:
         """``Converter._split``'s cut: the first index of every part after the first."""

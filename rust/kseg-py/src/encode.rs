@@ -26,16 +26,38 @@ fn source(s: SourceArgs) -> Source {
     Source::Legacy(Wrapper { magic: kind as i8, base: (c != 0).then_some(a), timestamp: b, log_append })
 }
 
-/// The inner entries of a decompressed V0/V1 set: (count, absolute base or None), or None.
+fn summary_tuple<'py>(py: Python<'py>, s: &encode::Summary) -> PyResult<Bound<'py, PyTuple>> {
+    let values = [
+        s.count, s.first_offset, s.first_timestamp, s.first_key.0, s.first_key.1, s.max_timestamp,
+        i64::from(s.any_attributes), s.timestamps_set, s.key_value_bytes, s.header_records, s.headers,
+        s.header_bytes, s.first_with_headers.0, s.first_with_headers.1, s.end as i64,
+    ];
+    PyTuple::new(py, values)
+}
+
+/// A decompressed V0/V1 wrapper's inner messages (`_deep_records`): (source, summary), or None.
 #[pyfunction]
-pub fn legacy_entries(buf: &Bound<'_, PyAny>, wrapper_magic: i8, wrapper_offset: i64) -> PyResult<Option<(usize, Option<i64>)>> {
+pub fn legacy_summary<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    wrapper_magic: i8,
+    wrapper_offset: i64,
+    wrapper_timestamp: i64,
+    log_append: bool,
+) -> PyResult<Option<(SourceArgs, usize, Bound<'py, PyTuple>)>> {
     guarded(|| {
         let borrowed = Borrowed::new(buf)?;
-        let Some((count, last)) = legacy::entries(borrowed.as_slice()) else { return Ok(None) };
-        if wrapper_magic != 1 {
-            return Ok(Some((count, None)));
-        }
-        Ok(legacy::absolute_base(wrapper_offset, last).ok().map(|base| (count, base)))
+        let data = borrowed.as_slice();
+        let Some((count, last)) = legacy::entries(data) else { return Ok(None) };
+        let base = if wrapper_magic == 1 {
+            let Ok(base) = legacy::absolute_base(wrapper_offset, last) else { return Ok(None) };
+            base
+        } else {
+            None
+        };
+        let src: SourceArgs = (i64::from(wrapper_magic), base.unwrap_or(0), wrapper_timestamp, log_append, i64::from(base.is_some()));
+        let Some(s) = encode::summarize(data, data.len(), &source(src), 0, count) else { return Ok(None) };
+        Ok(Some((src, count, summary_tuple(py, &s)?)))
     })
 }
 
@@ -52,12 +74,7 @@ pub fn convert_summary<'py>(
     guarded(|| {
         let borrowed = Borrowed::new(buf)?;
         let Some(s) = encode::summarize(borrowed.as_slice(), end, &source(src), pos, count) else { return Ok(None) };
-        let values = [
-            s.count, s.first_offset, s.first_timestamp, s.first_key.0, s.first_key.1, s.max_timestamp,
-            i64::from(s.any_attributes), s.timestamps_set, s.key_value_bytes, s.header_records, s.headers,
-            s.header_bytes, s.first_with_headers.0, s.first_with_headers.1, s.end as i64,
-        ];
-        Ok(Some(PyTuple::new(py, values)?))
+        Ok(Some(summary_tuple(py, &s)?))
     })
 }
 
@@ -117,7 +134,7 @@ pub fn convert_encode<'py>(
 
 /// Add this file's functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(legacy_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(legacy_summary, m)?)?;
     m.add_function(wrap_pyfunction!(convert_summary, m)?)?;
     m.add_function(wrap_pyfunction!(convert_cuts, m)?)?;
     m.add_function(wrap_pyfunction!(convert_seek, m)?)?;

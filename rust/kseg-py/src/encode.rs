@@ -50,7 +50,7 @@ pub fn legacy_summary<'py>(
         let data = borrowed.as_slice();
         let Some((count, last)) = legacy::entries(data) else { return Ok(None) };
         let base = if wrapper_magic == 1 {
-            let Ok(base) = legacy::absolute_base(wrapper_offset, last) else { return Ok(None) };
+            let Some(base) = legacy::absolute_base(wrapper_offset, last) else { return Ok(None) };
             base
         } else {
             None

@@ -136,7 +136,7 @@ pub fn check_legacy(buf: &[u8], wrapper_magic: i8, wrapper_offset: i64, budget: 
     use crate::legacy::{absolute_base, entries, Wrapper};
     let Some((count, last)) = entries(buf) else { return 0 };
     let base = if wrapper_magic == 1 {
-        let Ok(base) = absolute_base(wrapper_offset, last) else { return 0 };
+        let Some(base) = absolute_base(wrapper_offset, last) else { return 0 };
         base
     } else {
         None

@@ -75,17 +75,17 @@ pub fn entries(buf: &[u8]) -> Option<(usize, i64)> {
 }
 
 /// `_absolute_base`: what inner offset 0 stands for under a magic-1 wrapper at `wrapper_offset`,
-/// or `None` (offsets as stored) when the Java arithmetic gives a negative base; `Err` where
+/// or `Some(None)` (offsets as stored) when the Java arithmetic gives a negative base; `None` where
 /// Kafka throws (a non-zero wrapper offset below the last inner one).
-pub fn absolute_base(wrapper_offset: i64, last_inner: i64) -> Result<Option<i64>, ()> {
+pub fn absolute_base(wrapper_offset: i64, last_inner: i64) -> Option<Option<i64>> {
     if wrapper_offset == 0 {
-        return Ok(Some(0));
+        return Some(Some(0));
     }
     if wrapper_offset < last_inner {
-        return Err(());
+        return None;
     }
     let base = wrapper_offset.wrapping_sub(last_inner);
-    Ok((base >= 0).then_some(base))
+    Some((base >= 0).then_some(base))
 }
 
 /// A sized field (int32 length + bytes) at `pos` inside a message ending at `end`.

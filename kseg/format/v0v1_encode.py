@@ -182,6 +182,28 @@ class MessageSetEncoder:
         self._kept(self._compressor.compress(entries))
         return b""
 
+    def core_target(self) -> tuple[int, int | None, None, int | None, int, bool, int | None]:
+        """The compiled core's arguments for encoding the next records of this set (``convert_encode``)."""
+        relative = self.magic > 0 and self.codec != compression.CODEC_NONE
+        previous = self.last_offset if self.count else None
+        log_append = self.log_append_time if self.log_append else None
+        return (self.magic, self.base_offset, None, previous, self.max_timestamp, relative, log_append)
+
+    def add_encoded(
+        self, body: bytes, count: int, first: tuple[int, int], last_offset: int, max_timestamp: int
+    ) -> bytes:
+        """Entries the core encoded with :meth:`core_target`'s arguments: what :meth:`add` returns for those records."""
+        if self.base_offset is None:
+            self.base_offset = first[0]
+        self.max_timestamp, self.last_offset = max_timestamp, last_offset
+        self.count += count
+        if self.codec == compression.CODEC_NONE:
+            return body
+        if self._compressor is None:
+            self._compressor = compression.compressor(self.codec, magic=self.magic, level=self.level)
+        self._kept(self._compressor.compress(body))
+        return b""
+
     def _kept(self, piece: bytes) -> None:
         self._payload_size += len(piece)
         if self._parts is not None:

@@ -217,6 +217,31 @@ class BatchEncoder:
         if len(body) >= _FEED_BYTES:
             self._feed()
 
+    def core_target(self) -> tuple[int, int | None, int | None, int | None, int, bool, None]:
+        """The compiled core's arguments for encoding the next records of this batch (``convert_encode``).
+
+        Before the first records the bases are this batch's own or, when None, the first record's.
+        """
+        if not self.count:
+            return (MAGIC, self.base_offset, self.delete_horizon_ms, None, self.max_timestamp, False, None)
+        return (MAGIC, self.base_offset, self.base_timestamp, self.last_offset, self.max_timestamp, False, None)
+
+    def add_encoded(self, body: bytes, count: int, first: tuple[int, int], last_offset: int, max_timestamp: int) -> bytes:
+        """Records the core encoded with :meth:`core_target`'s arguments (``first``: the first one's offset, timestamp).
+
+        The same state :meth:`add` leaves for those records; the core made :meth:`add`'s checks.
+        """
+        if self.count == 0:
+            if self.base_offset is None:
+                self.base_offset = first[0]
+            horizon = self.delete_horizon_ms
+            self.base_timestamp = first[1] if horizon is None else horizon
+        self._pending += body
+        self.last_offset, self.max_timestamp, self.count = last_offset, max_timestamp, self.count + count
+        if len(self._pending) >= _FEED_BYTES:
+            self._feed()
+        return b""
+
     def _feed(self) -> None:
         if self._compressor is None:
             self._compressor = compression.compressor(self.codec, magic=MAGIC, level=self.level)

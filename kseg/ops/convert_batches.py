@@ -35,6 +35,7 @@ Nothing here touches a file; :mod:`kseg.ops.convert` walks segments and writes.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Protocol
 
 from kseg.errors import EncodeError
@@ -59,6 +60,7 @@ from kseg.ops.convert_build import (
     record_specs,
     with_last_offset,
 )
+from kseg.ops.convert_fast import CoreSpecs
 from kseg.ops.convert_source import CHUNK, BatchSummary, SourceRecords
 from kseg.ops.convert_tally import Tally
 from kseg.ops.convert_target import ConvertRefused, Target, codec_for, representable
@@ -155,7 +157,9 @@ class Converter:
             if data is not None:
                 yield self._emit(data, summary.first_offset, summary.count)
                 return
-        specs = _BatchSpecs(source, summary, target.magic)
+        specs: Specs = _BatchSpecs(source, summary, target.magic)
+        if source.core is not None:
+            specs = CoreSpecs(source, summary, target.magic, source.core)
         yield from self._rebuild(specs, output_params(batch, codec, target.magic), batch.position)
 
     def finish(self) -> list[bytes]:
@@ -243,9 +247,12 @@ class Converter:
             magic=magic, codec=CODEC_NONE, timestamp_type=params.timestamp_type, log_append_time=params.log_append_time
         )
         oversized: list[int] = []
-        for chunk in specs.chunks():
-            yield encoder.add(chunk)
-            oversized += (spec.offset for spec in chunk if estimate_size(spec, magic) > self.limit)
+        if isinstance(specs, CoreSpecs) and specs.largest_estimate() <= self.limit:
+            yield from specs.plain_entries(encoder)  # no record can be oversized
+        else:
+            for chunk in specs.chunks():
+                yield encoder.add(chunk)
+                oversized += (spec.offset for spec in chunk if estimate_size(spec, magic) > self.limit)
         encoder.finish()
         for offset in oversized:
             self.tally.oversized_at(offset)
@@ -291,6 +298,12 @@ class Converter:
         A single record is kept whatever its size (it goes alone into its own batch).
         """
         keep = None if end - start == 1 else self.limit
+        if isinstance(specs, CoreSpecs):
+            first = specs.first(start)
+            if first is not None:
+                encoder = self._encoder(params, RecordSpec(*first, None, None), start == 0, keep)
+                if specs.encode_into(encoder, start, end):
+                    return self._finished(encoder, params, end == specs.count, first[0])
         part = _Part(self, params, start == 0, keep)
         for chunk in specs.chunks(start, end):
             part.add(chunk)
@@ -305,6 +318,12 @@ class Converter:
         magic = self.target.magic
         ratio = whole_size / max(1, specs.estimated)
         budget = max(1, int(self.limit * SPLIT_MARGIN / ratio))
+        cuts = specs.cuts(budget) if isinstance(specs, CoreSpecs) else None
+        if cuts is not None:
+            bounds = [0, *cuts, specs.count]
+            for low, high in pairwise(bounds):
+                yield from self._settle_core(specs, params, low, high)
+            return
         start, running, index = 0, 0, 0
         part = _Part(self, params, True, self.limit)
         for chunk in specs.chunks():
@@ -336,6 +355,24 @@ class Converter:
             yield self._emit(data, first, end - start)
             return
         yield from self._fit(specs, params, start, end)
+
+    def _settle_core(self, specs: Specs, params: Params, start: int, end: int) -> Iterator[bytes]:
+        """A part cut by the core: what :meth:`_settle` gives for it (the same encodings, in one pass)."""
+        data, _, first = self._encode(specs, params, start, end)
+        if data is not None:
+            yield self._emit(data, first, end - start)
+        else:
+            yield from self._fit(specs, params, start, end)
+
+    def _finished(
+        self, encoder: BatchEncoder | MessageSetEncoder, params: Params, last: bool, first_offset: int
+    ) -> tuple[bytes | None, int, int]:
+        """(bytes, or None past ``keep``; size; first offset); the last part of a V2 batch keeps its last offset."""
+        data, size = encoder.finish()
+        last_offset = params.last_offset
+        if data is not None and last and last_offset is not None and self.target.magic == 2:
+            data = with_last_offset(data, last_offset)
+        return data, size, first_offset
 
     def _fit(self, specs: Specs, params: Params, start: int, end: int) -> Iterator[bytes]:
         middle = (start + end) // 2
@@ -397,11 +434,7 @@ class _Part:
     def finish(self, *, last: bool) -> tuple[bytes | None, int, int]:
         """(bytes, or None past ``keep``; size; first offset); the last part of a V2 batch keeps its last offset."""
         assert self.encoder is not None and self.first is not None
-        data, size = self.encoder.finish()
-        last_offset = self.params.last_offset
-        if data is not None and last and last_offset is not None and self.converter.target.magic == 2:
-            data = with_last_offset(data, last_offset)
-        return data, size, self.first.offset
+        return self.converter._finished(self.encoder, self.params, last, self.first.offset)
 
 
 __all__ = ["Converter"]

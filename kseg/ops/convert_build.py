@@ -128,7 +128,9 @@ def recompress(
     assert isinstance(batch, v2_format.V2Batch)
     stored = batch.records_region()
     region: memoryview | compression.OutputBuffer = stored
-    if batch.codec_id != CODEC_NONE:
+    if source.core is not None:  # decompressed once already, by the read that summed the records up
+        region = source.core.region()
+    elif batch.codec_id != CODEC_NONE:
         try:
             region = compression.decompress_buffer(
                 batch.codec_id, stored, magic=2, max_size=source.max_decompressed

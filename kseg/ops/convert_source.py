@@ -24,6 +24,7 @@ from operator import itemgetter
 from kseg.errors import Corrupt, KsegError, Truncated
 from kseg.format import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, Batch, BatchWalk, WalkEnd
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.format.convert_core import CoreRecords, open_records
 from kseg.format.layout import LOG_OVERHEAD, MIN_RECORD_OVERHEAD, SIZE_OFFSET
 from kseg.format.model import Record
 from kseg.format.scan import Gap, scan
@@ -37,11 +38,13 @@ _TIMESTAMP, _KEY, _VALUE, _HEADERS, _ATTRIBUTES = itemgetter(1), itemgetter(2), 
 class SourceRecords:
     """One batch's records, read (and decompressed) again on every pass, :data:`CHUNK` at a time."""
 
-    __slots__ = ("batch", "max_decompressed")
+    __slots__ = ("batch", "core", "max_decompressed")
 
     def __init__(self, batch: Batch, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> None:
         self.batch = batch
         self.max_decompressed = max_decompressed
+        #: The records as the compiled core reads them (:func:`summarize` sets it when the core takes the batch).
+        self.core: CoreRecords | None = None
 
     def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[list[Record]]:
         """Records ``[start, stop)`` in lists of at most :data:`CHUNK` (the ones before ``start`` are read, not kept)."""
@@ -97,11 +100,30 @@ class BatchSummary:
 
 
 def summarize(source: SourceRecords) -> BatchSummary:
-    """Read every record of the batch once (raising what a damaged one raises) and sum them up."""
+    """Read every record of the batch once (raising what a damaged one raises) and sum them up.
+
+    With the compiled core the records are summed up there (:mod:`kseg.format.convert_core`)
+    and kept, decompressed, in ``source.core`` for re-encoding; Python reads whatever it declines.
+    """
+    core = open_records(source.batch, source.max_decompressed)
+    if core is not None:
+        source.core = core
+        return _core_summary(core)
     summary = BatchSummary()
     for chunk in source.chunks():
         summary.add(chunk)
     return summary
+
+def _core_summary(core: CoreRecords) -> BatchSummary:
+    """The core's sums as a :class:`BatchSummary` (the same values :meth:`BatchSummary.add` gives)."""
+    (count, first_offset, first_timestamp, _, _, max_timestamp, any_attributes, timestamps_set, key_value_bytes,
+     header_records, headers, header_bytes, with_headers_offset, with_headers_count, _) = core.summary
+    return BatchSummary(
+        count, first_offset, first_timestamp, core.first_key(), max_timestamp, bool(any_attributes), timestamps_set,
+        key_value_bytes, header_records, headers, header_bytes,
+        None if with_headers_count < 0 else (with_headers_offset, with_headers_count),
+    )
+
 
 SKIP_HINT = "; --skip-corrupt skips damaged bytes and converts the rest"
 

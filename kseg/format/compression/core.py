@@ -94,12 +94,22 @@ class BoundedOutput:
 _LIBRARIES = {"lz4": "lz4.block", "snappy": "snappy", "zstd": "zstandard"}
 
 
+_LOADED: dict[str, ModuleType] = {}
+
+
 def _need(codec: str, package: str) -> ModuleType:
-    """The codec library, or Unsupported naming the package to install (raised only when a batch needs it)."""
+    """The codec library, or Unsupported naming the package to install (raised only when a batch needs it).
+
+    Kept once loaded: a compressor is made per batch, and ``import_module`` costs a few microseconds each time.
+    """
+    module = _LOADED.get(codec)
+    if module is not None:
+        return module
     try:
-        return importlib.import_module(_LIBRARIES[codec])
+        module = _LOADED[codec] = importlib.import_module(_LIBRARIES[codec])
     except ImportError:
         raise Unsupported(f"the {codec} codec needs the '{package}' package, which is not installed") from None
+    return module
 
 
 def check_level(codec: str, value: int | None, *, default: int, low: int, high: int) -> int:

@@ -10,6 +10,7 @@
 mod borrowed;
 mod columns;
 mod indexed;
+mod encode;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -188,5 +189,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;
+    encode::register(m)?;
     Ok(())
 }

@@ -161,3 +161,53 @@ pub fn check_index_runs(buf: &[u8], interval: i64, capacity: i64, window: usize)
     }
     assert_eq!((base, cut, out3), (end, whole, out), "windowed index runs differ from one run");
 }
+
+/// `kseg convert`'s re-encoding over the messages of any V0/V1 set (`encode`, `legacy`): never a
+/// panic; a set the scanner takes is summed up, cut and sought consistently; records it encodes
+/// (for every target magic) read back as the same records. Returns how many encodings it checked.
+pub fn check_legacy(buf: &[u8], wrapper_magic: i8, wrapper_offset: i64, budget: i64) -> usize {
+    use crate::encode::{cuts, encode, seek, summarize, Source, Target};
+    use crate::legacy::{absolute_base, entries, Wrapper};
+    let Some((count, last)) = entries(buf) else { return 0 };
+    let base = if wrapper_magic == 1 {
+        let Some(base) = absolute_base(wrapper_offset, last) else { return 0 };
+        base
+    } else {
+        None
+    };
+    let source = Source::Legacy(Wrapper { magic: wrapper_magic, base, timestamp: 1_000, log_append: budget % 2 == 0 });
+    let Some(s) = summarize(buf, buf.len(), &source, 0, count) else { return 0 };
+    let mut checked = 0;
+    assert_eq!(s.count as usize, count, "the summary counts every entry");
+    assert!(s.end <= buf.len(), "the records end inside the set");
+    assert_eq!(seek(buf, buf.len(), &source, 0, count), Some(s.end), "seeking every record ends where they end");
+    let parts = cuts(buf, buf.len(), &source, 0, count, budget, 2).expect("a summed-up set is cut");
+    assert!(parts.windows(2).all(|w| w[0] < w[1]) && parts.iter().all(|&c| c > 0 && c < count), "cuts inside, increasing");
+    for magic in [0i8, 1, 2] {
+        let target = Target {
+            magic,
+            base_offset: None,
+            base_timestamp: None,
+            previous_offset: None,
+            max_timestamp: -1,
+            relative: false,
+            log_append_time: None,
+        };
+        let mut out = Vec::new();
+        let Some(e) = encode(buf, buf.len(), &source, 0, count, &target, &mut out) else { continue };
+        assert_eq!(e.next, s.end, "encoding reads what the summary read");
+        let again = if magic == 2 {
+            Source::V2 { base_offset: e.first_offset, base_timestamp: e.first_timestamp, log_append: None }
+        } else {
+            Source::Legacy(Wrapper { magic: 0, base: None, timestamp: -1, log_append: false })
+        };
+        let r = summarize(&out, out.len(), &again, 0, count).expect("encoded records read back");
+        assert_eq!((r.end, r.count, r.first_offset), (out.len(), s.count, s.first_offset), "magic {magic}");
+        assert_eq!(r.key_value_bytes, s.key_value_bytes, "keys and values survive, magic {magic}");
+        if magic == 2 {
+            assert_eq!((r.max_timestamp, r.timestamps_set), (s.max_timestamp, s.timestamps_set), "timestamps survive");
+        }
+        checked += 1;
+    }
+    checked
+}

@@ -11,9 +11,11 @@
 #![forbid(unsafe_code)]
 
 pub mod columns;
+pub mod encode;
 pub mod index;
 pub mod invariants;
 pub mod layout;
+pub mod legacy;
 pub mod read;
 pub mod records;
 pub mod scan;

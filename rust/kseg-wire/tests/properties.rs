@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use kseg_wire::columns::{check_columns, increment_sequence, BatchBases};
-use kseg_wire::invariants::{check_index_runs, check_records, check_walk, WalkCase};
+use kseg_wire::invariants::{check_index_runs, check_legacy, check_records, check_walk, WalkCase};
 use kseg_wire::walk::crc32c;
 use kseg_wire::index::NONE;
 use kseg_wire::{index_run, index_run_at, indexed_v2_run, valid_v2_run, IndexOut, IndexState};
@@ -383,7 +383,54 @@ fn saved_fuzz_crashes_replay_clean() {
         check_walk(buf, c);
         check_records(buf, c.start.min(buf.len()), buf.len(), c.max_frames);
         check_index_runs(buf, 1 + c.max_bytes as i64, 1000, c.max_frames * 61);
+        check_legacy(buf, (c.start % 2) as i8, c.max_bytes as i64, c.max_bytes as i64);
         replayed += 1;
     }
     assert!(replayed >= 1, "no regression inputs in {}", dir.display());
+}
+
+/// A V0/V1 message set of Kafka's layout (LegacyRecord.java): random magics, null or random keys
+/// and values, increasing offsets, timestamps from -1 up.
+fn message_set(rng: &mut Rng) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut offset = rng.below(4) as i64;
+    for _ in 0..rng.below(6) + 1 {
+        let magic = rng.below(2) as u8;
+        let mut message = vec![0, 0, 0, 0, magic, if rng.below(6) == 0 { 0x08 } else { 0 }];
+        if magic == 1 {
+            message.extend((rng.below(3000) as i64 - 1).to_be_bytes());
+        }
+        for _ in 0..2 {
+            if rng.below(4) == 0 {
+                message.extend((-1i32).to_be_bytes());
+            } else {
+                let n = rng.below(50);
+                message.extend((n as i32).to_be_bytes());
+                message.extend((0..n).map(|_| rng.next() as u8));
+            }
+        }
+        let crc = crc32fast::hash(&message[4..]);
+        message[..4].copy_from_slice(&crc.to_be_bytes());
+        out.extend(offset.to_be_bytes());
+        out.extend((message.len() as i32).to_be_bytes());
+        out.extend(message);
+        offset += 1 + rng.below(3) as i64;
+    }
+    out
+}
+
+/// Re-encoding for convert over message sets, written or damaged, and random bytes.
+#[test]
+fn legacy_sets_encode_and_read_back() {
+    let mut rng = Rng(0x6c65_6761);
+    let mut checked = 0;
+    for i in 0..6000 {
+        let mut buf = if i % 5 == 4 { (0..rng.below(200)).map(|_| rng.next() as u8).collect() } else { message_set(&mut rng) };
+        if rng.below(3) == 0 {
+            damage(&mut rng, &mut buf);
+        }
+        let wrapper_offset = [0i64, 3, 40, i64::MAX][rng.below(4)];
+        checked += check_legacy(&buf, rng.below(2) as i8, wrapper_offset, 1 + rng.below(400) as i64);
+    }
+    assert!(checked > 6000, "only {checked} encodings were checked");
 }

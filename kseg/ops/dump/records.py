@@ -82,7 +82,7 @@ def records_events(
     """The records of one batch as one event, then the problems; returns True when Kafka's tool would
     stop the file here (the records were cut short).  Records an internal-topic decoder reports Kafka
     would have died on are problems too, but the dump goes on after those."""
-    if options.json_records and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch) and _small(batch):
+    if (options.json_records or options.encoded_records) and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch) and _small(batch):
         encoded = EncodedRecords(batch, options.max_batch_bytes)
         yield RecordsEvent(display, [], encoded)
         offsets, err = encoded.outcome()  # the consumer has read them by now (or they are decoded here)

@@ -8,6 +8,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod borrowed;
+mod render;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -21,7 +22,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 create_exception!(_core, CoreError, PyRuntimeError, "A panic inside the compiled core (a bug in kseg).");
 
 /// Run `f`, turning a panic into `CoreError` with the panic's message.
-fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+pub(crate) fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(payload) => {
@@ -183,5 +184,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(render::render_records, m)?)?;
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod invariants;
 pub mod layout;
 pub mod read;
 pub mod records;
+pub mod render;
 pub mod scan;
 pub mod walk;
 

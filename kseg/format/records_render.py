@@ -74,7 +74,7 @@ def render_records(
     if count == 0:
         return b"", range(0)
     try:
-        data, start, end, _, _ = batch._records_bytes(max_batch_bytes)  # noqa: SLF001 - the batch's own reader
+        data, start, end, _, _ = batch._records_bytes(max_batch_bytes)  # the batch's own reader (decompressed under the cap)
     except (KsegError, MemoryError):
         return None
     log_append_time = batch[8] if batch[5] & TIMESTAMP_TYPE_MASK else None

@@ -1,0 +1,268 @@
+"""The core's record rendering (``kseg._core.render_records``) writes exactly what the Python renderers write.
+
+The reference is the pure path of ``kseg dump --deep-iteration``: ``TextRenderer.record_line`` over the
+decoded records (every dialect and flag that changes a V2 record line) and ``JsonRenderer.record_json``
+(every ``--payload``).  Compared byte for byte on batches Kafka's writer made (keys and values null,
+empty, binary, UTF-8 with escapes and non-ASCII; headers; timestamps -1 and large; LogAppendTime;
+offset gaps; producer sequences that wrap; compressed), damaged copies of them, every V2 batch of the
+real corpus, and whole dumps of the golden fixtures and of damaged logs with the core and without it.
+Where the core declines (``None``), it must be for a reason: records the scanner does not accept, or
+text that needs Java's replacement rules (bytes that are not valid UTF-8).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from segments import corpus_logs, damaged, log_of
+
+from kseg.format import RecordSpec, encode_batch, records_render, scan
+from kseg.format.model import Record
+from kseg.format.v2 import V2Batch
+from kseg.ops.dump import BatchEvent, DumpOptions
+from kseg.ops.dump.decode import decode_records
+from kseg.ops.dump.dialect import dialect_for
+from kseg.render.dump import JsonRenderer, Sink, TextRenderer
+
+#: (print_data_log, skip_record_metadata, release): every combination that changes a V2 record line.
+TEXT_CASES = [(p, s, v) for p in (False, True) for s in (False, True) for v in ("4.3", "4.2", "3.0")]
+PAYLOADS = ("utf8", "hex", "base64")
+CAP = 1 << 26
+
+
+def _sink() -> Sink:
+    return Sink(io.BytesIO(), io.BytesIO())
+
+
+def text_renderer(print_data: bool, skip: bool, release: str, batch: V2Batch) -> TextRenderer:
+    options = DumpOptions(deep_iteration=True, print_data_log=print_data, skip_record_metadata=skip,
+                          dialect=dialect_for(release))
+    renderer = TextRenderer(_sink(), options)
+    renderer.handle(BatchEvent("x", batch, True))  # sets the timestamp label as the dump does
+    return renderer
+
+
+def _utf8(data: bytes | None) -> bool:
+    try:
+        return data is None or (data.decode("utf-8") is not None)
+    except UnicodeDecodeError:
+        return False
+
+
+def _needs_java(records: list[Record], text: bool, print_data: bool, skip: bool = False) -> bool:
+    """Whether some byte string shown would be decoded with Java's replacement rules (the core declines)."""
+    for r in records:
+        if not (text and skip) and not all(_utf8(k) for k, _ in r[4]):  # header keys: not in skipped metadata
+            return True
+        if text and print_data and not (_utf8(r[2]) and _utf8(r[3])):
+            return True
+    return False
+
+
+def _clean(batch: V2Batch) -> list[Record] | None:
+    """The records when the one scanner reads the whole batch cleanly (what the core renders), else None."""
+    if batch.scan(CAP) is None:
+        return None
+    found, err = decode_records(batch, CAP)
+    return None if err is not None else found
+
+
+def _with_core(core, call):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(records_render, "CORE", core)
+        return call()
+
+
+def assert_text_same(core, batch: V2Batch) -> int:
+    """Every text dialect/flag: the core's bytes are the Python lines, or it declines for a reason."""
+    rendered_batches = 0
+    clean = _clean(batch)
+    for print_data, skip, release in TEXT_CASES:
+        renderer = text_renderer(print_data, skip, release, batch)
+        style = renderer._core_style
+        got = _with_core(core, lambda s=style: records_render.render_records(batch, s, CAP))
+        if clean is None or _needs_java(clean, True, print_data, skip):
+            assert got is None
+            continue
+        expected = "".join(renderer.record_line(r) + "\n" for r in clean).encode("utf-8", "surrogateescape")
+        assert got is not None
+        assert got[0] == expected, (print_data, skip, release)
+        assert list(got[1]) == [r[0] for r in clean]
+        rendered_batches += 1
+    return rendered_batches
+
+
+def assert_json_same(core, batch: V2Batch) -> int:
+    rendered_batches = 0
+    clean = _clean(batch)
+    for payload in PAYLOADS:
+        renderer = JsonRenderer(_sink(), DumpOptions(deep_iteration=True), payload)
+        got = _with_core(core, lambda r=renderer: records_render.render_records(batch, r._core_style, CAP))
+        if clean is None or _needs_java(clean, False, False):
+            assert got is None
+            continue
+        expected = ",".join(renderer.record_json(r) for r in clean).encode("utf-8", "surrogateescape")
+        assert got is not None
+        assert got[0] == expected, payload
+        assert list(got[1]) == [r[0] for r in clean]
+        rendered_batches += 1
+    return rendered_batches
+
+
+def assert_same(core, batch: V2Batch) -> int:
+    return assert_text_same(core, batch) + assert_json_same(core, batch)
+
+
+payload = st.one_of(
+    st.none(),
+    st.just(b""),
+    st.binary(max_size=60),
+    st.text(max_size=30).map(lambda t: t.encode("utf-8")),
+    st.sampled_from([b'"\\\n\r\t\x08\x0c\x00\x1f\x7f', "é€😀".encode(), b"\xed\xa0\x80", b"\xc3", b"\xff"]),
+)
+header = st.tuples(st.one_of(st.text(max_size=8).map(lambda t: t.encode("utf-8")), st.binary(max_size=6)), payload)
+record = st.tuples(payload, payload, st.lists(header, max_size=3), st.integers(0, 3), st.integers(-1, 2**40))
+
+
+@settings(deadline=None, max_examples=120)
+@given(
+    st.lists(record, min_size=1, max_size=6),
+    st.sampled_from([0, 5, 2**40, 2**62]),
+    st.sampled_from([-1, 0, 2**31 - 3]),
+    st.sampled_from(["none", "gzip"]),
+    st.booleans(),
+)
+def test_written_batches(core, items, base, base_sequence, codec, log_append):
+    specs, offset = [], base
+    for key, value, headers, gap, ts in items:
+        specs.append(RecordSpec(offset, ts, key, value, tuple(headers)))
+        offset += 1 + gap
+    producer = {} if base_sequence < 0 else {"producer_id": 7, "producer_epoch": 0, "base_sequence": base_sequence}
+    data = encode_batch(specs, codec=codec, timestamp_type="LogAppendTime" if log_append else "CreateTime",
+                        log_append_time=1_700_000_000_000 if log_append else -1, **producer)
+    assert_same(core, V2Batch(data, 0))
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(record, min_size=1, max_size=4), st.integers(0, 2**32))
+def test_damaged_batches(core, items, seed):
+    specs = [RecordSpec(i, ts, k, v, tuple(h)) for i, (k, v, h, _, ts) in enumerate(items)]
+    data = damaged(encode_batch(specs), seed)
+    for item in scan.scan(data):
+        if isinstance(item, V2Batch):
+            assert_same(core, item)
+
+
+def _v2_batches(data: bytes) -> Iterator[V2Batch]:
+    for item in scan.scan(data):
+        if isinstance(item, V2Batch) and not item.is_control:
+            yield item
+
+
+def test_logs_and_damaged_logs(core):
+    rendered = 0
+    for seed in range(40):
+        for data in (log_of(seed), damaged(log_of(seed), seed)):
+            for batch in _v2_batches(data):
+                rendered += assert_same(core, batch)
+    assert rendered > 100
+
+
+@pytest.mark.corpus
+def test_every_v2_batch_of_the_real_corpus(core):
+    rendered = batches = 0
+    for path in corpus_logs():
+        for batch in _v2_batches(path.read_bytes()):
+            batches += 1
+            rendered += assert_json_same(core, batch)
+            if batches % 7 == 0:  # every text style too, on a seventh of them (time)
+                rendered += assert_text_same(core, batch)
+    assert batches > 1000
+    assert rendered > batches
+
+
+# --------------------------------------------------------------------------- whole dumps, both paths
+
+
+def _dump(core, args: list[str], cwd: Path):
+    from click.testing import CliRunner
+
+    from kseg.cli import cli
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(records_render, "CORE", core)
+            result = CliRunner().invoke(cli, ["dump", *args], env={"COLUMNS": "100", "NO_COLOR": "1"},
+                                        catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return result.exit_code, result.stdout_bytes, result.stderr_bytes
+
+
+class _Counting:
+    """The core, counting the batches it rendered."""
+
+    def __init__(self, core) -> None:
+        self.core = core
+        self.rendered = 0
+
+    def render_records(self, *args):
+        out = self.core.render_records(*args)
+        self.rendered += out is not None
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self.core, name)
+
+
+def _assert_dump_same(core, args: list[str], cwd: Path) -> int:
+    counting = _Counting(core)
+    assert _dump(counting, args, cwd) == _dump(None, args, cwd), args
+    return counting.rendered
+
+
+FLAG_SETS = [["--deep-iteration"], ["--print-data-log"], ["--print-data-log", "--skip-record-metadata"],
+             ["--deep-iteration", "--skip-record-metadata"], ["--format", "json", "--deep-iteration"],
+             ["--format", "json", "--deep-iteration", "--payload", "hex"]]
+
+
+def test_golden_cases_print_the_same_with_and_without_the_core(core):
+    """Every golden case of tests/test_cli_dump.py (which checks the goldens on whichever path runs)."""
+    import test_cli_dump as goldens
+
+    rendered = 0
+    for version in goldens.GOLDEN_DIRS.values():
+        for args, _ in goldens.CASES.values():
+            rendered += _assert_dump_same(core, ["--kafka-version", version, *args], goldens.DUMP)
+        for args, _ in goldens.JSON_CASES.values():
+            rendered += _assert_dump_same(core, ["--format", "json", "--kafka-version", version, *args], goldens.DUMP)
+    assert rendered > 20
+
+
+def test_damaged_logs_dump_the_same_with_and_without_the_core(core, tmp_path):
+    rendered = 0
+    for seed in range(12):
+        path = tmp_path / f"{seed:020d}.log"
+        path.write_bytes(damaged(log_of(seed, 20), seed) if seed % 3 else log_of(seed, 20))
+        for flags in FLAG_SETS:
+            for version in ("4.3", "4.2"):
+                rendered += _assert_dump_same(core, [*flags, "--kafka-version", version, str(path)], tmp_path)
+    assert rendered > 50
+
+
+@pytest.mark.corpus
+def test_real_corpus_dumps_the_same_with_and_without_the_core(core):
+    logs = corpus_logs(max_size=2 << 20)
+    rendered = 0
+    for path in logs[:: max(1, len(logs) // 25)]:
+        for flags in (FLAG_SETS[1], FLAG_SETS[4]):
+            rendered += _assert_dump_same(core, [*flags, str(path)], path.parent)
+    assert rendered > 20

@@ -322,6 +322,12 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 pub fn json_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
+    // nearly every key and value needs no escape: one vectorisable test, one copy
+    if !bytes.iter().fold(false, |any, &b| any | (b < 0x20) | (b == b'"') | (b == b'\\')) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut plain = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escape: &[u8] = match b {

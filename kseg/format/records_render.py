@@ -9,10 +9,10 @@ joined by ``,``.  Those renderers stay the reference (tests/core/test_core_rende
 proves the bytes identical); this module is only the door to the core.
 
 :func:`render_records` answers ``None`` -- the caller then renders the decoded
-records in Python -- on the pure-Python path, for anything the scanner does not
-accept (a damaged record, a codec error: the Python path reports Kafka's
-message), and for keys, payloads or header keys that are not valid UTF-8, which
-Kafka turns into text with Java's replacement rules (:func:`kseg.format.jvm_text.java_utf8`).
+records in Python -- on the pure-Python path and for anything the scanner does
+not accept (a damaged record, a codec error: the Python path reports Kafka's
+message).  Bytes shown as text are decoded as Java decodes them in both paths
+(the core's ``java_utf8`` is the twin of :func:`kseg.format.jvm_text.java_utf8`).
 """
 
 from __future__ import annotations

@@ -10,11 +10,11 @@
 //!   `--skip-record-metadata`);
 //! * JSON: `kseg/render/dump/jsonl.py` `JsonRenderer.record_json` / `kseg/render/records_json.py`.
 //!
-//! Records are read by the one scanner ([`crate::records::scan_records`]); where it says no, and
-//! wherever a byte string would need Java's replacement rules (`new String(bytes, UTF_8)`, kseg's
-//! `jvm_text.java_utf8`) because it is not valid UTF-8, [`render_records`] returns `None` and
-//! Python renders the batch. Valid UTF-8 decodes to the same text in Java and Python, and kseg
-//! writes text as UTF-8, so a valid key is copied byte for byte.
+//! Records are read by the one scanner ([`crate::records::scan_records`]); where it says no,
+//! [`render_records`] returns `None` and Python renders the batch (and reports Kafka's message).
+//! Keys, payloads and header keys shown as text are decoded as Java's `new String(bytes, UTF_8)`
+//! decodes them ([`java_utf8`], the twin of kseg's `jvm_text.java_utf8`) and written as UTF-8, as
+//! kseg writes all text.
 
 use crate::records::{scan_records, HEADER_STRIDE, RECORD_STRIDE};
 
@@ -71,8 +71,7 @@ pub enum Offsets {
 
 /// Render the `count` records filling `buf[start..end]` exactly, appending to `out`.
 ///
-/// `None` (with `out` holding a partial rendering the caller drops) where the scanner says no or a
-/// key, payload or header key is not valid UTF-8 and would need Java's replacement rules.
+/// `None` (with `out` holding a partial rendering the caller drops) where the scanner says no.
 pub fn render_records(
     buf: &[u8],
     start: usize,
@@ -199,9 +198,104 @@ fn sequence(base_sequence: i32, offset_delta: i64) -> i64 {
     i64::from(result)
 }
 
-/// Text Java would decode the same: valid UTF-8 only (else the caller declines the batch).
-fn java_text(bytes: &[u8]) -> Option<&[u8]> {
-    std::str::from_utf8(bytes).ok().map(str::as_bytes)
+/// U+FFFD, which Java's decoder puts for each malformed sequence.
+const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
+
+/// `new String(bytes, StandardCharsets.UTF_8)` written back as UTF-8, as kseg's
+/// `jvm_text.java_utf8` reproduces it from `java.lang.String.decodeUTF8_UTF16` (JDK 17, same in
+/// 11-21): valid input as it is; one U+FFFD per malformed sequence, where an encoded surrogate
+/// (`ED A0..BF xx`) is one sequence and `ED A0..BF` cut off by the end is one U+FFFD.
+/// Every character Java decodes from a well-formed sequence is that sequence's bytes again.
+pub fn java_utf8(src: &[u8], out: &mut Vec<u8>) {
+    let valid = match std::str::from_utf8(src) {
+        Ok(_) => src.len(),
+        Err(e) => e.valid_up_to(), // a prefix of whole characters decodes alike
+    };
+    out.extend_from_slice(&src[..valid]);
+    let (mut sp, sl) = (valid, src.len());
+    let cont = |b: u8| b & 0xC0 == 0x80;
+    while sp < sl {
+        let b1 = src[sp];
+        sp += 1;
+        match b1 {
+            0..=0x7F => out.push(b1),
+            0xC2..=0xDF => {
+                if sp >= sl {
+                    out.extend_from_slice(REPLACEMENT);
+                    break;
+                }
+                if cont(src[sp]) {
+                    out.extend_from_slice(&[b1, src[sp]]);
+                    sp += 1;
+                } else {
+                    out.extend_from_slice(REPLACEMENT); // the next byte starts over
+                }
+            }
+            0xE0..=0xEF => {
+                // isMalformed3_2 (ED A0..BF, a surrogate, is not caught here)
+                let bad_second = |b2: u8| (b1 == 0xE0 && b2 & 0xE0 == 0x80) || !cont(b2);
+                if sp + 1 < sl {
+                    let (b2, b3) = (src[sp], src[sp + 1]);
+                    if bad_second(b2) {
+                        out.extend_from_slice(REPLACEMENT); // malformed, length 1
+                    } else if !cont(b3) {
+                        out.extend_from_slice(REPLACEMENT); // malformed, length 2
+                        sp += 1;
+                    } else {
+                        if b1 == 0xED && b2 >= 0xA0 {
+                            out.extend_from_slice(REPLACEMENT); // a surrogate: one for all three bytes
+                        } else {
+                            out.extend_from_slice(&[b1, b2, b3]);
+                        }
+                        sp += 2;
+                    }
+                } else {
+                    out.extend_from_slice(REPLACEMENT);
+                    if !(sp < sl && bad_second(src[sp])) {
+                        break; // cut off by the end: one replacement, stop
+                    }
+                }
+            }
+            0xF0..=0xF7 => {
+                // isMalformed4_2
+                let bad_second = |b2: u8| {
+                    (b1 == 0xF0 && !(0x90..=0xBF).contains(&b2)) || (b1 == 0xF4 && b2 & 0xF0 != 0x80) || !cont(b2)
+                };
+                if sp + 2 < sl {
+                    let (b2, b3, b4) = (src[sp], src[sp + 1], src[sp + 2]);
+                    if b1 > 0xF4 || bad_second(b2) {
+                        out.extend_from_slice(REPLACEMENT); // length 1
+                    } else if !cont(b3) {
+                        out.extend_from_slice(REPLACEMENT); // length 2
+                        sp += 1;
+                    } else if !cont(b4) {
+                        out.extend_from_slice(REPLACEMENT); // length 3
+                        sp += 2;
+                    } else {
+                        out.extend_from_slice(&[b1, b2, b3, b4]);
+                        sp += 3;
+                    }
+                } else {
+                    out.extend_from_slice(REPLACEMENT);
+                    if !(b1 > 0xF4 || (sp < sl && bad_second(src[sp]))) {
+                        sp += 1; // the (valid) second byte, if any, goes with the replacement
+                        if sp >= sl || cont(src[sp]) {
+                            break; // cut off by the end: stop
+                        }
+                    }
+                }
+            }
+            _ => out.extend_from_slice(REPLACEMENT), // 80..BF, C0, C1, F8..FF
+        }
+    }
+}
+
+/// [`java_utf8`] into `scratch`, returned as text (for JSON escaping).
+fn java_str<'s>(src: &[u8], scratch: &'s mut Vec<u8>) -> &'s str {
+    scratch.clear();
+    java_utf8(src, scratch);
+    // java_utf8 writes only whole characters: valid input's bytes, well-formed sequences, U+FFFD
+    std::str::from_utf8(scratch).unwrap_or("\u{FFFD}")
 }
 
 /// `TextRenderer.record_line`: metadata (unless skipped), then key and payload with data.
@@ -231,7 +325,7 @@ fn text_line(
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(java_text(key)?);
+            java_utf8(key, out);
         }
         out.push(b']');
     }
@@ -241,16 +335,16 @@ fn text_line(
             (Some(key), value) => {
                 out.extend_from_slice(prefix);
                 out.extend_from_slice(b"key: ");
-                out.extend_from_slice(java_text(key)?);
+                java_utf8(key, out);
                 if let Some(value) = value {
                     out.extend_from_slice(b" payload: ");
-                    out.extend_from_slice(java_text(value)?);
+                    java_utf8(value, out);
                 }
             }
             (None, Some(value)) => {
                 out.extend_from_slice(if keyless_pipe { b"| " } else { b" " });
                 out.extend_from_slice(b"payload: ");
-                out.extend_from_slice(java_text(value)?);
+                java_utf8(value, out);
             }
             (None, None) => {}
         }
@@ -270,12 +364,13 @@ fn json_record(r: &RecordView<'_>, payload: Payload, out: &mut Vec<u8>) -> Optio
     out.extend_from_slice(b",\"value\":");
     json_payload(r.value, payload, out);
     out.extend_from_slice(b",\"headers\":[");
+    let mut scratch = Vec::new();
     for (i, (key, value)) in r.headers.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.push(b'[');
-        json_string(std::str::from_utf8(key).ok()?, out); // header keys as Java decodes them
+        json_string(java_str(key, &mut scratch), out); // header keys as Java decodes them
         out.push(b',');
         json_payload(*value, payload, out);
         out.push(b']');
@@ -430,6 +525,27 @@ mod tests {
         let mut out = Vec::new();
         json_string("a\"b\\c\n\u{1}\u{7f}é\u{1f}\u{8}\u{c}", &mut out);
         assert_eq!(out, "\"a\\\"b\\\\c\\n\\u0001\u{7f}é\\u001f\\b\\f\"".as_bytes());
+    }
+
+    #[test]
+    fn java_replacements() {
+        let cases: [(&[u8], &str); 10] = [
+            (b"ok\xc3\xa9", "oké"),
+            (b"\xff", "\u{FFFD}"),
+            (b"\xed\xa0\x80x", "\u{FFFD}x"),      // an encoded surrogate: one
+            (b"\xed\xa0", "\u{FFFD}"),             // cut off by the end: one
+            (b"\xe2\x82", "\u{FFFD}"),
+            (b"\xe0\x80\x80", "\u{FFFD}\u{FFFD}\u{FFFD}"), // overlong: the second byte starts over
+            (b"\xc3x", "\u{FFFD}x"),
+            (b"\xf0\x9f\x98", "\u{FFFD}"),
+            (b"\xf4\x90\x80\x80", "\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}"),
+            (b"\xf0\x9f\x98\x80", "\u{1F600}"),
+        ];
+        for (bytes, text) in cases {
+            let mut out = Vec::new();
+            java_utf8(bytes, &mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), text, "{bytes:?}");
+        }
     }
 
     #[test]

@@ -149,6 +149,13 @@ class JsonRenderer:
     def _write_records(self, event: RecordsEvent) -> None:
         """The batch line's records; a batch in several chunks is written chunk by chunk, never whole."""
         encoded = event.encoded
+        if encoded is not None and encoded.parts is not None and self._head is not None:  # the core, in parts
+            self.sink.raw(f'{self._head},"records":['.encode("utf-8", "surrogateescape"))
+            self._head = None
+            for index, part in enumerate(encoded.parts.render(self._core_style)):
+                self.sink.raw(b"," + part if index else part)
+            self.sink.raw(b"]}\n")
+            return
         if encoded is not None and self._head is not None and event.last:  # the compiled core may write them
             rendered = render_records(encoded.batch, self._core_style, encoded.max_batch_bytes)
             if rendered is not None:

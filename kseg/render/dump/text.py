@@ -189,6 +189,10 @@ class TextRenderer:
 
     def _records(self, event: RecordsEvent) -> None:
         encoded = event.encoded
+        if encoded is not None and encoded.parts is not None:  # a large batch the core has read: in parts
+            for part in encoded.parts.render(self._core_style):
+                self.sink.raw(part)
+            return
         if encoded is not None:  # a data batch the compiled core may write whole
             rendered = render_records(encoded.batch, self._core_style, encoded.max_batch_bytes)
             if rendered is not None:

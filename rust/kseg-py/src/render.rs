@@ -2,7 +2,7 @@
 //! (kseg-wire's `render` module), returned as one bytes object per batch. Called only from
 //! `kseg/format/records_render.py` through `kseg/format/_core.py`'s module.
 
-use kseg_wire::render::{render_records as render, BatchBase, Offsets, Payload, Style};
+use kseg_wire::render::{render_some, BatchBase, Offsets, Payload, Style};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -32,7 +32,9 @@ fn style(kind: u8, flags: u8) -> PyResult<Style> {
     })
 }
 
-/// (rendered bytes, first offset, every offset or None when they run from the first) or None.
+/// (rendered bytes, first offset, every offset or None when they run from the first, where the
+/// records end) or None. `whole`: the records must fill `buf[start..end]` exactly; otherwise this is
+/// one part of a large batch and more may follow.
 #[pyfunction]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn render_records<'py>(
@@ -47,19 +49,24 @@ pub fn render_records<'py>(
     base_timestamp: i64,
     log_append_time: Option<i64>,
     base_sequence: i32,
-) -> PyResult<Option<(Bound<'py, PyBytes>, i64, Option<Bound<'py, PyList>>)>> {
+    whole: bool,
+) -> PyResult<Option<(Bound<'py, PyBytes>, i64, Option<Bound<'py, PyList>>, usize)>> {
     guarded(|| {
         let style = style(kind, flags)?;
         let borrowed = Borrowed::new(buf)?;
         let base = BatchBase { base_offset, base_timestamp, log_append_time, base_sequence };
         let mut out = Vec::with_capacity(end.saturating_sub(start).saturating_mul(2).min(1 << 24));
-        let Some(offsets) = render(borrowed.as_slice(), start, end, count, &base, style, &mut out) else {
+        let Some((offsets, after)) = render_some(borrowed.as_slice(), start, end, count, &base, style, &mut out)
+        else {
             return Ok(None);
         };
+        if whole && after != end {
+            return Ok(None);
+        }
         let bytes = PyBytes::new(py, &out);
         Ok(Some(match offsets {
-            Offsets::Run { first, .. } => (bytes, first, None),
-            Offsets::Each(each) => (bytes, each.first().copied().unwrap_or(0), Some(PyList::new(py, &each)?)),
+            Offsets::Run { first, .. } => (bytes, first, None, after),
+            Offsets::Each(each) => (bytes, each.first().copied().unwrap_or(0), Some(PyList::new(py, &each)?), after),
         }))
     })
 }

@@ -5,7 +5,7 @@
 //! the walker itself must never panic, which both harnesses prove by calling it.
 
 use crate::records::{scan_records, HEADER_STRIDE, RECORD_STRIDE};
-use crate::render::{render_records, BatchBase, Offsets, Payload, Style};
+use crate::render::{render_records, render_some, BatchBase, Offsets, Payload, Style};
 use crate::scan::{find_next, plausible, valid_run, RunStop};
 use crate::walk::{valid_v2_run, walk, Frame, Step, V2Header, WalkEnd};
 
@@ -154,6 +154,7 @@ pub fn check_render(buf: &[u8], start: usize, end: usize, count: usize, base: &B
             Offsets::Each(each) => assert_eq!(each.len(), count),
         }
         assert!(std::str::from_utf8(&out).is_ok(), "output is not UTF-8");
+        assert_eq!(in_parts(buf, start, end, count, base, style, 1 + count % 3), out, "parts differ from the whole");
         match style {
             Style::Text { print_data: false, skip_metadata: true, .. } => assert_eq!(out, vec![b'\n'; count]),
             Style::Text { .. } => assert!(count == 0 || out.ends_with(b"\n"), "a line without its end"),
@@ -199,4 +200,20 @@ fn json_objects(out: &[u8]) -> Option<usize> {
         }
     }
     (depth == 0 && !in_string && (objects == 0 || !expect_object)).then_some(objects)
+}
+
+/// The records rendered `part` at a time with `render_some`, joined as the renderers join parts.
+fn in_parts(buf: &[u8], start: usize, end: usize, count: usize, base: &BatchBase, style: Style, part: usize) -> Vec<u8> {
+    let (mut out, mut pos, mut done) = (Vec::new(), start, 0);
+    while done < count {
+        let n = part.min(count - done);
+        if done > 0 && matches!(style, Style::Json(_)) {
+            out.push(b',');
+        }
+        let (_, after) = render_some(buf, pos, end, n, base, style, &mut out).expect("a part of records read whole");
+        pos = after;
+        done += n;
+    }
+    assert_eq!(pos, end, "parts end where the whole ends");
+    out
 }

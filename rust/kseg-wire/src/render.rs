@@ -81,10 +81,23 @@ pub fn render_records(
     style: Style,
     out: &mut Vec<u8>,
 ) -> Option<Offsets> {
+    let (offsets, after) = render_some(buf, start, end, count, base, style, out)?;
+    (after == end).then_some(offsets)
+}
+
+/// The next `count` records of `buf[start..end]` rendered, and where they end (more records may
+/// follow): a large batch a part at a time, as `scan_some_records` reads it, so memory holds one
+/// part. The parts of one batch render exactly as the whole batch in one call.
+pub fn render_some(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    count: usize,
+    base: &BatchBase,
+    style: Style,
+    out: &mut Vec<u8>,
+) -> Option<(Offsets, usize)> {
     let scan = scan_records(buf, start, end, count)?;
-    if scan.end != end {
-        return None;
-    }
     let mut headers = scan.header_fields.chunks_exact(HEADER_STRIDE);
     let mut offsets = OffsetTracker::new(count);
     for (index, f) in scan.fields.chunks_exact(RECORD_STRIDE).enumerate() {
@@ -125,7 +138,7 @@ pub fn render_records(
             }
         }
     }
-    Some(offsets.finish())
+    Some((offsets.finish(), scan.end))
 }
 
 /// One record's values, as the renderers use them.

@@ -31,7 +31,7 @@ class DumpOptions:
     reaches ``to_time``; ``max_batches`` caps the batches shown per file.
 
     ``json_records`` tells the walk that whoever renders the events writes
-    records as JSON with UTF-8 payloads: magic-2 data records are then handed
+    records as JSON (any ``--payload``): magic-2 data records are then handed
     over still encoded (:class:`~kseg.ops.dump.events.EncodedRecords`), for a
     writer that reads them once.  ``encoded_records`` does the same for a
     text renderer (the compiled core writes their lines:

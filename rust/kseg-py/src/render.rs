@@ -55,7 +55,9 @@ pub fn render_records<'py>(
         let style = style(kind, flags)?;
         let borrowed = Borrowed::new(buf)?;
         let base = BatchBase { base_offset, base_timestamp, log_append_time, base_sequence };
-        let mut out = Vec::with_capacity(end.saturating_sub(start).saturating_mul(2).min(1 << 24));
+        // a capacity hint only: about what the records take as text (a part of a large batch is small)
+        let hint = end.saturating_sub(start).saturating_mul(2).min(count.saturating_mul(192)).min(1 << 24);
+        let mut out = Vec::with_capacity(hint);
         let Some((offsets, after)) = render_some(borrowed.as_slice(), start, end, count, &base, style, &mut out)
         else {
             return Ok(None);

@@ -58,3 +58,7 @@ def convert_seek(buf: Any, end: int, source: _Source, pos: int, count: int, /) -
 def convert_encode(
     buf: Any, end: int, source: _Source, pos: int, count: int, target: _EncodeTarget, /
 ) -> tuple[bytes, int, int, int, int, int] | None: ...
+def render_records(
+    buf: Any, start: int, end: int, count: int, kind: int, flags: int,
+    base_offset: int, base_timestamp: int, log_append_time: int | None, base_sequence: int, whole: bool, /
+) -> tuple[bytes, int, list[int] | None, int] | None: ...

@@ -13,6 +13,7 @@ import click
 from kseg.commands import options
 from kseg.commands.options import progress as progress_option
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+from kseg.format.records_render import core_renders
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.dump import (
     DECODER_PRECEDENCE,
@@ -221,7 +222,8 @@ def _dump_options(
         from_time=from_time,
         to_time=to_time,
         max_batches=max_batches,
-        json_records=output_format == "json" and payload == "utf8" and decoder is None,
+        json_records=output_format == "json" and decoder is None,
+        encoded_records=output_format == "text" and decoder is None and core_renders(),
         decoder=decoder,
         dialect=dialect,
         max_batch_bytes=max_batch_bytes,

@@ -16,6 +16,7 @@ from kseg.errors import KsegError
 from kseg.format import Batch
 from kseg.format.control import CONTROL_KEY
 from kseg.format.model import Record
+from kseg.format.records_render import BatchParts
 from kseg.format.snapshot import ProducerEntry
 from kseg.format.v2 import V2Batch
 from kseg.ops.dump.decode import decode_records
@@ -87,12 +88,14 @@ class EncodedRecords:
     iterator throws (:meth:`outcome`), without reading the records twice.
     """
 
-    __slots__ = ("_decoded", "_offsets", "batch", "max_batch_bytes")
+    __slots__ = ("_decoded", "_offsets", "batch", "max_batch_bytes", "parts")
 
-    def __init__(self, batch: V2Batch, max_batch_bytes: int) -> None:
+    def __init__(self, batch: V2Batch, max_batch_bytes: int, parts: BatchParts | None = None) -> None:
         self.batch = batch
         self.max_batch_bytes = max_batch_bytes  # the read cap (--max-batch-bytes)
-        self._offsets: Sequence[int] | None = None
+        #: A large batch the compiled core has read whole: rendered a part at a time (its offsets known).
+        self.parts = parts
+        self._offsets: Sequence[int] | None = None if parts is None else parts.offsets
         self._decoded: tuple[list[Record], KsegError | None] | None = None
 
     def written(self, offsets: Sequence[int]) -> None:

@@ -31,9 +31,11 @@ class DumpOptions:
     reaches ``to_time``; ``max_batches`` caps the batches shown per file.
 
     ``json_records`` tells the walk that whoever renders the events writes
-    records as JSON with UTF-8 payloads: magic-2 data records are then handed
+    records as JSON (any ``--payload``): magic-2 data records are then handed
     over still encoded (:class:`~kseg.ops.dump.events.EncodedRecords`), for a
-    writer that reads them once.  ``decoder`` is one of
+    writer that reads them once.  ``encoded_records`` does the same for a
+    text renderer (the compiled core writes their lines:
+    :mod:`kseg.format.records_render`).  ``decoder`` is one of
     :data:`DECODER_PRECEDENCE`: records are decoded as that internal topic's.
     ``dialect`` is the release whose tool's text is reproduced (``--kafka-version``).
     ``max_batch_bytes`` is the read cap (``--max-batch-bytes``): the most bytes
@@ -54,6 +56,7 @@ class DumpOptions:
     to_time: int | None = None
     max_batches: int | None = None
     json_records: bool = False
+    encoded_records: bool = False
     decoder: str | None = None
     dialect: Dialect = DEFAULT_DIALECT
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from kseg.errors import KsegError
 from kseg.format import Batch
 from kseg.format.model import Record
+from kseg.format.records_render import check_parts
 from kseg.format.v2 import V2Batch
 from kseg.ops.dump.decode import decode_records
 from kseg.ops.dump.events import (
@@ -82,14 +83,25 @@ def records_events(
     """The records of one batch as one event, then the problems; returns True when Kafka's tool would
     stop the file here (the records were cut short).  Records an internal-topic decoder reports Kafka
     would have died on are problems too, but the dump goes on after those."""
-    if options.json_records and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch) and _small(batch):
-        encoded = EncodedRecords(batch, options.max_batch_bytes)
-        yield RecordsEvent(display, [], encoded)
-        offsets, err = encoded.outcome()  # the consumer has read them by now (or they are decoded here)
-        state.track(offsets)
-        if err is not None:
-            yield _problem(display, batch, err)
-        return err is not None
+    if (options.json_records or options.encoded_records) and options.decoder is None and not batch.is_control and isinstance(batch, V2Batch):
+        # a large batch goes encoded only when the compiled core has read it whole (else: in chunks, below)
+        small = _small(batch)
+        parts = None if small else check_parts(batch, options.max_batch_bytes)
+        if small or parts is not None:
+            encoded = EncodedRecords(batch, options.max_batch_bytes, parts)
+            yield RecordsEvent(display, [], encoded)
+            offsets, err = encoded.outcome()  # the consumer has read them by now (or they are decoded here)
+            state.track(offsets)
+            if err is not None:
+                yield _problem(display, batch, err)
+            return err is not None
+    return (yield from _decoded_events(batch, display, options, state))
+
+
+def _decoded_events(
+    batch: Batch, display: str, options: DumpOptions, state: RecordState
+) -> Generator[Event, None, bool]:
+    """:func:`records_events` for records decoded here: control batches, decoders, the chunked reader."""
     if batch.is_control:
         records, err = decode_records(batch, options.max_batch_bytes)
         problem = None if err is None else _problem(display, batch, err)

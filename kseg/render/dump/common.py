@@ -46,6 +46,14 @@ class Sink:
             self._size = 0
         self.out.write(text.encode("utf-8", "surrogateescape"))
 
+    def raw(self, data: bytes) -> None:
+        """Bytes already encoded (whole lines, or part of one after :meth:`part`): after the pending lines."""
+        if self._lines:
+            self.out.write(("\n".join(self._lines) + "\n").encode("utf-8", "surrogateescape"))
+            self._lines.clear()
+            self._size = 0
+        self.out.write(data)
+
     def err_line(self, text: str) -> None:
         self.flush()
         self.err.write((text + "\n").encode("utf-8", "surrogateescape"))

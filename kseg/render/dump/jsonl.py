@@ -18,6 +18,7 @@ from kseg.errors import KsegError
 from kseg.format import Batch, LegacyBatch
 from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Header, Record
+from kseg.format.records_render import json_style, render_records
 from kseg.ops.dump import (
     AnyRecord,
     BatchEvent,
@@ -105,6 +106,7 @@ class JsonRenderer:
     def __init__(self, sink: Sink, options: DumpOptions, payload: str = "utf8") -> None:
         self.sink = sink
         self.payload = PAYLOAD_ENCODERS[payload]
+        self._core_style = json_style(payload)
         self.problems = 0
         self._head: str | None = None
         self._chunked = False  # records of the open batch line written already
@@ -146,6 +148,21 @@ class JsonRenderer:
 
     def _write_records(self, event: RecordsEvent) -> None:
         """The batch line's records; a batch in several chunks is written chunk by chunk, never whole."""
+        encoded = event.encoded
+        if encoded is not None and encoded.parts is not None and self._head is not None:  # the core, in parts
+            self.sink.raw(f'{self._head},"records":['.encode("utf-8", "surrogateescape"))
+            self._head = None
+            for index, part in enumerate(encoded.parts.render(self._core_style)):
+                self.sink.raw(b"," + part if index else part)
+            self.sink.raw(b"]}\n")
+            return
+        if encoded is not None and self._head is not None and event.last:  # the compiled core may write them
+            rendered = render_records(encoded.batch, self._core_style, encoded.max_batch_bytes)
+            if rendered is not None:
+                self.sink.raw(f'{self._head},"records":['.encode("utf-8", "surrogateescape") + rendered[0] + b"]}\n")
+                self._head = None
+                encoded.written(rendered[1])
+                return
         body = ",".join(self._record_parts(event))
         if self._head is not None:
             text = f'{self._head},"records":[{body}'

@@ -15,6 +15,7 @@ from kseg.format import LegacyBatch
 from kseg.format.internal import KRAFT_CONTROL, control_json_text
 from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Record
+from kseg.format.records_render import render_records, text_style
 from kseg.ops.dump import (
     DEFAULT_DIALECT,
     BatchEvent,
@@ -66,6 +67,8 @@ class TextRenderer:
         # printRecordContents hands on its prefix, "| " under --skip-record-metadata
         self._keyless_payload = "| " if options.skip_record_metadata and options.dialect.java_port else " "
         self.problems = 0
+        self._core_style = text_style(print_data=self.print_data, skip_metadata=self.skip_metadata,
+                                      keyless_pipe=self._keyless_payload == "| ")
         self._ts_label = "CreateTime"
         self._legacy = False
 
@@ -185,6 +188,17 @@ class TextRenderer:
         return line
 
     def _records(self, event: RecordsEvent) -> None:
+        encoded = event.encoded
+        if encoded is not None and encoded.parts is not None:  # a large batch the core has read: in parts
+            for part in encoded.parts.render(self._core_style):
+                self.sink.raw(part)
+            return
+        if encoded is not None:  # a data batch the compiled core may write whole
+            rendered = render_records(encoded.batch, self._core_style, encoded.max_batch_bytes)
+            if rendered is not None:
+                self.sink.raw(rendered[0])
+                encoded.written(rendered[1])
+                return
         line = self.sink.line
         record_line = self.record_line
         for record in event.items():

@@ -11,6 +11,7 @@ mod borrowed;
 mod columns;
 mod indexed;
 mod encode;
+mod render;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -190,5 +191,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;
     encode::register(m)?;
+    m.add_function(wrap_pyfunction!(render::render_records, m)?)?;
     Ok(())
 }

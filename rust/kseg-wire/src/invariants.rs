@@ -5,6 +5,7 @@
 //! the walker itself must never panic, which both harnesses prove by calling it.
 
 use crate::records::{scan_records, HEADER_STRIDE, RECORD_STRIDE};
+use crate::render::{render_records, render_some, BatchBase, Offsets, Payload, Style};
 use crate::scan::{find_next, plausible, valid_run, RunStop};
 use crate::walk::{valid_v2_run, walk, Frame, Step, V2Header, WalkEnd};
 
@@ -210,4 +211,93 @@ pub fn check_legacy(buf: &[u8], wrapper_magic: i8, wrapper_offset: i64, budget: 
         checked += 1;
     }
     checked
+}
+
+/// Every rendering style, for the harnesses: text with each flag combination, JSON with each payload.
+pub fn render_styles() -> Vec<Style> {
+    let mut styles = vec![Style::Json(Payload::Utf8), Style::Json(Payload::Hex), Style::Json(Payload::Base64)];
+    for flags in 0..8u8 {
+        styles.push(Style::Text { print_data: flags & 1 != 0, skip_metadata: flags & 2 != 0, keyless_pipe: flags & 4 != 0 });
+    }
+    styles
+}
+
+/// `render_records` on any bytes: no panic; it answers exactly where the scanner reads the region
+/// exactly, then with one offset per record and well-formed output (UTF-8, whatever the bytes:
+/// Java's replacement rules; text: one line per record where nothing but the line ends is written;
+/// JSON: `count` balanced objects joined by commas).
+pub fn check_render(buf: &[u8], start: usize, end: usize, count: usize, base: &BatchBase) {
+    let scanned = scan_records(buf, start, end, count).filter(|s| s.end == end);
+    for style in render_styles() {
+        let mut out = Vec::new();
+        let answer = render_records(buf, start, end, count, base, style, &mut out);
+        assert_eq!(answer.is_some(), scanned.is_some(), "rendered where the scanner did not read, or not where it did");
+        let Some(offsets) = answer else { continue };
+        match offsets {
+            Offsets::Run { count: n, .. } => assert_eq!(n, count),
+            Offsets::Each(each) => assert_eq!(each.len(), count),
+        }
+        assert!(std::str::from_utf8(&out).is_ok(), "output is not UTF-8");
+        assert_eq!(in_parts(buf, start, end, count, base, style, 1 + count % 3), out, "parts differ from the whole");
+        match style {
+            Style::Text { print_data: false, skip_metadata: true, .. } => assert_eq!(out, vec![b'\n'; count]),
+            Style::Text { .. } => assert!(count == 0 || out.ends_with(b"\n"), "a line without its end"),
+            Style::Json(_) => assert_eq!(json_objects(&out), Some(count), "not {count} JSON objects"),
+        }
+    }
+}
+
+/// How many top-level JSON objects, joined by commas, `out` holds (None when brackets, strings or
+/// separators are not balanced): a structural check, enough to catch a broken writer.
+fn json_objects(out: &[u8]) -> Option<usize> {
+    let (mut depth, mut objects, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    let mut expect_object = true;
+    for &b in out {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                (false, c) if c < 0x20 => return None,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                if depth == 0 && (!expect_object || b != b'{') {
+                    return None;
+                }
+                depth += 1;
+                expect_object = false;
+            }
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    objects += 1;
+                }
+            }
+            b',' if depth == 0 => expect_object = true,
+            _ if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    (depth == 0 && !in_string && (objects == 0 || !expect_object)).then_some(objects)
+}
+
+/// The records rendered `part` at a time with `render_some`, joined as the renderers join parts.
+fn in_parts(buf: &[u8], start: usize, end: usize, count: usize, base: &BatchBase, style: Style, part: usize) -> Vec<u8> {
+    let (mut out, mut pos, mut done) = (Vec::new(), start, 0);
+    while done < count {
+        let n = part.min(count - done);
+        if done > 0 && matches!(style, Style::Json(_)) {
+            out.push(b',');
+        }
+        let (_, after) = render_some(buf, pos, end, n, base, style, &mut out).expect("a part of records read whole");
+        pos = after;
+        done += n;
+    }
+    assert_eq!(pos, end, "parts end where the whole ends");
+    out
 }

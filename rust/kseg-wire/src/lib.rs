@@ -18,6 +18,7 @@ pub mod layout;
 pub mod legacy;
 pub mod read;
 pub mod records;
+pub mod render;
 pub mod scan;
 pub mod walk;
 

@@ -7,7 +7,8 @@ use std::fs;
 use std::path::Path;
 
 use kseg_wire::columns::{check_columns, increment_sequence, BatchBases};
-use kseg_wire::invariants::{check_index_runs, check_legacy, check_records, check_walk, WalkCase};
+use kseg_wire::invariants::{check_index_runs, check_legacy, check_records, check_render, check_walk, WalkCase};
+use kseg_wire::render::BatchBase;
 use kseg_wire::walk::crc32c;
 use kseg_wire::index::NONE;
 use kseg_wire::{index_run, index_run_at, indexed_v2_run, valid_v2_run, IndexOut, IndexState};
@@ -367,6 +368,36 @@ fn record_columns_written_or_damaged() {
     }
     assert!(taken > 2000 && declined > 50, "both outcomes exercised: {taken} taken, {declined} declined");
     assert_eq!(increment_sequence(i32::MAX - 1, 3), 1, "Kafka's wrap past Integer.MAX_VALUE");
+}
+
+/// Batch fields from a seed: offsets near the int64 limits, -1 and large timestamps, LogAppendTime,
+/// sequences that wrap.
+fn base_of(data: &[u8]) -> BatchBase {
+    let pick = |i: usize| data.get(i).copied().unwrap_or(0);
+    BatchBase {
+        base_offset: [0, 5, i64::MAX - 2, i64::MIN][usize::from(pick(0) % 4)],
+        base_timestamp: [-1, 0, 1_700_000_000_000, i64::MAX][usize::from(pick(1) % 4)],
+        log_append_time: (pick(2) & 1 == 1).then_some(1_700_000_000_000),
+        base_sequence: [-1, 0, i32::MAX - 1][usize::from(pick(3) % 3)],
+    }
+}
+
+#[test]
+fn rendered_records_written_or_damaged() {
+    let mut rng = Rng(0x7265_6e64);
+    for round in 0..3000 {
+        let mut buf = Vec::new();
+        let count = rng.below(6);
+        for _ in 0..count {
+            record(&mut rng, &mut buf);
+        }
+        let seed = rng.next().to_le_bytes();
+        check_render(&buf, 0, buf.len(), count, &base_of(&seed));
+        if round % 2 == 0 {
+            damage(&mut rng, &mut buf);
+        }
+        check_render(&buf, rng.below(4).min(buf.len()), buf.len(), count + rng.below(2), &base_of(&seed));
+    }
 }
 
 #[test]

@@ -12,7 +12,9 @@ reported by ``kseg --version`` and otherwise ignored.  tests/core/ prove the two
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from kseg.errors import KsegError
 
@@ -46,3 +48,20 @@ def core_failure(error: Exception, position: int) -> KsegError:
 def is_core_failure(error: BaseException) -> bool:
     """Whether ``error`` is the core's converted panic (``kseg._core.CoreError``)."""
     return CORE is not None and isinstance(error, CORE.CoreError)
+
+
+def call(function: Callable[..., Any], position: int, *args: Any) -> Any:
+    """``function(*args)`` of the core, for every caller alike.
+
+    Returns ``NotImplemented`` when the core cannot take the arguments (a buffer it cannot
+    borrow, a negative or oversized number: the caller runs the pure-Python path), and raises
+    kseg's one-line error, located at ``position``, for a panic inside the core.
+    """
+    try:
+        return function(*args)
+    except NOT_FOR_CORE:
+        return NotImplemented
+    except Exception as err:
+        if is_core_failure(err):
+            raise core_failure(err, position) from None
+        raise

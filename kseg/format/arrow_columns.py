@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kseg.errors import KsegError
-from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
+from kseg.format._core import CORE, call
 from kseg.format.layout import MIN_V2_BATCH_LENGTH, TIMESTAMP_TYPE_MASK
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
@@ -84,15 +84,9 @@ class CoreRecordColumns:
         except (KsegError, MemoryError):
             return None
         log_append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_MASK else None
-        try:
-            return self._core.add(data, start, end, count, batch.base_offset, batch.base_timestamp,
-                                  log_append_time, batch.base_sequence)
-        except NOT_FOR_CORE:
-            return None
-        except Exception as err:
-            if is_core_failure(err):
-                raise core_failure(err, batch.position) from None
-            raise
+        added = call(self._core.add, batch.position, data, start, end, count, batch.base_offset,
+                     batch.base_timestamp, log_append_time, batch.base_sequence)
+        return None if added is NotImplemented else added
 
     def take(self) -> RecordBuffers:
         """The buffers of the rows added so far; the builder starts over empty."""

@@ -26,7 +26,7 @@ from typing import Any
 
 from kseg.errors import KsegError
 from kseg.format import compression
-from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
+from kseg.format._core import CORE, call
 from kseg.format.layout import (
     CODEC_MASK,
     LEGACY_HEADER,
@@ -92,14 +92,8 @@ class CoreRecords:
 def _call(name: str, position: int, *args: Any) -> Any:
     """A core function, or None when it cannot take the arguments; a panic becomes kseg's one-line error."""
     assert CORE is not None
-    try:
-        return getattr(CORE, name)(*args)
-    except NOT_FOR_CORE:
-        return None
-    except Exception as err:
-        if is_core_failure(err):
-            raise core_failure(err, position) from None
-        raise
+    result = call(getattr(CORE, name), position, *args)
+    return None if result is NotImplemented else result
 
 
 def open_records(batch: Any, max_decompressed: int) -> CoreRecords | None:

@@ -53,7 +53,7 @@ from itertools import compress
 from mmap import mmap
 
 from kseg.errors import KsegError
-from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
+from kseg.format._core import CORE, call
 from kseg.format.model import INT64_MAX, INT64_MIN, Header, increment_sequence, wrap_int64
 from kseg.format.varint import decode_varint, decode_varlong, short_varint_table
 
@@ -102,15 +102,8 @@ def scan_some_records(
     if count < 0 or start < 0 or end > len(buf) or count > end - start:
         return None
     if CORE is not None:
-        try:
-            scanned = CORE.scan_records(buf, start, end, count)
-        except NOT_FOR_CORE:
-            pass
-        except Exception as err:
-            if is_core_failure(err):
-                raise core_failure(err, start) from None
-            raise
-        else:
+        scanned = call(CORE.scan_records, start, buf, start, end, count)
+        if scanned is not NotImplemented:
             if scanned is None:
                 return None
             fields, header_fields, pos, long_timestamps = scanned

@@ -22,7 +22,7 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from kseg.errors import KsegError
-from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
+from kseg.format._core import CORE, call
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import MIN_V2_BATCH_LENGTH, TIMESTAMP_TYPE_MASK
 from kseg.format.records import Buffer
@@ -77,16 +77,9 @@ def _call(
     """One core call: (rendered, offsets, where the records end), or None."""
     assert CORE is not None
     log_append_time = batch[8] if batch[5] & TIMESTAMP_TYPE_MASK else None
-    try:
-        rendered = CORE.render_records(data, start, end, count, style.kind, style.flags,
-                                       batch[0], batch[7], log_append_time, batch[11], whole)
-    except NOT_FOR_CORE:
-        return None
-    except Exception as err:
-        if is_core_failure(err):
-            raise core_failure(err, batch.position) from None
-        raise
-    if rendered is None:
+    rendered = call(CORE.render_records, batch.position, data, start, end, count, style.kind,
+                    style.flags, batch[0], batch[7], log_append_time, batch[11], whole)
+    if rendered is None or rendered is NotImplemented:
         return None
     text, first, each, after = rendered
     return text, (range(first, first + count) if each is None else each), after

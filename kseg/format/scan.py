@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kseg.format import Batch, read_batch
-from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
+from kseg.format._core import CORE
+from kseg.format._core import call as call_core
 from kseg.format.layout import ENTRY_PREFIX, HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_ENTRY_SIZE, Buffer
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
@@ -75,14 +76,7 @@ def _core_call(call: str, buf: Buffer, *args: int) -> Any:
     """``kseg._core.<call>(buf, *args)``; NotImplemented where the core cannot take the arguments."""
     if CORE is None or min(args) < 0:
         return NotImplemented
-    try:
-        return getattr(CORE, call)(buf, *args)
-    except NOT_FOR_CORE:
-        return NotImplemented
-    except Exception as err:
-        if is_core_failure(err):
-            raise core_failure(err, args[0]) from None
-        raise
+    return call_core(getattr(CORE, call), args[0], buf, *args)
 
 
 def find_next_batch(buf: Buffer, start: int, end: int) -> Batch | None:

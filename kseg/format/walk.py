@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from kseg.errors import Corrupt
-from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
+from kseg.format._core import CORE, NOT_FOR_CORE, call, core_failure, is_core_failure
 from kseg.format.crc import crc32c_unsigned
 from kseg.format.layout import (
     BATCH_HEADER,
@@ -184,14 +184,9 @@ class BatchWalk:
         of the walk is that of an entry that is not such a batch (or of a tail too short to hold one).
         """
         if CORE is not None and position >= 0 and until >= 0 and self.limit >= 0:
-            try:
-                return CORE.valid_v2_run(self.buf, position, self.limit, until)
-            except NOT_FOR_CORE:
-                pass
-            except Exception as err:
-                if is_core_failure(err):
-                    raise core_failure(err, position) from None
-                raise
+            run = call(CORE.valid_v2_run, position, self.buf, position, self.limit, until)
+            if run is not NotImplemented:
+                return run
         return self._valid_v2_run(position, until)
 
     def _valid_v2_run(self, position: int, until: int) -> tuple[list[V2Header], int]:
@@ -283,16 +278,8 @@ def core_index_run(
     """
     if CORE is None or min(position, limit, until, base) < 0:
         return None
-    try:
-        if base:
-            return CORE.index_run_at(buf, base, position, limit, until, state)
-        return CORE.index_run(buf, position, limit, until, state)
-    except NOT_FOR_CORE:
-        return None
-    except Exception as err:
-        if is_core_failure(err):
-            raise core_failure(err, position) from None
-        raise
+    ran = call(CORE.index_run_at, position, buf, base, position, limit, until, state)
+    return None if ran is NotImplemented else ran
 
 
 def core_valid_v2_run_indexed(
@@ -310,11 +297,5 @@ def core_valid_v2_run_indexed(
     """
     if CORE is None or min(position, limit, until, base) < 0:
         return None
-    try:
-        return CORE.valid_v2_run_indexed(buf, base, position, limit, until, state)
-    except NOT_FOR_CORE:
-        return None
-    except Exception as err:
-        if is_core_failure(err):
-            raise core_failure(err, position) from None
-        raise
+    ran = call(CORE.valid_v2_run_indexed, position, buf, base, position, limit, until, state)
+    return None if ran is NotImplemented else ran

@@ -110,9 +110,9 @@ def test_a_clean_log_is_one_run_of_the_core(core, monkeypatch):
             return getattr(core, name)
 
         @staticmethod
-        def index_run(*args):
-            ran = core.index_run(*args)
-            runs.append((args[1], ran[0]))
+        def index_run_at(*args):
+            ran = core.index_run_at(*args)
+            runs.append((args[2], ran[0]))
             return ran
 
     monkeypatch.setattr(walk_module, "CORE", Recording())

@@ -8,8 +8,9 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use crate::borrowed::Borrowed;
 use crate::{guarded, header_tuple};
 
-/// `index_run` over a window of the file read into memory (`buf[0]` at file position `base`):
-/// (position reached in `buf`, state, new `.index` entries, new `.timeindex` entries, epoch changes).
+/// `indexes.py`'s `_recover` loop over the clean run in `buf` (`buf[0]` at file position `base`,
+/// 0 for a whole mapped file): (position reached in `buf`, state, new `.index` entries, new
+/// `.timeindex` entries, [(epoch, base offset)] where the epoch changes).
 #[pyfunction]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn index_run_at<'py>(

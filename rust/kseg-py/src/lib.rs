@@ -20,7 +20,7 @@ use kseg_wire::{Frame, Step, V2Header};
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyList, PyTuple};
 
 create_exception!(_core, CoreError, PyRuntimeError, "A panic inside the compiled core (a bug in kseg).");
 
@@ -96,27 +96,6 @@ fn valid_v2_run<'py>(
     })
 }
 
-/// `indexes.py`'s `_recover` loop over the clean run before `until`: (position reached, state,
-/// new `.index` entries, new `.timeindex` entries, [(epoch, base offset)] where the epoch changes).
-#[pyfunction]
-#[allow(clippy::type_complexity)]
-fn index_run<'py>(
-    py: Python<'py>,
-    buf: &Bound<'py, PyAny>,
-    position: usize,
-    limit: usize,
-    until: usize,
-    state: [i64; 16],
-) -> PyResult<(usize, Bound<'py, PyTuple>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<(i64, i64)>)> {
-    guarded(|| {
-        let borrowed = Borrowed::new(buf)?;
-        let mut s = kseg_wire::IndexState::from_array(state);
-        let mut out = kseg_wire::IndexOut::default();
-        let pos = kseg_wire::index_run(borrowed.as_slice(), position, limit, until, &mut s, &mut out);
-        Ok((pos, PyTuple::new(py, s.to_array())?, PyBytes::new(py, &out.offsets), PyBytes::new(py, &out.times), out.epochs))
-    })
-}
-
 /// `scan.py`'s `_valid_run` for one chunk: ([(position, magic)], position reached, more to do).
 #[pyfunction]
 fn valid_entries<'py>(
@@ -183,7 +162,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(walk_frames, m)?)?;
     m.add_function(wrap_pyfunction!(valid_v2_run, m)?)?;
     m.add_function(wrap_pyfunction!(valid_entries, m)?)?;
-    m.add_function(wrap_pyfunction!(index_run, m)?)?;
     m.add_function(wrap_pyfunction!(indexed::valid_v2_run_indexed, m)?)?;
     m.add_function(wrap_pyfunction!(indexed::index_run_at, m)?)?;
     m.add_function(wrap_pyfunction!(find_next, m)?)?;

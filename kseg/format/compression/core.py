@@ -27,6 +27,12 @@ INPUT_STEP = 64 * 1024
 OutputBuffer = bytes | mmap.mmap
 
 
+#: Output up to this size is collected as the decoder's own chunks (a batch as Kafka writes it, a
+#: few KiB to 1 MiB): one chunk is handed over as it is, several are joined once.  Past it, a
+#: ``mapped`` output moves to an anonymous map (below).
+SMALL_OUTPUT = 1 << 20
+
+
 class BoundedOutput:
     """Decompressed bytes collected under a hard cap: the decompression-bomb guard.
 
@@ -34,32 +40,29 @@ class BoundedOutput:
     bytes (a Snappy length prefix, a stored LZ4 block), and :meth:`append` for
     bytes produced in bounded steps.
 
-    ``mapped``: the bytes go into an anonymous map reserved at the cap (only the
-    pages written cost memory) and :meth:`result` hands over the map itself,
-    shrunk to the output: a batch's records are then held once, not twice (a
-    ``bytearray`` must be copied into ``bytes``).  A map is unmapped when its
-    last reference goes, so nothing of a batch outlives its reading.
+    ``mapped``: once the output passes ``SMALL_OUTPUT``, the bytes go into an
+    anonymous map reserved at the cap (only the pages written cost memory) and
+    :meth:`result` hands over the map itself, shrunk to the output: a large
+    batch's records are then held once, not twice (joining chunks into ``bytes``
+    copies them).  A map is unmapped when its last reference goes, so nothing of
+    a batch outlives its reading.  Smaller output never pays for a map (creating,
+    faulting and shrinking one cost more than the decoding of a typical batch).
     """
 
-    __slots__ = ("_buf", "_codec", "_length", "_limit", "_map")
+    __slots__ = ("_chunks", "_codec", "_length", "_limit", "_map", "_mapped")
 
     def __init__(self, codec: str, limit: int, *, mapped: bool = False) -> None:
         self._codec = codec
         self._limit = limit
-        self._buf = bytearray()
+        self._chunks: list[bytes] = []
         self._length = 0
+        self._mapped = mapped and limit > 0
         self._map: mmap.mmap | None = None
-        if mapped and limit > 0:
-            try:
-                # anonymous memory (fd -1), never a file: no evidence is read here
-                self._map = mmap.mmap(-1, limit, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-            except (OSError, OverflowError, ValueError):  # no address space for the cap: collect as bytes
-                self._map = None
 
     @property
     def room(self) -> int:
         """How many more bytes may be produced."""
-        return self._limit - (self._length if self._map is not None else len(self._buf))
+        return self._limit - self._length
 
     def claim(self, size: int) -> None:
         """Raise LimitExceeded if ``size`` more bytes would pass the cap."""
@@ -72,18 +75,35 @@ class BoundedOutput:
     def append(self, chunk: bytes | memoryview) -> None:
         """Add produced bytes, refusing them if they pass the cap."""
         self.claim(len(chunk))
-        if self._map is None:
-            self._buf += chunk
-        else:
-            end = self._length + len(chunk)
+        end = self._length + len(chunk)
+        if self._map is None and self._mapped and end > SMALL_OUTPUT:
+            self._map = self._reserve()
+        if self._map is not None:
             self._map[self._length : end] = chunk
-            self._length = end
+        elif chunk:
+            self._chunks.append(chunk if isinstance(chunk, bytes) else bytes(chunk))
+        self._length = end
+
+    def _reserve(self) -> mmap.mmap | None:
+        """The anonymous map reserved at the cap, holding what was collected so far (None: no address space)."""
+        try:
+            # anonymous memory (fd -1), never a file: no evidence is read here
+            reserved = mmap.mmap(-1, self._limit, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        except (OSError, OverflowError, ValueError):  # no address space for the cap: collect as bytes
+            self._mapped = False
+            return None
+        at = 0
+        for chunk in self._chunks:
+            reserved[at : at + len(chunk)] = chunk
+            at += len(chunk)
+        self._chunks = []
+        return reserved
 
     def result(self) -> OutputBuffer:
-        """The collected bytes: ``bytes`` (one copy), or the map itself when ``mapped``."""
+        """The collected bytes: ``bytes`` (the one chunk as it is, or several joined), or the map when it holds them."""
         if self._map is None:
-            return bytes(self._buf)
-        if self._length == 0:
+            return self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)
+        if self._length == 0:  # a map cannot shrink to nothing
             self._map.close()
             return b""
         self._map.resize(self._length)

@@ -17,10 +17,11 @@ exactly) and decoded block by block under the output cap.
 from __future__ import annotations
 
 import struct
+import threading
 from dataclasses import dataclass
 from typing import Any
 
-from kseg.errors import CodecError, EncodeError
+from kseg.errors import CodecError, EncodeError, LimitExceeded
 from kseg.format.compression.core import BoundedOutput, OutputBuffer, _need, check_level
 
 ZSTD_MIN_MAGIC = 2  # CompressionType.ZSTD needs RecordBatch.MAGIC_VALUE_V2
@@ -52,6 +53,7 @@ class _ZstdFrame:
     pieces: tuple[int, ...]  # end of each block (the last one includes the checksum): feed points
     content_size: int | None  # Frame_Content_Size, when the header carries one
     skippable: bool
+    small_window: bool = False  # Window_Size (or a single segment's content size) at most SMALL_WINDOW
 
 
 def _zstd_need(view: memoryview, pos: int, size: int) -> None:
@@ -59,8 +61,8 @@ def _zstd_need(view: memoryview, pos: int, size: int) -> None:
         raise CodecError(_ZSTD_TRUNCATED)
 
 
-def _zstd_frame_header_end(view: memoryview, pos: int) -> tuple[int, int | None, bool]:
-    """Skip a frame header; return (position of the first block, content size or None, checksum flag)."""
+def _zstd_frame_header_end(view: memoryview, pos: int) -> tuple[int, int | None, bool, bool]:
+    """Skip a frame header; return (position of the first block, content size or None, checksum flag, small window)."""
     _zstd_need(view, pos, ZSTD_FHD.size)
     (fhd,) = ZSTD_FHD.unpack_from(view, pos)
     pos += ZSTD_FHD.size
@@ -70,11 +72,21 @@ def _zstd_frame_header_end(view: memoryview, pos: int) -> tuple[int, int | None,
     window_size = 0 if single_segment else 1
     dict_size = _ZSTD_DICT_ID_SIZES[fhd & 0x03]
     _zstd_need(view, pos, window_size + dict_size + fcs_size)
+    window = _window_size(view[pos]) if window_size else None
     pos += window_size + dict_size
     content_size = None
     if fcs_size:
         content_size = int.from_bytes(view[pos : pos + fcs_size], "little") + (256 if fcs_size == 2 else 0)
-    return pos + fcs_size, content_size, bool(fhd & 0x04)
+    if window is None:
+        window = content_size
+    small = window is not None and window <= SMALL_WINDOW
+    return pos + fcs_size, content_size, bool(fhd & 0x04), small
+
+
+def _window_size(descriptor: int) -> int:
+    """Window_Size from a Window_Descriptor byte (RFC 8878 3.1.1.1.2): exponent (bits 7-3), mantissa (2-0)."""
+    window_base = 1 << (10 + (descriptor >> 3))
+    return window_base + (window_base >> 3) * (descriptor & 0x07)
 
 
 def _zstd_could_start_frame(tail: memoryview) -> bool:
@@ -106,7 +118,7 @@ def _zstd_walk_frame(view: memoryview, start: int) -> _ZstdFrame:
         return _ZstdFrame(start, (pos + size,), None, skippable=True)
     if frame_magic != ZSTD_MAGIC:
         raise CodecError(_ZSTD_UNKNOWN_FRAME)
-    pos, content_size, has_checksum = _zstd_frame_header_end(view, pos)
+    pos, content_size, has_checksum, small_window = _zstd_frame_header_end(view, pos)
     pieces = []
     while True:
         _zstd_need(view, pos, ZSTD_BLOCK_HEADER_SIZE)
@@ -123,16 +135,34 @@ def _zstd_walk_frame(view: memoryview, start: int) -> _ZstdFrame:
                 _zstd_need(view, pos, ZSTD_CHECKSUM_SIZE)
                 pos += ZSTD_CHECKSUM_SIZE
             pieces.append(pos)
-            return _ZstdFrame(start, tuple(pieces), content_size, skippable=False)
+            return _ZstdFrame(start, tuple(pieces), content_size, skippable=False, small_window=small_window)
         pieces.append(pos)
 
 
-def _zstd_decode_frame(view: memoryview, frame: _ZstdFrame, out: BoundedOutput) -> None:
+#: Frames whose window is at most this are decoded with a decompression context kept per thread.
+#: Creating a context costs more than decoding a typical batch; a context keeps the buffers of the
+#: largest window it decoded, so frames with larger windows (up to libzstd's 128 MiB) get a fresh
+#: one that goes with them.  Kafka's producers (zstd-jni, level 3) write 2-8 MiB windows.
+SMALL_WINDOW = 8 << 20
+_CONTEXTS = threading.local()
+
+
+def _decompressor(zstd: Any, keep: bool) -> Any:
+    """A ``zstandard.ZstdDecompressor``: this thread's kept one (``keep``: a small window), else a fresh one."""
+    if not keep:
+        return zstd.ZstdDecompressor()
+    kept = getattr(_CONTEXTS, "decompressor", None)
+    if kept is None:
+        kept = _CONTEXTS.decompressor = zstd.ZstdDecompressor()
+    return kept
+
+
+def _zstd_decode_frame(view: memoryview, frame: _ZstdFrame, out: BoundedOutput, keep_context: bool = False) -> None:
     """Decode one frame block by block: each call yields at most one block (<= 128 KiB) of output."""
     zstd = _need("zstd", "zstandard")
     if frame.content_size is not None:
         out.claim(frame.content_size)
-    decoder = zstd.ZstdDecompressor().decompressobj()
+    decoder = _decompressor(zstd, keep_context).decompressobj()
     fed_to = frame.start
     for piece_end in frame.pieces:
         try:
@@ -164,12 +194,21 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
     """
     if magic < ZSTD_MIN_MAGIC:
         raise CodecError(f"ZStandard compression is not supported for magic {magic}")
+    try:
+        return _decode_frames(view, max_size, mapped, keep_context=True)
+    except (CodecError, LimitExceeded):
+        # A kept context can stop on damaged data at another block, or with another of libzstd's
+        # messages, than a fresh one: the error is the one fresh contexts give (damage is rare).
+        return _decode_frames(view, max_size, mapped, keep_context=False)
+
+
+def _decode_frames(view: memoryview, max_size: int, mapped: bool, keep_context: bool) -> OutputBuffer:
     out = BoundedOutput("zstd", max_size, mapped=mapped)
     pos = 0
     while pos < len(view):
         frame = _zstd_walk_frame(view, pos)
         if not frame.skippable:
-            _zstd_decode_frame(view, frame, out)
+            _zstd_decode_frame(view, frame, out, keep_context and frame.small_window)
         pos = frame.pieces[-1]
     return out.result()
 

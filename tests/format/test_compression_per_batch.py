@@ -11,7 +11,7 @@ import os
 
 import pytest
 import zstandard
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from kseg.errors import CodecError, LimitExceeded
@@ -148,3 +148,30 @@ def test_the_cap_holds_across_the_move_to_a_map() -> None:
     assert isinstance(refused, str) and refused.startswith(
         f"LimitExceeded: zstd: decompressed data exceeds the limit of {size - 1} bytes"
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    pieces=st.lists(st.binary(max_size=70_000) | st.builds(lambda b, n: b * n, st.binary(min_size=1, max_size=30), st.integers(1, 9000)), min_size=1, max_size=4),
+    level=st.integers(-5, 12),
+    before=st.binary(min_size=1, max_size=200_000),
+)
+def test_a_kept_compressor_writes_the_bytes_of_a_fresh_one(pieces, level, before) -> None:
+    """After the kept context compressed something else, a frame is byte for byte a fresh context's."""
+    assume(any(pieces))  # empty input is zstd-jni's special frame (test_compression.py)
+    compression.compress(ZSTD, before, magic=2, level=level)
+    kept = zstd_codec.ZstdCompressor(2, level)
+    written = b"".join(kept.compress(p) for p in pieces) + kept.flush()
+    fresh = zstandard.ZstdCompressor(level=level, write_content_size=False).compressobj()
+    expected = b"".join(fresh.compress(p) for p in pieces)
+    expected += fresh.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK) + fresh.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
+    assert written == expected
+    assert _decode(written) == b"".join(pieces)
+
+
+def test_compressors_are_kept_per_level_up_to_nine() -> None:
+    import zstandard as module
+
+    assert zstd_codec._compressor(module, 3) is zstd_codec._compressor(module, 3)
+    assert zstd_codec._compressor(module, 3) is not zstd_codec._compressor(module, 4)
+    assert zstd_codec._compressor(module, 10) is not zstd_codec._compressor(module, 10)

@@ -213,6 +213,27 @@ def _decode_frames(view: memoryview, max_size: int, mapped: bool, keep_context: 
     return out.result()
 
 
+#: Levels up to this compress with a ``zstandard.ZstdCompressor`` kept per thread and level: making
+#: a context costs ~15 us a batch, and a frame does not depend on what the context compressed
+#: before (``compressobj`` starts a new session), so the bytes are those of a fresh one
+#: (tests/format/test_compression_per_batch.py).  Higher levels' contexts are large; they are not kept.
+KEPT_LEVEL_MAX = 9
+_COMPRESSORS = threading.local()
+
+
+def _compressor(zstd: Any, level: int) -> Any:
+    """A ``zstandard.ZstdCompressor`` writing no content size: this thread's kept one for ``level``, or a fresh one."""
+    if level > KEPT_LEVEL_MAX:
+        return zstd.ZstdCompressor(level=level, write_content_size=False)
+    kept: dict[int, Any] | None = getattr(_COMPRESSORS, "by_level", None)
+    if kept is None:
+        kept = _COMPRESSORS.by_level = {}
+    compressor = kept.get(level)
+    if compressor is None:
+        compressor = kept[level] = zstd.ZstdCompressor(level=level, write_content_size=False)
+    return compressor
+
+
 class ZstdCompressor:
     """The frame zstd-jni's ZstdOutputStream writes behind Kafka's BufferedOutputStream.
 
@@ -241,7 +262,7 @@ class ZstdCompressor:
         if not len(data):
             return b""
         if self._compressor is None:
-            self._compressor = self._module.ZstdCompressor(level=self._level, write_content_size=False).compressobj()
+            self._compressor = _compressor(self._module, self._level).compressobj()
         return bytes(self._compressor.compress(data))
 
     def flush(self) -> bytes:

@@ -21,27 +21,15 @@ Kafka's message.  tests/core/test_core_encode.py prove the bytes identical.
 
 from __future__ import annotations
 
-from mmap import mmap
 from typing import Any
 
 from kseg.errors import KsegError
 from kseg.format import compression
 from kseg.format._core import CORE, call
-from kseg.format.layout import (
-    CODEC_MASK,
-    LEGACY_HEADER,
-    LEGACY_TIMESTAMP,
-    LEGACY_TIMESTAMP_OFFSET,
-    LOG_OVERHEAD,
-    MIN_V2_BATCH_LENGTH,
-    RECORD_BATCH_OVERHEAD,
-    TIMESTAMP_TYPE_MASK,
-)
-from kseg.format.v0v1 import LENGTH, LegacyBatch
+from kseg.format.layout import MIN_V2_BATCH_LENGTH, TIMESTAMP_TYPE_MASK
+from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
 
-#: Where the key length is in a legacy entry: magic 0, and every other magic (``v0v1._key_size_offset``).
-_KEY_AT = (LOG_OVERHEAD + 6, LOG_OVERHEAD + 14)
 #: The source kind of V2 records (V0/V1 sets are kind 0 or 1: their wrapper's magic).
 _V2 = 2
 
@@ -112,16 +100,10 @@ def open_records(batch: Any, max_decompressed: int) -> CoreRecords | None:
 
 def _v2(batch: V2Batch, max_decompressed: int) -> CoreRecords | None:
     """A V2 batch's records in place (uncompressed) or decompressed under the cap."""
-    count, buf, position = batch.records_count, batch.buf, batch.position
-    if batch.batch_length < MIN_V2_BATCH_LENGTH or count <= 0 or position + batch.size > len(buf):
+    count, position = batch.records_count, batch.position
+    if batch.batch_length < MIN_V2_BATCH_LENGTH or count <= 0:
         return None
-    start, end = position + RECORD_BATCH_OVERHEAD, position + batch.size
-    codec = batch.codec_id
-    if codec != compression.CODEC_NONE:
-        buf = compression.decompress_buffer(codec, memoryview(buf)[start:end], magic=2, max_size=max_decompressed)
-        start, end = 0, len(buf)
-    elif not isinstance(buf, (bytes, mmap)):
-        buf, start, end = bytes(buf[start:end]), 0, end - start
+    buf, start, end, _, _ = batch._records_bytes(max_decompressed)  # the batch's own reader; errors: Python's turn
     log_append = bool(batch.attributes & TIMESTAMP_TYPE_MASK)
     records = CoreRecords(buf, start, end, count, (_V2, batch.base_offset, batch.base_timestamp, log_append,
                                                     batch.max_timestamp), position)
@@ -134,46 +116,23 @@ def _v2(batch: V2Batch, max_decompressed: int) -> CoreRecords | None:
 
 def _legacy(batch: LegacyBatch, max_decompressed: int) -> CoreRecords | None:
     """A V0/V1 wrapper's inner messages, decompressed under the cap (``_deep_messages``)."""
-    buf, position = batch.buf, batch.position
-    if position + LEGACY_HEADER.size > len(buf):
+    magic, codec, position = batch.magic, batch.codec_id, batch.position
+    if magic not in (0, 1) or codec in (compression.CODEC_NONE, compression.CODEC_ZSTD):
         return None
-    offset, size, _, magic, attributes = LEGACY_HEADER.unpack_from(buf, position)
-    codec = attributes & CODEC_MASK
-    end = position + LOG_OVERHEAD + size
-    if magic not in (0, 1) or codec in (compression.CODEC_NONE, compression.CODEC_ZSTD) or end > len(buf):
+    if position + batch.size > len(batch.buf):
         return None
-    value = _wrapper_value(buf, position + _KEY_AT[magic], end)
+    value = batch.stored_value()  # InvalidRecord: Python's turn
     if value is None:
         return None
     data = compression.decompress(codec, value, magic=magic, max_size=max_decompressed)
-    timestamp = LEGACY_TIMESTAMP.unpack_from(buf, position + LEGACY_TIMESTAMP_OFFSET)[0] if magic == 1 else -1
-    log_append = magic == 1 and bool(attributes & TIMESTAMP_TYPE_MASK)
-    opened = _call("legacy_summary", position, data, magic, offset, timestamp, log_append)
+    log_append = magic == 1 and bool(batch.attributes & TIMESTAMP_TYPE_MASK)
+    opened = _call("legacy_summary", position, data, magic, batch.last_offset, batch.max_timestamp, log_append)
     if opened is None:
         return None
     source, count, summary = opened
     records = CoreRecords(data, 0, len(data), count, source, position)
     records.summary = summary
     return records
-
-
-def _wrapper_value(buf: Any, pos: int, end: int) -> memoryview | None:
-    """The wrapper message's value (its key skipped), or None where ``key_and_value`` raises or it is null."""
-    if pos + LENGTH.size > end:
-        return None
-    (key_size,) = LENGTH.unpack_from(buf, pos)
-    pos += LENGTH.size
-    if key_size > 0:
-        if key_size > end - pos:
-            return None
-        pos += key_size
-    if pos + LENGTH.size > end:
-        return None
-    (value_size,) = LENGTH.unpack_from(buf, pos)
-    pos += LENGTH.size
-    if value_size < 0 or value_size > end - pos:
-        return None
-    return memoryview(buf)[pos : pos + value_size]
 
 
 __all__ = ["SUMMARY_FIELDS", "CoreRecords", "open_records"]

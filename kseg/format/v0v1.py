@@ -192,6 +192,13 @@ class LegacyBatch:
     def last_offset(self) -> int:
         return self._msg.offset
 
+    def stored_value(self) -> bytes | None:
+        """The message's value as stored (a wrapper's compressed inner messages); None when null.
+
+        Raises InvalidRecord where a length runs past the message (``key_and_value``).
+        """
+        return self._msg.key_and_value()[3]
+
     @property
     def base_offset(self) -> int:
         """``baseOffset()`` under the default read cap; :meth:`first_offset` takes the cap."""

@@ -145,14 +145,14 @@ target = st.builds(
 )
 
 
-@settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
 @given(st.lists(batch_spec(), min_size=1, max_size=6), target)
 def test_built_segments_convert_identically(core, tmp_path_factory, batches, to):
     data = build(batches)
     assert_same(core, tmp_path_factory.mktemp("c"), data, to)
 
 
-@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
 @given(st.lists(batch_spec(), min_size=1, max_size=4), target, st.integers(0, 2**32))
 def test_damaged_segments_convert_or_refuse_identically(core, tmp_path_factory, batches, to, seed):
     data = damaged(build(batches), seed)

@@ -897,3 +897,13 @@ def test_sarama_gzip_lz4_and_snappy_batches_hold_the_same_records() -> None:
         decoded[name] = decompress(codec, batch[61:], magic=2)
     assert decoded["gzip"] == decoded["lz4"] == decoded["snappy_xerial"]
     assert decoded["gzip"][:1] == b"\x28"  # record length varint: zigzag 20
+
+
+@pytest.mark.parametrize("name_length", [0, 1, 255, 256, 257, 70_000, 300_000])
+def test_gzip_names_of_every_length_across_the_search_windows(name_length: int) -> None:
+    """FNAME/FCOMMENT are found in growing windows; a terminator on either side of a window edge."""
+    name = b"n" * name_length + b"\x00"
+    members = [_gzip_member(b"part%d " % i, 0x08 | 0x10, name + b"c\x00") for i in range(3)]
+    assert decompress(CODEC_GZIP, b"".join(members), magic=2) == b"part0 part1 part2 "
+    with pytest.raises(CodecError, match=r"GZIP header \(FNAME\)"):
+        decompress(CODEC_GZIP, bytes.fromhex("1f8b0808000000000000") + b"n" * name_length, magic=2)

@@ -56,10 +56,17 @@ GZIP_DEFAULT_LEVEL = 6  # Kafka's default -1 is Deflater.DEFAULT_COMPRESSION, wh
 
 def _gzip_skip_zero_terminated(view: memoryview, pos: int, field: str) -> int:
     """Skip an FNAME or FCOMMENT field (Latin-1 text ending in a zero byte)."""
-    end = bytes(view[pos:]).find(b"\x00")
-    if end < 0:
-        raise CodecError(f"gzip: Unexpected end of input in the GZIP header ({field})")
-    return pos + end + 1
+    # Looked for in growing windows, never by copying the rest of the batch: a batch of many
+    # members each with a name would otherwise copy it once per member (quadratic).
+    step = 256
+    while pos < len(view):
+        window = bytes(view[pos : pos + step])
+        end = window.find(b"\x00")
+        if end >= 0:
+            return pos + end + 1
+        pos += len(window)
+        step = min(step * 2, INPUT_STEP)
+    raise CodecError(f"gzip: Unexpected end of input in the GZIP header ({field})")
 
 
 def _gzip_header_end(view: memoryview, pos: int) -> int:

@@ -122,10 +122,12 @@ def batches(log: Path) -> list[tuple[int, int, int]]:
 
 
 RECORDS_AT = 61  # a V2 batch's records begin 61 bytes in; a flipped byte there fails only the CRC
+LAST_OFFSET_DELTA_AT = 23  # int32 in a V2 batch header
 
 
-def damage(logdir: Path, ledger_offset: int) -> dict[str, str]:
-    """Damage a copy of the log directory; returns what was done to each partition (for messages)."""
+def damage(logdir: Path, ledger_offset: int) -> tuple[dict[str, str], range]:
+    """Damage a copy of the log directory; what was done to each partition (for messages), and the
+    offsets of the damaged ledger batch (how the producer batched the plain records is its business)."""
     done = {}
     seg = logdir / f"{EVENTS}-0" / "00000000000000000000.log"
     size = seg.stat().st_size
@@ -147,9 +149,12 @@ def damage(logdir: Path, ledger_offset: int) -> dict[str, str]:
 
     seg = logdir / f"{LEDGER}-0" / "00000000000000000000.log"
     pos = next(p for p, b, _ in batches(seg) if b == ledger_offset)
+    with open(seg, "rb") as f:
+        f.seek(pos + LAST_OFFSET_DELTA_AT)
+        last = ledger_offset + struct.unpack(">i", f.read(4))[0]
     _flip(seg, pos + RECORDS_AT + 3)
-    done[f"{LEDGER}-0"] = f"byte flipped in the plain batch at {pos} (offset {ledger_offset})"
-    return done
+    done[f"{LEDGER}-0"] = f"byte flipped in the plain batch at {pos} (offsets {ledger_offset}-{last})"
+    return done, range(ledger_offset, last + 1)
 
 
 def _flip(path: Path, at: int) -> None:
@@ -207,7 +212,7 @@ def test_repaired_log_dir_serves_exactly_what_recover_kept(
     damaged = tmp_path / "damaged"
     shutil.copytree(produced.data, damaged)
     (damaged / ".lock").unlink(missing_ok=True)
-    what = damage(damaged, produced.ledger_middle_offset)
+    what, lost_plain = damage(damaged, produced.ledger_middle_offset)
 
     out = tmp_path / "out"
     code, report = kseg_recover(damaged, out, *(["--salvage"] if mode == "salvage" else []))
@@ -240,5 +245,7 @@ def test_repaired_log_dir_serves_exactly_what_recover_kept(
         assert [r.value for r in served[LEDGER]["read_committed"]] == [_value("tx-a", i) for i in range(4)]
     else:
         assert salvaged >= 3  # events-1 and events-2 after their damage, ledger's tx-c
+        plain_left = [r.value for r in produced.records[LEDGER]
+                      if r.value.startswith(b"plain") and r.offset not in lost_plain]
         assert [r.value for r in served[LEDGER]["read_committed"]] == (
-            [_value("tx-a", i) for i in range(4)] + [_value("tx-c", i) for i in range(2)])
+            [_value("tx-a", i) for i in range(4)] + plain_left + [_value("tx-c", i) for i in range(2)])

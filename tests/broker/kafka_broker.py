@@ -212,3 +212,16 @@ def consume_all(bootstrap: str, topic: str, isolation: str, timeout: float = 60)
         return sorted(out, key=lambda r: (r.partition, r.offset))
     finally:
         consumer.close()
+
+
+def group_offsets(bootstrap: str, group: str, topic: str) -> dict[tuple[str, int], int | None]:
+    """A consumer group's committed offsets on ``topic``, as the group coordinator serves them."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                             request_timeout_ms=30000)
+    try:
+        parts = sorted(consumer.partitions_for_topic(topic) or [])
+        return {(topic, p): consumer.committed(TopicPartition(topic, p)) for p in parts}
+    finally:
+        consumer.close()

@@ -11,7 +11,9 @@ Three things are pinned:
 2. That LoadLogDir's prediction for ``unclean-kill/`` is what the real broker did: the files it says the
    next start leaves are byte for byte the files of ``restarted-clean/`` -- except each
    ``leader-epoch-checkpoint``, where the real broker went on to become leader at a new epoch.
-3. kseg triage's main fields against LoadLogDir's for every partition. ``KNOWN_DISAGREEMENTS`` lists
+3. ``kseg dump`` prints what Kafka's DumpLogSegments prints for every segment, index, snapshot and KRaft
+   checkpoint of both fixtures (deep iteration, data, the internal topics' decoders), byte for byte.
+4. kseg triage's main fields against LoadLogDir's for every partition. ``KNOWN_DISAGREEMENTS`` lists
    every field where kseg's model says something else than Kafka, as (fixture, partition, field) ->
    (Kafka, kseg); it is empty: on these fixtures the model agrees. A change on either side fails the
    test until the table is updated (docs/interop.md, "Real brokers").
@@ -137,3 +139,33 @@ def test_kseg_triage_agrees_with_kafka(kafka_loads: dict[str, list[dict]]) -> No
                 if k[field] != kseg[part][field]:
                     disagreements[(fixture, part, field)] = (k[field], kseg[part][field])
     assert disagreements == KNOWN_DISAGREEMENTS
+
+
+DUMPED = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".checkpoint")
+DECODER = {"__consumer_offsets": "--offsets-decoder", "__transaction_state": "--transaction-log-decoder",
+           "__cluster_metadata": "--cluster-metadata-decoder"}
+
+
+def _dump_jobs() -> list[list[str]]:
+    """One kafka-dump-log run per partition directory: all its dumpable files, its topic's decoder."""
+    jobs = []
+    for fixture in FIXTURES:
+        for part in sorted(p for p in (BROKER_FIXTURES / fixture).iterdir() if p.is_dir()):
+            files = sorted(str(f) for f in part.iterdir() if f.name.endswith(DUMPED))
+            decoder = [DECODER[part.name.rsplit("-", 1)[0]]] if part.name.startswith("__") else []
+            jobs.append(["--deep-iteration", "--print-data-log", *decoder, "--files", ",".join(files)])
+    return jobs
+
+
+def test_kseg_dump_prints_what_dumplogsegments_prints(kafka_storage) -> None:
+    from click.testing import CliRunner
+
+    from kseg.cli import cli
+
+    jobs = _dump_jobs()
+    assert len(jobs) == 14  # 7 partition directories (with __cluster_metadata-0) x 2 fixtures
+    kafka = kafka_storage.dump_many(jobs)
+    for job, k in zip(jobs, kafka):
+        result = CliRunner().invoke(cli, ["dump", *job], catch_exceptions=False)
+        assert k.exit == 0, job
+        assert (result.exit_code, result.stdout, result.stderr) == (0, k.stdout, k.stderr), job

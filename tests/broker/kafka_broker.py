@@ -225,3 +225,15 @@ def group_offsets(bootstrap: str, group: str, topic: str) -> dict[tuple[str, int
         return {(topic, p): consumer.committed(TopicPartition(topic, p)) for p in parts}
     finally:
         consumer.close()
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    """Per partition of ``topic``, the offset after the last one served (the high watermark)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
+        return {tp.partition: end for tp, end in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()

@@ -168,12 +168,18 @@ def _flip(path: Path, at: int) -> None:
 # ---- the repaired directory, served ------------------------------------------------------------
 
 
-def kseg_recover(logdir: Path, out: Path, *extra: str) -> tuple[int, dict]:
+def kseg(*args: str) -> tuple[int, str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-m", "kseg", "recover", str(logdir), "-o", str(out), "--format", "json",
-                           *extra], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "kseg", *args], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
+    return proc.returncode, proc.stdout
+
+
+def kseg_recover(logdir: Path, out: Path | None, *extra: str) -> tuple[int, dict]:
+    """``kseg recover LOGDIR -o OUT --format json`` (``--dry-run`` when ``out`` is None)."""
+    target = ["--dry-run"] if out is None else ["-o", str(out)]
+    code, stdout = kseg("recover", str(logdir), *target, "--format", "json", *extra)
+    return code, json.loads(stdout)
 
 
 def kept_offsets(report: dict) -> dict[tuple[str, int], set[int]]:
@@ -204,6 +210,8 @@ def serve_and_consume(env: dict[str, str], root: Path, logdir: Path, topics: tup
         out: dict[str, dict] = {topic: {iso: kb.consume_all(broker.bootstrap, topic, iso)
                                         for iso in ("read_uncommitted", "read_committed")}
                                 for topic in topics}
+        for topic in topics:
+            out[f"end:{topic}"] = kb.end_offsets(broker.bootstrap, topic)
         for group, topic in groups:
             out[f"group:{group}"] = kb.group_offsets(broker.bootstrap, group, topic)
         return out
@@ -273,6 +281,40 @@ def test_repaired_log_dir_serves_exactly_what_recover_kept(
                       if r.value.startswith(b"plain") and r.offset not in lost_plain]
         assert [r.value for r in served[LEDGER]["read_committed"]] == (
             [_value("tx-a", i) for i in range(4)] + plain_left + [_value("tx-c", i) for i in range(2)])
+
+
+def test_a_real_broker_on_the_damaged_dir_does_what_kseg_predicts(
+        produced: Produced, broker_env: dict[str, str], tmp_path: Path) -> None:
+    """No repair: a broker started on the damaged copy itself. Its log ends are kseg triage's prediction,
+    and it serves exactly what ``kseg recover`` (Kafka's mode) says Kafka keeps."""
+    damaged = tmp_path / "damaged"
+    shutil.copytree(produced.data, damaged)
+    (damaged / ".lock").unlink(missing_ok=True)
+    what, _ = damage(damaged, produced.ledger_middle_offset)
+    code, stdout = kseg("triage", "--format", "json", "--all", str(damaged))
+    assert code == 1, stdout
+    triage = {(o["topic"], o["partition"]): o for o in map(json.loads, stdout.splitlines()) if o["type"] == "partition"}
+    code, report = kseg_recover(damaged, None)
+    assert code == 1
+    kept = kept_offsets(report)
+
+    served = serve_and_consume(broker_env, tmp_path / "broker", damaged)
+    for topic in (EVENTS, LEDGER):
+        for p, end in served[f"end:{topic}"].items():
+            prediction = triage[(topic, p)]
+            assert (prediction["outcome"], prediction["log_end_offset"]) == ("truncated", end), (topic, p, what)
+            assert report_load(report, topic, p)["log_end_offset"] == end
+        expect_all = sorted((r for r in produced.records[topic] if r.offset in kept[(topic, r.partition)]), key=_pos)
+        assert served[topic]["read_uncommitted"] == expect_all, (topic, what)
+        assert served[topic]["read_committed"] == [
+            r for r in expect_all if (topic, r.partition, r.offset) not in produced.aborted], (topic, what)
+
+
+def report_load(report: dict, topic: str, partition: int) -> dict:
+    """The recover report's prediction (``kafka_load``) for one partition."""
+    (load,) = [p["kafka_load"] for p in report["partitions"]
+               if (p["kafka_load"]["topic"], p["kafka_load"]["partition"]) == (topic, partition)]
+    return load
 
 
 # ---- a real crash, repaired without damage: what the real restart served ---------------------

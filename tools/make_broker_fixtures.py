@@ -11,7 +11,9 @@ with a KRaft snapshot and ``__consumer_offsets`` with a group's committed offset
 
 Runnable again: the bytes differ from run to run (timestamps, producer ids, cluster id, the cleaner's
 timing), the structure does not; fixtures/broker/PROVENANCE.md lists what a run produced, with sha256,
-and is rewritten by this script (``--provenance-only`` rewrites only its file table).
+and is rewritten by this script (``--provenance-only`` rewrites only it, from the files in OUTDIR).
+After a new run, tests/interop/test_broker_fixtures.py's ``EXPECTED_LOAD`` (what Kafka's loading code
+says about these files) must be checked against the new files and updated where they differ.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def run_broker(work: Path, log: list[str]) -> kb.Broker:
         # orders: idempotent, 10 flushes of 6 records over 2 partitions; 2048-byte segments roll often
         with_producer(bs, lambda p: [kb.send_all(p, "orders", [(i % 2, b"k%d" % i, _value(f"orders-{r}", i))
                                                                  for i in range(6)]) for r in range(10)])
-        log.append("orders: 60 records, idempotent producer, 10 flushes")
+        log.append(STEPS[0])
         # compacted: 12 rounds over the same 5 keys, then a tombstone for k0
         def compacted(p) -> None:
             for r in range(12):  # 5 keys overwritten each round, one key per round that stays
@@ -106,7 +108,7 @@ def run_broker(work: Path, log: list[str]) -> kb.Broker:
             for r in range(12, 16):
                 kb.send_all(p, "compacted", [(0, b"k%d" % i, _value(f"round{r}", i)) for i in range(1, 5)])
         with_producer(bs, compacted)
-        log.append("compacted: 12 rounds x (5 keys + 1 unique key), tombstone k0, 4 rounds x 4 keys")
+        log.append(STEPS[1])
         _wait("the cleaner to compact compacted-0", lambda: _cleaned(broker.data))
         # payments: one committed and one aborted transaction, idempotent records, then one left open
         for tid, n, end in (("tx-commit", 5, "commit"), ("tx-abort", 4, "abort")):
@@ -129,7 +131,7 @@ def run_broker(work: Path, log: list[str]) -> kb.Broker:
         open_txn.init_transactions()
         open_txn.begin_transaction()
         kb.send_all(open_txn, "payments", [(0, b"o%d" % i, _value("tx-open", i)) for i in range(3)])
-        log.append("payments: txn tx-commit 5 committed, tx-abort 4 aborted, 3 plain, tx-open 3 left open")
+        log.append(STEPS[2])
         _wait("a KRaft snapshot in __cluster_metadata-0", lambda: _snapshot_taken(broker.data))
         time.sleep(2.5)  # let the 1 s checkpoint tasks write the recovery points of the rolled segments
     finally:
@@ -138,7 +140,7 @@ def run_broker(work: Path, log: list[str]) -> kb.Broker:
             open_txn.close(timeout=1)
         if broker.root.joinpath("kafka.pid").exists():
             raise RuntimeError("broker still running")
-    log.append("SIGKILL")
+    log.append(STEPS[3])
     return broker
 
 
@@ -204,6 +206,16 @@ def describe(root: Path, rel: str, size: int) -> str:
     return ""
 
 
+# What run_broker and main do, in order (PROVENANCE.md's list).
+STEPS = [
+    "orders: 60 records, idempotent producer, 10 flushes",
+    "compacted: 12 rounds x (5 keys + 1 unique key), tombstone k0, 4 rounds x 4 keys",
+    "payments: txn tx-commit 5 committed, tx-abort 4 aborted, 3 plain, tx-open 3 left open",
+    "SIGKILL",
+    "restart on the same log directory (recovery), 3 s, SIGTERM (controlled shutdown)",
+]
+
+
 def write_provenance(out: Path, log: list[str], settings: str) -> None:
     rows = file_table(out)
     lines = [HEAD.format(run="\n".join(f"    {line}" for line in log), settings=settings).rstrip(), "",
@@ -244,6 +256,10 @@ What the script did, in order:
   predict for `unclean-kill/` (tests/interop/test_broker_fixtures.py).
 - `server.properties` is the broker's configuration (`<WORK>` = the temporary directory of the run).
 
+The tests (`tests/interop/test_broker_fixtures.py`, `tests/broker/test_repair_end_to_end.py`,
+`tests/test_fixtures.py`) pin these files: after a new run, update their pinned values (`EXPECTED_LOAD`)
+from Kafka's LoadLogDir on the new files.
+
 Broker settings beyond Kafka's defaults (kafka.sh's own, then the script's, which win):
 
 ```properties
@@ -259,8 +275,12 @@ Topics: `orders` (2 partitions, `internal.segment.bytes=1024`: many small segmen
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", type=Path, default=OUT_DEFAULT)
+    parser.add_argument("--provenance-only", action="store_true", help="rewrite OUTDIR/PROVENANCE.md only")
     args = parser.parse_args()
     out: Path = args.out
+    if args.provenance_only:
+        write_provenance(out, STEPS, (out / "server.properties").read_text())
+        return 0
     log: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kseg-broker-fixtures-") as tmp:
         broker = run_broker(Path(tmp), log)
@@ -273,7 +293,7 @@ def main() -> int:
             time.sleep(3)
         finally:
             broker.stop()
-        log.append("restart on the same log directory (recovery), 3 s, SIGTERM (controlled shutdown)")
+        log.append(STEPS[4])
         shutil.copytree(broker.data, out / "restarted-clean")
         settings = (broker.root / "server.properties").read_text().replace(str(Path(tmp)), "<WORK>")
     (out / "server.properties").write_text(settings)

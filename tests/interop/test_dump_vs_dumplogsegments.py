@@ -579,6 +579,11 @@ LOG_OPTION_SETS = ("plain", "deep", "data", "skip", "max-bytes-200")
 def test_kafka_written_segments(kafka_storage, generated):
     root, clean, _ = generated
     cases = [Case(["--files", name, *OPTION_SETS[o]], root, o) for name in clean for o in LOG_OPTION_SETS]
+    rng = random.Random(SEED)
+    for name in clean:  # --max-bytes anywhere in the file: mid-batch, on a boundary, 0
+        size = (root / name).stat().st_size
+        for cut in (0, rng.randrange(size + 1), size - 1):
+            cases.append(Case(["--files", name, "--max-bytes", str(max(cut, 0)), "--deep-iteration"], root, "max-bytes"))
     cases.append(Case(["--files", ",".join(clean), "--deep-iteration"], root, "deep"))  # summaries, HashMap order
     absolute = [str(root / name) for name in clean]  # paths printed as given: absolute ones too
     cases.append(Case(["--files", ",".join(absolute), "--deep-iteration"], root, "deep"))

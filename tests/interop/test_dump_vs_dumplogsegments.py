@@ -18,6 +18,7 @@ Inputs:
   magic x codec x timestamp type, transactions with markers, headers, non-UTF-8 payloads, mixed magics, ...)
   plus seeded random segments, and damaged copies of them (torn tails, flipped bytes, size fields below 14,
   zeroed regions);
+* offset and time indexes over those segments (as written, off by one, torn), alone and many to a run;
 * crafted bytes Kafka's builder cannot write (negative key/value lengths other than -1, magic bytes 3 and
   -126, a V1 key length past the message's end).
 
@@ -104,8 +105,10 @@ class Deliberate:
     alone does not carry the reason. ``stdout``: ``same`` (identical), ``prefix`` (Kafka died there, kseg went
     on), ``kseg-prefix`` (kseg stopped earlier: Kafka's stdout starts with kseg's and its next line
     fullmatches ``kafka_extra``), ``none`` (kseg printed nothing) or ``lines`` (same line count, each differing
-    pair matching ``kafka_line`` / ``kseg_line``). ``kafka_exit`` None: any. ``sidefx`` fullmatches what Kafka's tool created or changed beside the input
-    ("" = nothing). ``drops_kafka_line``: kseg's stderr is Kafka's without its first line.
+    pair matching ``kafka_line`` / ``kseg_line``). ``kafka_exit`` None: any. ``sidefx`` fullmatches what
+    Kafka's tool created or changed beside the input ("" = nothing). ``drops_kafka_line``: kseg's stderr is
+    Kafka's without its first line. ``files`` (searched in each dumped path) and ``options`` (option-set names)
+    narrow where the row applies.
     """
 
     row: int
@@ -201,8 +204,7 @@ DELIBERATE: list[Deliberate] = [
     Deliberate(18, ("crafted", "damaged"), ".*", _AT + r"(?:message\.(?:key|value)(?: length)? (?:of \d+ bytes )?"
                r"runs past the end of the message|Inner messages must not be compressed|Record size is less than "
                r"the minimum record overhead \(\d+\)).*", stdout="kseg-prefix", kafka_exit=None,
-               kafka_extra=r"|\| offset: -?\d+ \w+: -?\d+ keySize: -?\d+ valueSize: -?\d+ isValid: (?:true|false) "
-               r"crc: \d+|(?:offset|baseOffset): -?\d+ .* isvalid: (?:true|false)|\| offset: -?\d+ .*"),
+               kafka_extra=r"|\| offset: -?\d+ .*|(?:offset|baseOffset): -?\d+ .* isvalid: (?:true|false)"),
     # row 14: a producer snapshot with a bad CRC: the same message, but kseg's exit status says so.
     Deliberate(14, ("fixtures",), r"(?P<line>Snapshot is corrupt \(CRC is no longer valid\)\. Stored crc: \d+\. "
                r"Computed crc: \d+)", "{line}", stdout="same", kafka_exit=0),

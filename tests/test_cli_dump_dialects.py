@@ -48,6 +48,7 @@ def test_every_release_maps_to_its_flags():
     assert dialect_for("4.0").offsets_known_types == frozenset(range(17))
     assert dialect_for("3.9").offsets_known_types == frozenset(range(9))
     assert not dialect_for("2.8").modelled and dialect_for("3.0").modelled
+    assert [dialect_for(r).record_internal_package for r in ("3.9", "4.2", "4.3")] == [False, False, True]
     older = {  # release: (lastTimestamp, OptionalLong, deleteHorizonMs, "Log starting", snapshot JSON, KRaft JSON)
         "3.0": (False, False, False, False, False, False), "3.1": (True, False, False, False, False, False),
         "3.2": (True, False, True, False, False, False), "3.3": (True, False, True, True, True, False),
@@ -197,3 +198,17 @@ def test_batch_header_and_producer_lines_of_3_x():
     assert run(["--kafka-version", "3.5", snapshot]).stdout.splitlines()[2] == (
         "producerId: 2000 producerEpoch: 3 coordinatorEpoch: 7 currentTxnFirstOffset: OptionalLong[12] "
         "lastTimestamp: 1700000000050 ")
+
+
+@pytest.mark.parametrize("version, package", [("4.3", "org.apache.kafka.common.record.internal"),
+                                              ("4.2", "org.apache.kafka.common.record")])
+def test_remote_log_decoder_on_a_null_value_names_that_releases_record_class(version, package):
+    """4.3 moved Record to ...record.internal (KAFKA-20128); the NPE text names the class (checked against
+    Kafka 4.3.0's DumpLogSegments in tests/interop/test_dump_vs_dumplogsegments.py)."""
+    result = run(["--kafka-version", version, "--remote-log-metadata-decoder",
+                  f"{INTERNAL}/__consumer_offsets-0/{LOG}"])
+    assert result.exit_code == 0
+    line = [x for x in result.stdout.splitlines() if x.startswith("| offset: 16 ")]
+    assert line == ["| offset: 16 CreateTime: 1700000000016 keySize: 13 valueSize: -1 sequence: -1 headerKeys: [] "
+                    "payload: Error at offset 16, skipping. Cannot invoke \"java.nio.ByteBuffer.remaining()\" "
+                    f"because the return value of \"{package}.Record.value()\" is null"]

@@ -84,7 +84,8 @@ class Record(tuple):
     """One record as Kafka's ``Record`` API reports it; immutable.
 
     ``key_size``/``value_size`` are the raw stored lengths (-1, or any negative
-    number, for null), as the dump tool prints them.  ``crc`` and ``valid`` are
+    number, for null); the dump tool prints them as stored for V0/V1 messages
+    (``LegacyRecord``) and as -1 for a null V2 key or value (``DefaultRecord``).  ``crc`` and ``valid`` are
     set for V0/V1 messages only (a V2 record has no checksum of its own).
     ``is_control`` marks records of a control batch; :mod:`kseg.format.control`
     decodes their key and value.

@@ -153,7 +153,7 @@ class KafkaStorage:
 
                 def read(name: str, d: Path = d) -> str:
                     p = d / name
-                    return p.read_text(encoding="utf-8", errors="surrogateescape") if p.exists() else ""
+                    return p.read_bytes().decode("utf-8", "surrogateescape") if p.exists() else ""  # no newline translation
 
                 out.append(DumpResult(list(args), int(read("rc").strip() or -1), read("stdout"), read("stderr"),
                                       read("sidefx")))

@@ -116,12 +116,13 @@ def _transaction_record_json(key: bytes | None, value: bytes | None, offset: int
 
 
 def dialect_decoder(name: str, *, coordinator_json: bool, offsets_known: Collection[int] | None,
-                    txn_idx_empty: bool) -> Decoder:
+                    txn_idx_empty: bool, record_internal: bool = True) -> Decoder:
     """The decoder ``name`` speaking one release's text (flags from kseg.ops.dump.dialect.Dialect).
 
     ``coordinator_json``: Kafka 4.1's CoordinatorRecordMessageParser for offsets, transactions and share
     state; ``offsets_known``: the ``__consumer_offsets`` record types that release decodes;
-    ``txn_idx_empty``: 4.0's ``txnIdxEmpty=`` in remote-log segment texts.
+    ``txn_idx_empty``: 4.0's ``txnIdxEmpty=`` in remote-log segment texts; ``record_internal``: 4.3's package
+    of ``Record`` in the message for a remote-log record without value.
     """
     if name == "offsets":
         return partial(decode_offsets_record, known=offsets_known, specified=coordinator_json)
@@ -130,5 +131,5 @@ def dialect_decoder(name: str, *, coordinator_json: bool, offsets_known: Collect
     if name == "share-group-state":
         return partial(decode_share_state_record, specified=coordinator_json)
     if name == "remote-log-metadata":
-        return partial(decode_remote_log_record, txn_idx_empty=txn_idx_empty)
+        return partial(decode_remote_log_record, txn_idx_empty=txn_idx_empty, record_internal=record_internal)
     return DECODERS[name]

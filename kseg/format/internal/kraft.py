@@ -132,14 +132,15 @@ def decode_metadata_record(key: bytes | None, value: bytes | None, offset: int) 
 
 
 def decode_remote_log_record(key: bytes | None, value: bytes | None, offset: int, *,
-                             txn_idx_empty: bool = False) -> Decoded:
+                             txn_idx_empty: bool = False, record_internal: bool = True) -> Decoded:
     """A ``__remote_log_metadata`` record as ``--remote-log-metadata-decoder`` shows it: a ``toString()``
-    (with ``txn_idx_empty``, as Kafka 4.0 and later print it: ``..., txnIdxEmpty=<bool>}``)."""
+    (with ``txn_idx_empty``, as Kafka 4.0 and later print it: ``..., txnIdxEmpty=<bool>}``;
+    ``record_internal``: the package of Kafka's ``Record`` class in a null value's message, 4.3's by default)."""
     try:
         schema, version, data = _read_frame(value, "storage")
         text = remote_log_metadata_text(schema.api_key or 0, data, txn_idx_empty=txn_idx_empty)
     except Failed as failed:
-        return Decoded(None, f"Error at offset {offset}, skipping. {_remote_null(failed, value)}",
+        return Decoded(None, f"Error at offset {offset}, skipping. {_remote_null(failed, value, record_internal)}",
                        problem=as_problem(failed, key, value))
     except JavaException as err:
         thrown = Failed("error", "value", err.kafka_message, err.message, None, err.field)
@@ -150,10 +151,12 @@ def decode_remote_log_record(key: bytes | None, value: bytes | None, offset: int
     return Decoded(None, text, None, value_json)
 
 
-def _remote_null(failed: Failed, value: bytes | None) -> str:
-    """A null value fails before framing there: ``record.value.remaining`` (JDK 15+ helpful NPE text)."""
+def _remote_null(failed: Failed, value: bytes | None, record_internal: bool) -> str:
+    """A null value fails before framing there: ``record.value.remaining`` (JDK 15+ helpful NPE text), naming
+    Kafka's ``Record`` class, which 4.3 moved to ``org.apache.kafka.common.record.internal``."""
     if value is None:
+        package = "org.apache.kafka.common.record.internal" if record_internal else "org.apache.kafka.common.record"
         return ('Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
-                '"org.apache.kafka.common.record.Record.value()" is null')
+                f'"{package}.Record.value()" is null')
     return failed.kafka_message
 

@@ -93,6 +93,12 @@ CHANGES: tuple[Change, ...] = (
            "java.util.HashMap/TreeMap: non-consecutive offsets ascending and starting from -1 ('-1 is followed "
            "by 4' for a log that does not start at 0), index mismatches one per index offset, newest offset "
            "first; 'The following indexed offsets are not found in :<path>'"),
+    Change("record_internal_package", "4.3", None,
+           "clients/src/main/java/org/apache/kafka/common/record/internal/Record.java 4.3 (KAFKA-20128 moved "
+           "the non-public record classes from org.apache.kafka.common.record)",
+           "--remote-log-metadata-decoder on a record without value prints the NullPointerException text "
+           "naming 'org.apache.kafka.common.record.internal.Record.value()' (before: "
+           "'org.apache.kafka.common.record.Record.value()')"),
 )
 
 _BY_FLAG = {change.flag: change for change in CHANGES}
@@ -120,6 +126,7 @@ class Dialect:
     coordinator_json_4_1: bool
     leader_change_json: bool
     java_port: bool
+    record_internal_package: bool
 
     @property
     def legacy_crc_brace(self) -> bool:

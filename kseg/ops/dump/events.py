@@ -67,8 +67,8 @@ class BatchEvent:
     """One batch as Kafka's iterator yields it; ``batch`` is the format layer's view (read lazily).
 
     With deep iteration a :class:`RecordsEvent` with its records follows.  ``codec_error`` is set
-    when the codec id is one Kafka cannot name (5-7): Kafka dies half-way
-    through printing this batch's line.
+    when the codec id is one Kafka cannot name (5-7), or a legacy batch's magic is neither 0 nor 1:
+    Kafka dies half-way through printing this batch's line.
     """
 
     path: str

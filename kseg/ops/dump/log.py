@@ -105,6 +105,12 @@ def _walk_log(segment: Segment, target: DumpTarget, options: DumpOptions, summar
     for shown, batch in enumerate(walk, 1):
         if options.to_offset is not None and _first_offset(batch) > options.to_offset:
             break
+        if isinstance(batch, LegacyBatch) and batch.magic not in (0, 1):
+            # Kafka's iterator takes any magic below 2 for a legacy batch; printBatchLevel prints "offset: N",
+            # then LegacyRecord.headerSize refuses the magic (a negative one: a damaged magic byte)
+            yield BatchEvent(display, batch, deep, codec_error=True)
+            yield Problem(display, batch.position, f"Invalid magic used in LegacyRecord: {batch.magic}")
+            return
         if batch.codec_id > 4:
             yield BatchEvent(display, batch, deep, codec_error=True)
             yield Problem(display, batch.position, f"Unknown compression type id: {batch.codec_id}")

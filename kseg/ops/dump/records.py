@@ -16,7 +16,7 @@ from kseg.format import Batch
 from kseg.format.model import Record
 from kseg.format.records_render import check_parts
 from kseg.format.v2 import V2Batch
-from kseg.ops.dump.decode import decode_records
+from kseg.ops.dump.decode import decode_records, hands_out_none
 from kseg.ops.dump.events import (
     AnyRecord,
     ControlRecord,
@@ -139,7 +139,8 @@ class _RecordChunks:
     Iterating gives (records, last) pairs, the last one flagged (possibly empty); :attr:`error` is then
     set.  One record is held back: Kafka's V2 iterator notices left-over bytes only when asked for the
     last record and throws instead of returning it, so on "records still remaining" (field
-    ``batch.records``) the record read last is dropped, as :func:`decode_records` does.
+    ``batch.records``) the record read last is dropped, as :func:`decode_records` does; a compressed
+    batch that fails hands out no record at all (:func:`~kseg.ops.dump.decode.hands_out_none`).
     """
 
     __slots__ = ("batch", "error", "max_batch_bytes")
@@ -152,6 +153,9 @@ class _RecordChunks:
     def __iter__(self) -> Iterator[tuple[list[Record], bool]]:
         chunk: list[Record] = []
         pending: Record | None = None
+        if hands_out_none(self.batch) and (self.batch.count or 0) > CHUNK_RECORDS and not self._reads_whole():
+            yield [], True  # Kafka reads a compressed batch whole first: it hands out none of these
+            return
         try:
             for record in self.batch.iter_records(self.max_batch_bytes):
                 if pending is not None:
@@ -164,9 +168,22 @@ class _RecordChunks:
             self.error = err
             if err.field == "batch.records":
                 pending = None
+            if hands_out_none(self.batch):
+                chunk, pending = [], None
         if pending is not None:
             chunk.append(pending)
         yield chunk, True
+
+    def _reads_whole(self) -> bool:
+        """Read a large compressed batch's records once without keeping them (chunks are handed out before
+        the last record is read); False, with :attr:`error` set, when one fails."""
+        try:
+            for _ in self.batch.iter_records(self.max_batch_bytes):
+                pass
+        except KsegError as err:
+            self.error = err
+            return False
+        return True
 
 
 def _record_chunks(batch: Batch, max_batch_bytes: int) -> _RecordChunks:
@@ -203,7 +220,8 @@ def _decode_data_records(
     dialect = options.dialect
     assert options.decoder is not None
     decode = dialect_decoder(options.decoder, coordinator_json=dialect.coordinator_json_4_1,
-                             offsets_known=dialect.offsets_known_types, txn_idx_empty=dialect.remote_txn_idx_empty)
+                             offsets_known=dialect.offsets_known_types, txn_idx_empty=dialect.remote_txn_idx_empty,
+                             record_internal=dialect.record_internal_package)
     out: list[AnyRecord] = []
     aborts: list[Problem] = []
     for record in records:

@@ -154,7 +154,11 @@ class TextRenderer:
         )
 
     def _metadata(self, record: Record) -> str:
-        text = f"| offset: {record[0]} {self._ts_label}: {record[1]} keySize: {record[7]} valueSize: {record[8]}"
+        if self._legacy:  # LegacyRecord.keySize()/valueSize() read the stored ints: any negative one as it is
+            text = f"| offset: {record[0]} {self._ts_label}: {record[1]} keySize: {record[7]} valueSize: {record[8]}"
+        else:  # DefaultRecord.keySize(): key == null ? -1 : key.remaining(), whatever negative length was stored
+            text = (f"| offset: {record[0]} {self._ts_label}: {record[1]} keySize: {max(record[7], -1)} "
+                    f"valueSize: {max(record[8], -1)}")
         if self._legacy:  # 4.3 printRecordMetadata: no "}" after the crc (Scala's typo up to 4.2)
             brace = "}" if self.dialect.legacy_crc_brace else ""
             return f"{text} isValid: {tf(record[11])} crc: {record[10]}{brace}"

@@ -327,10 +327,11 @@ fn text_line(
         out.extend_from_slice(label);
         out.extend_from_slice(b": ");
         push_int(out, r.timestamp);
+        // DefaultRecord.keySize()/valueSize(): -1 for a null key or value, whatever negative length was stored
         out.extend_from_slice(b" keySize: ");
-        push_int(out, r.key_size);
+        push_int(out, r.key_size.max(-1));
         out.extend_from_slice(b" valueSize: ");
-        push_int(out, r.value_size);
+        push_int(out, r.value_size.max(-1));
         out.extend_from_slice(b" sequence: ");
         push_int(out, r.sequence);
         out.extend_from_slice(b" headerKeys: [");

@@ -540,11 +540,16 @@ def shrink_candidates(recipe: Recipe) -> list[Recipe]:
         for p in range(len(recipe["partitions"])):
             variant(lambda r, p=p: r["partitions"].pop(p))
     for p, part in enumerate(recipe["partitions"]):
-        for s in range(len(part["segments"])):
-            if len(part["segments"]) > 1:
+        if len(part["segments"]) > 1:
+            for s in range(len(part["segments"])):
                 variant(lambda r, p=p, s=s: r["partitions"][p]["segments"].pop(s))
-            for b, spec in enumerate(part["segments"][s]):
+    for p, part in enumerate(recipe["partitions"]):
+        for s, batches in enumerate(part["segments"]):
+            for b in range(len(batches)):
                 variant(lambda r, p=p, s=s, b=b: r["partitions"][p]["segments"][s].pop(b))
+    for p, part in enumerate(recipe["partitions"]):
+        for s, batches in enumerate(part["segments"]):
+            for b, spec in enumerate(batches):
                 if "marker" not in spec and (spec["n"] > 1 or spec["codec"] != "none" or spec["size"] > 10):
                     def plain(r: Recipe, p: int = p, s: int = s, b: int = b) -> None:
                         r["partitions"][p]["segments"][s][b].update(n=1, codec="none", size=10)

@@ -39,25 +39,42 @@ def known_kind(case: ld.Case, diff: ld.Diff) -> str | None:
     return classify(case, diff)
 
 
-def minimise(storage: KafkaStorage, recipe: gen.Recipe, target: tuple[str, ...], work: Path,
-             rounds: int = 30, per_round: int = 80) -> gen.Recipe:
-    """The smallest recipe found (greedy, one JVM pair per round) that still shows ``target``."""
-    current = recipe
+def minimise(storage: KafkaStorage, targets: list[tuple[gen.Recipe, tuple[str, ...]]], work: Path,
+             rounds: int = 25, per_round: int = 12) -> list[gen.Recipe]:
+    """Each recipe shrunk (greedy) while it still shows its target signature.
+
+    Every round tries up to ``per_round`` one-step-smaller candidates of every recipe still shrinking,
+    all in one build and one LoadLogDir run, and keeps each recipe's first candidate that still disagrees
+    the same way; a recipe none of whose candidates does is done.
+    """
+    current = [json.loads(json.dumps(r)) for r, _ in targets]
+    offset = [0] * len(targets)  # candidates already tried without success, per recipe
+    active = set(range(len(targets)))
     for r in range(rounds):
-        candidates = gen.shrink_candidates(current)[:per_round]
-        if not candidates:
+        batch: list[tuple[int, gen.Recipe]] = []
+        for i in sorted(active):
+            candidates = gen.shrink_candidates(current[i])[offset[i]:offset[i] + per_round]
+            if not candidates:
+                active.discard(i)
+            for k, cand in enumerate(candidates):
+                cand["name"] = f"m{r:02d}-{i:03d}-{k:03d}"
+                batch.append((i, cand))
+        if not batch:
             break
-        for k, cand in enumerate(candidates):
-            cand["name"] = f"m{r:02d}-{k:03d}"
-        cases = ld.run(storage, candidates, work / f"round-{r}")
+        cases = ld.run(storage, [c for _, c in batch], work / f"round-{r}")
         shutil.rmtree(work / f"round-{r}", ignore_errors=True)
-        found = next((c for c in cases if c.path is not None and any(ld.signature(d) == target for d in ld.compare(c))),
-                     None)
-        if found is None:
-            break
-        current = found.recipe
-    current = json.loads(json.dumps(current))
-    current["name"] = recipe["name"]
+        shrunk: set[int] = set()
+        for (i, _), case in zip(batch, cases):
+            if i in shrunk or case.path is None:
+                continue
+            if any(ld.signature(d) == targets[i][1] for d in ld.compare(case)):
+                current[i], offset[i] = case.recipe, 0
+                shrunk.add(i)
+        for i in active - shrunk:
+            offset[i] += per_round
+        print(f"   minimise round {r}: {len(batch)} candidates, {len(shrunk)} shrunk", flush=True)
+    for recipe, (original, _) in zip(current, targets):
+        recipe["name"] = original["name"]
     return current
 
 
@@ -72,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
     storage = KafkaStorage.create()
     recipes = [json.loads(args.recipe)] if args.recipe else ld.recipes(args.seed, args.n)
-    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="kseg-load-diff-"))
+    root = Path(args.keep) if args.keep else ld.scratch_root(Path(tempfile.gettempdir()))
     timing = ld.Timing()
     started = time.perf_counter()
     cases = ld.run(storage, recipes, root, timing)
@@ -84,16 +101,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"seed {args.seed}: {len(cases)} log dirs, {partitions} partitions, "
           f"{sum(c.unbuildable is not None for c in cases)} unbuildable, "
           f"{sum(len(v) for v in groups.values())} disagreements in {len(groups)} groups; "
-          f"{time.perf_counter() - started:.1f} s {timing.as_dict()}")
-    for sig, found in sorted(groups.items(), key=lambda item: -len(item[1])):
+          f"{time.perf_counter() - started:.1f} s {timing.as_dict()}", flush=True)
+    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    shrunk = [found[0][0].recipe for _, found in ordered]
+    if args.minimise:
+        shrunk = minimise(storage, [(found[0][0].recipe, sig) for sig, found in ordered], root / "minimise")
+    for (sig, found), recipe in zip(ordered, shrunk):
         case, diff = found[0]
         kinds = sorted({known_kind(c, d) or "NEW" for c, d in found})
         print(f"\n== {len(found)} x {' | '.join(sig)}   [{', '.join(kinds)}]")
         print(f"   {case.name} {diff.dir or '(log dir)'}: {diff.describe()}"[:2000])
-        recipe = case.recipe
-        if args.minimise:
-            recipe = minimise(storage, recipe, sig, root / "minimise")
-        print(f"   recipe: {gen.describe(recipe)}")
+        print(f"   recipe: {gen.describe(recipe)}", flush=True)
     if args.recipe and args.keep:
         print(f"\nbuilt in {root}")
     if not args.keep:

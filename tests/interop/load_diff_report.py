@@ -14,12 +14,14 @@ dropped at a time) while the same signature remains, running every candidate of 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -39,7 +41,10 @@ def known_kind(case: ld.Case, diff: ld.Diff) -> str | None:
     return classify(case, diff)
 
 
-def minimise(storage: KafkaStorage, targets: list[tuple[gen.Recipe, tuple[str, ...]]], work: Path,
+Still = Callable[[ld.Case], bool]
+
+
+def minimise(storage: KafkaStorage, targets: list[tuple[gen.Recipe, Still]], work: Path,
              rounds: int = 25, per_round: int = 12) -> list[gen.Recipe]:
     """Each recipe shrunk (greedy) while it still shows its target signature.
 
@@ -67,7 +72,7 @@ def minimise(storage: KafkaStorage, targets: list[tuple[gen.Recipe, tuple[str, .
         for (i, _), case in zip(batch, cases):
             if i in shrunk or case.path is None:
                 continue
-            if any(ld.signature(d) == targets[i][1] for d in ld.compare(case)):
+            if targets[i][1](case):
                 current[i], offset[i] = case.recipe, 0
                 shrunk.add(i)
         for i in active - shrunk:
@@ -78,6 +83,70 @@ def minimise(storage: KafkaStorage, targets: list[tuple[gen.Recipe, tuple[str, .
     return current
 
 
+def _same_signature(sig: tuple[str, ...]) -> Still:
+    return lambda case: any(ld.signature(d) == sig for d in ld.compare(case))
+
+
+def _only_kind(kind: str) -> Still:
+    """Every disagreement of the case is of ``kind`` (what a fixture of that kind must show)."""
+    from test_load_vs_kafka import classify
+
+    def still(case: ld.Case) -> bool:
+        diffs = ld.compare(case)
+        return bool(diffs) and all(classify(case, d) == kind for d in diffs)
+    return still
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def save_fixtures(storage: KafkaStorage, cases: list[ld.Case], out: Path, work: Path, seed: int) -> None:
+    """One minimised fixture per known kind found in ``cases``: the log dir, Kafka's verdict, the recipe."""
+    from test_load_vs_kafka import KNOWN_DISAGREEMENTS, classify
+
+    picks: dict[str, ld.Case] = {}
+    for case in cases:
+        diffs = ld.compare(case)
+        kinds = {classify(case, d) for d in diffs}
+        if len(kinds) == 1 and None not in kinds:
+            kind = kinds.pop()
+            assert kind is not None
+            if kind not in picks or len(gen.describe(case.recipe)) < len(gen.describe(picks[kind].recipe)):
+                picks[kind] = case
+    kinds = sorted(picks)
+    shrunk = minimise(storage, [(picks[k].recipe, _only_kind(k)) for k in kinds], work / "minimise")
+    for kind, recipe in zip(kinds, shrunk):
+        recipe["name"] = "kafka-logs"
+        [case] = ld.run(storage, [recipe], work / f"fixture-{kind}")
+        assert case.path is not None
+        target = out / kind
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(case.path, target / "kafka-logs")
+        [objs] = ld.BatchStorage(storage, work).load([target / "kafka-logs"], *ld.LOAD_OPTIONS)
+        (target / "kafka.json").write_text(json.dumps(objs, indent=1, sort_keys=True) + "\n")
+        (target / "recipe.json").write_text(json.dumps(recipe, indent=1, sort_keys=True) + "\n")
+        check = ld.Case(recipe, target / "kafka-logs", [o for o in objs if o.get("type") == "partition"], objs[-1])
+        ld.kseg_answers(check)
+        diffs = ld.compare(check)
+        files = sorted(p for p in target.rglob("*") if p.is_file() and p.name != "PROVENANCE.md")
+        rows = "".join(f"| `{p.relative_to(target)}` | {p.stat().st_size} | `{_sha256(p)}` |\n" for p in files)
+        lines = "".join(f"- `{d.dir or '(log dir)'}`: {d.describe()}\n" for d in diffs)
+        known = KNOWN_DISAGREEMENTS[kind]
+        (target / "PROVENANCE.md").write_text(
+            f"# load-vs-kafka fixture `{kind}`\n\n"
+            f"**What is wrong** (kseg's model against Kafka 4.3.0's loader): {known.why}.\n\n"
+            f"Made by `python -m tests.interop.load_diff_report --n {len(cases)} --seed {seed} --save-fixtures "
+            f"fixtures/load-vs-kafka`: the smallest log dir of the run whose only disagreements are of this kind, "
+            f"shrunk by `logdir_gen.shrink_candidates` while they stayed so, rebuilt from `recipe.json` "
+            f"(`logdir_gen`: kseg's encoder wrote the .log files, Kafka's LoadLogDir the indexes, snapshots and "
+            f"epoch cache, then the checkpoints, marker and damage operators of the recipe). `kafka.json` is what "
+            f"LoadLogDir printed for `kafka-logs` (`--no-kafka-log --no-files`).\n\n"
+            f"Disagreements (Kafka first):\n\n{lines}\n"
+            f"| file | bytes | sha256 |\n|---|---|---|\n{rows}")
+        print(f"saved {target}: {sorted({f for d in diffs for f in d.fields})}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=300, help="log directories to generate")
@@ -85,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--recipe", help="replay this one recipe (JSON) instead of generating")
     parser.add_argument("--minimise", action="store_true", help="shrink each group's recipe")
     parser.add_argument("--keep", help="build the log directories here and keep them")
+    parser.add_argument("--save-fixtures", help="save one minimised fixture per known kind under this directory")
     args = parser.parse_args(argv)
 
     storage = KafkaStorage.create()
@@ -102,16 +172,21 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(c.unbuildable is not None for c in cases)} unbuildable, "
           f"{sum(len(v) for v in groups.values())} disagreements in {len(groups)} groups; "
           f"{time.perf_counter() - started:.1f} s {timing.as_dict()}", flush=True)
+    for sig, found in groups.items():  # a group's example: a disagreement of no known kind first
+        found.sort(key=lambda cd: known_kind(*cd) is not None)
     ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
     shrunk = [found[0][0].recipe for _, found in ordered]
     if args.minimise:
-        shrunk = minimise(storage, [(found[0][0].recipe, sig) for sig, found in ordered], root / "minimise")
+        shrunk = minimise(storage, [(found[0][0].recipe, _same_signature(sig)) for sig, found in ordered],
+                          root / "minimise")
     for (sig, found), recipe in zip(ordered, shrunk):
         case, diff = found[0]
         kinds = sorted({known_kind(c, d) or "NEW" for c, d in found})
         print(f"\n== {len(found)} x {' | '.join(sig)}   [{', '.join(kinds)}]")
         print(f"   {case.name} {diff.dir or '(log dir)'}: {diff.describe()}"[:2000])
         print(f"   recipe: {gen.describe(recipe)}", flush=True)
+    if args.save_fixtures:
+        save_fixtures(storage, cases, Path(args.save_fixtures), root / "save", args.seed)
     if args.recipe and args.keep:
         print(f"\nbuilt in {root}")
     if not args.keep:

@@ -101,9 +101,46 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _fixture_diffs(target: Path) -> list[ld.Diff]:
+    objs = json.loads((target / "kafka.json").read_text())
+    recipe = json.loads((target / "recipe.json").read_text())
+    case = ld.Case(recipe, target / "kafka-logs", [o for o in objs if o.get("type") == "partition"], objs[-1])
+    ld.kseg_answers(case)
+    return ld.compare(case)
+
+
+def write_provenance(target: Path, kind: str, made_by: str) -> None:
+    """PROVENANCE.md of one fixture: what is wrong, how it was made, the disagreements, every file's sha256."""
+    from test_load_vs_kafka import KNOWN_DISAGREEMENTS
+
+    diffs = _fixture_diffs(target)
+    files = sorted(p for p in target.rglob("*") if p.is_file() and p.name != "PROVENANCE.md")
+    rows = "".join(f"| `{p.relative_to(target)}` | {p.stat().st_size} | `{_sha256(p)}` |\n" for p in files)
+    lines = "".join(f"- `{d.dir or '(log dir)'}`: {d.describe()}\n" for d in diffs)
+    why = KNOWN_DISAGREEMENTS[kind].why if kind in KNOWN_DISAGREEMENTS else "nothing any more: kseg agrees"
+    (target / "PROVENANCE.md").write_text(
+        f"# load-vs-kafka fixture `{kind}`\n\n"
+        f"**What is wrong** (kseg's model against Kafka 4.3.0's loader): {why}.\n\n"
+        f"Made by `{made_by}`: the smallest log dir of the run whose only disagreements are of this kind, "
+        f"shrunk by `logdir_gen.shrink_candidates` while they stayed so, rebuilt from `recipe.json` "
+        f"(`logdir_gen`: kseg's encoder wrote the .log files, Kafka's LoadLogDir the indexes, snapshots and "
+        f"epoch cache, then the checkpoints, marker and damage operators of the recipe). `kafka.json` is what "
+        f"LoadLogDir printed for `kafka-logs` (`--no-kafka-log --no-files`).\n\n"
+        f"Disagreements (Kafka first):\n\n{lines}\n"
+        f"| file | bytes | sha256 |\n|---|---|---|\n{rows}")
+
+
+def refresh_provenance(root: Path) -> None:
+    """Rewrite every fixture's PROVENANCE.md from the current KNOWN_DISAGREEMENTS (the command is kept)."""
+    for target in sorted(p for p in root.iterdir() if (p / "kafka.json").exists()):
+        old = (target / "PROVENANCE.md").read_text()
+        made_by = old.split("Made by `", 1)[1].split("`", 1)[0]
+        write_provenance(target, target.name, made_by)
+
+
 def save_fixtures(storage: KafkaStorage, cases: list[ld.Case], out: Path, work: Path, seed: int) -> None:
     """One minimised fixture per known kind found in ``cases``: the log dir, Kafka's verdict, the recipe."""
-    from test_load_vs_kafka import KNOWN_DISAGREEMENTS, classify
+    from test_load_vs_kafka import classify
 
     picks: dict[str, ld.Case] = {}
     for case in cases:
@@ -114,7 +151,7 @@ def save_fixtures(storage: KafkaStorage, cases: list[ld.Case], out: Path, work: 
             assert kind is not None
             if kind not in picks or len(gen.describe(case.recipe)) < len(gen.describe(picks[kind].recipe)):
                 picks[kind] = case
-    kinds = sorted(picks)
+    kinds = sorted(k for k in picks if not (out / k / "kafka.json").exists())  # existing fixtures are kept
     shrunk = minimise(storage, [(picks[k].recipe, _only_kind(k)) for k in kinds], work / "minimise")
     for kind, recipe in zip(kinds, shrunk):
         recipe["name"] = "kafka-logs"
@@ -126,24 +163,9 @@ def save_fixtures(storage: KafkaStorage, cases: list[ld.Case], out: Path, work: 
         [objs] = ld.BatchStorage(storage, work).load([target / "kafka-logs"], *ld.LOAD_OPTIONS)
         (target / "kafka.json").write_text(json.dumps(objs, indent=1, sort_keys=True) + "\n")
         (target / "recipe.json").write_text(json.dumps(recipe, indent=1, sort_keys=True) + "\n")
-        check = ld.Case(recipe, target / "kafka-logs", [o for o in objs if o.get("type") == "partition"], objs[-1])
-        ld.kseg_answers(check)
-        diffs = ld.compare(check)
-        files = sorted(p for p in target.rglob("*") if p.is_file() and p.name != "PROVENANCE.md")
-        rows = "".join(f"| `{p.relative_to(target)}` | {p.stat().st_size} | `{_sha256(p)}` |\n" for p in files)
-        lines = "".join(f"- `{d.dir or '(log dir)'}`: {d.describe()}\n" for d in diffs)
-        known = KNOWN_DISAGREEMENTS[kind]
-        (target / "PROVENANCE.md").write_text(
-            f"# load-vs-kafka fixture `{kind}`\n\n"
-            f"**What is wrong** (kseg's model against Kafka 4.3.0's loader): {known.why}.\n\n"
-            f"Made by `python -m tests.interop.load_diff_report --n {len(cases)} --seed {seed} --save-fixtures "
-            f"fixtures/load-vs-kafka`: the smallest log dir of the run whose only disagreements are of this kind, "
-            f"shrunk by `logdir_gen.shrink_candidates` while they stayed so, rebuilt from `recipe.json` "
-            f"(`logdir_gen`: kseg's encoder wrote the .log files, Kafka's LoadLogDir the indexes, snapshots and "
-            f"epoch cache, then the checkpoints, marker and damage operators of the recipe). `kafka.json` is what "
-            f"LoadLogDir printed for `kafka-logs` (`--no-kafka-log --no-files`).\n\n"
-            f"Disagreements (Kafka first):\n\n{lines}\n"
-            f"| file | bytes | sha256 |\n|---|---|---|\n{rows}")
+        write_provenance(target, kind, f"python -m tests.interop.load_diff_report --n {len(cases)} --seed {seed} "
+                         f"--save-fixtures fixtures/load-vs-kafka")
+        diffs = _fixture_diffs(target)
         print(f"saved {target}: {sorted({f for d in diffs for f in d.fields})}", flush=True)
 
 
@@ -155,8 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minimise", action="store_true", help="shrink each group's recipe")
     parser.add_argument("--keep", help="build the log directories here and keep them")
     parser.add_argument("--save-fixtures", help="save one minimised fixture per known kind under this directory")
+    parser.add_argument("--refresh-provenance", help="rewrite the PROVENANCE.md of every fixture under this directory")
     args = parser.parse_args(argv)
 
+    if args.refresh_provenance:
+        refresh_provenance(Path(args.refresh_provenance))
+        return 0
     storage = KafkaStorage.create()
     recipes = [json.loads(args.recipe)] if args.recipe else ld.recipes(args.seed, args.n)
     root = Path(args.keep) if args.keep else ld.scratch_root(Path(tempfile.gettempdir()))

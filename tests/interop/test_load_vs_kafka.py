@@ -119,6 +119,14 @@ def _legacy_wrappers(case: ld.Case, diff: ld.Diff) -> bool:
     return any(b.get("magic", 2) < 2 and b.get("codec") != "none" for b in specs)
 
 
+def _kafka_throws_on_batch(case: ld.Case, diff: ld.Diff, texts: tuple[str, ...]) -> bool:
+    """A damaged .log and Kafka's load throws one of ``texts`` where kseg predicts no exception or another."""
+    if not LOG_DAMAGE & _ops(case, diff) or "error" not in diff.fields or not diff.dir:
+        return False
+    kafka, kseg = diff.fields["error"]
+    return kafka is not None and any(t in f"{kafka[0]} {kafka[1]}" for t in texts) and kseg != kafka
+
+
 def _kseg_failure(diff: ld.Diff, text: str) -> bool:
     """kseg predicts an exception saying ``text`` that Kafka's load does not throw (it throws another or none)."""
     if "error" not in diff.fields:
@@ -196,11 +204,37 @@ KNOWN_DISAGREEMENTS: dict[str, Known] = {
         "never reads the entries"),
     "kafka-throws-on-damaged-batch": Known(
         "kafka-throws-on-damaged-batch", frozenset({"broker_effect", "dir.broker_effect", "error", "leader_epochs", "log_end_offset", "log_start_offset", "outcome"}),
-        lambda case, diff: bool(LOG_DAMAGE & _ops(case, diff)) and _kafka_failure(
-            case, diff, "CorruptRecordException", "SnappyIOException", "KafkaException", "InvalidRecordException",
-            "Unknown compression type"),
+        lambda case, diff: _kafka_throws_on_batch(case, diff, (
+            "CorruptRecordException", "SnappyIOException", "KafkaException", "InvalidRecordException",
+            "Unknown compression type", "newLimit > capacity")),
         "a damaged batch that Kafka's load reads and throws on (CorruptRecordException, a codec's exception "
-        "wrapped in KafkaException): kseg predicts a load without an error"),
+        "wrapped in KafkaException, IllegalArgumentException from a buffer limit): kseg predicts a load without "
+        "an error, or another exception"),
+    "future-dir-without-topic-id-not-stray": Known(
+        "future-dir-without-topic-id-not-stray", frozenset({"outcome", "renamed_stray"}),
+        lambda case, diff: diff.dir.endswith("-future") and diff.fields.get("renamed_stray") == (True, False)
+        and _only(diff, "renamed_stray", "outcome"),
+        "a -future directory without partition.metadata: LogManager.loadLog's isStray check renames it -stray "
+        "too (only -delete and -stray names are exempt), kseg's R1.5 skips every special directory"),
+    "segment-recreated-at-same-base": Known(
+        "segment-recreated-at-same-base", frozenset({"deleted_segments"}),
+        lambda case, diff: _only(diff, "deleted_segments", "lost_offsets") and "deleted_segments" in diff.fields
+        and set(diff.fields["deleted_segments"][0]) < set(diff.fields["deleted_segments"][1])
+        and set(diff.fields["deleted_segments"][1]) - set(diff.fields["deleted_segments"][0])
+        == {_kafka(case, diff)["log_start_offset"]},
+        "every segment goes (the log start is past the end, R8.2) and the new active segment is created at the "
+        "base of a deleted empty one: kseg lists that base as deleted, LoadLogDir sees the same file name "
+        "before and after"),
+    "huge-base-offset-kseg-no-answer": Known(
+        "huge-base-offset-kseg-no-answer",
+        frozenset({"leader_epochs", "log_end_offset", "log_start_offset", "truncated_bytes"}),
+        lambda case, diff: "error" not in diff.fields and diff.fields.get("log_end_offset", (None, 0))[1] is None
+        and (diff.fields["log_end_offset"][0] or 0) > 1 << 32 and bool(LOG_DAMAGE & _ops(case, diff))
+        and _only(diff, "log_start_offset", "log_end_offset", "leader_epochs", "truncated_bytes",
+                  "deleted_segments", "lost_offsets", "outcome"),
+        "a flipped high byte of a batch's base offset, unclean start: kseg predicts the offset-overflow split "
+        "(R4.4) and stops modelling there (no offsets, a note, no error); Kafka recovers the segment without a "
+        "split, cuts the bad tail and its log end jumps past 2^32"),
     "checkpoint-negative-count": Known(
         "checkpoint-negative-count", frozenset({"broker_effect", "dir.broker_effect", "error"}),
         lambda case, diff: any("Illegal Capacity" in json.dumps(kafka) for kafka, _ in diff.fields.values()),
@@ -374,3 +408,18 @@ def test_saved_fixtures_load_as_pinned(kafka_storage):
         assert _fields(diffs) == expected, (fixture.name, [d.describe() for d in diffs])
         if kind:
             assert all(classify(case, d) == kind for d in diffs), (fixture.name, kind)
+
+
+def test_fixture_provenance_lists_every_file():
+    """Each fixture's PROVENANCE.md lists exactly its files, with their sizes and sha256."""
+    import hashlib
+    import re
+
+    for fixture in _fixture_dirs():
+        doc = (fixture / "PROVENANCE.md").read_text()
+        rows = re.findall(r"^\| `([^`]+)` \| (\d+) \| `([0-9a-f]{64})` \|$", doc, re.MULTILINE)
+        on_disk = {str(p.relative_to(fixture)) for p in fixture.rglob("*") if p.is_file() and p.name != "PROVENANCE.md"}
+        assert {name for name, _, _ in rows} == on_disk, fixture.name
+        for name, size, digest in rows:
+            data = (fixture / name).read_bytes()
+            assert (len(data), hashlib.sha256(data).hexdigest()) == (int(size), digest), (fixture.name, name)

@@ -22,6 +22,7 @@ hypothesis-style shrinking, done on recipes because the JVM run must be one batc
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import struct
@@ -40,6 +41,22 @@ TOPICS = ["t", "orders", "my.topic_x"]
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 LEGACY_CODECS = ["none", "gzip", "snappy", "lz4"]
 PRODUCERS = [1000, 1001, 1002]
+
+#: Real partitions (``.log`` files of ../shared/corpus/real, PROVENANCE.md there) used as starting material in
+#: one partition in ten: a compacted log with an offset gap, two segments; idempotent batches; magic 1 from a
+#: 0.10-era broker; a snappy batch; plain topics of a few KB to 45 KB.
+REAL_PARTITIONS = [
+    "DonaldY_kafka-2.7.1/13bb4a8/kafka-logs/__consumer_offsets-39",
+    "NikhilDighe9975_kafka_setup/8639fa4/kafka-logs/__consumer_offsets-10",
+    "Niloufar1171_LDI-POC/f56b498/TestTopicPatient-0",
+    "xpxwo100_bullShit/3ba36dd/tmp/kafka-logs/foo-0",
+    "seanorth_kafka-server/cf46324/kafka-logs/some-topic-0",
+    "panic08_kafka-starter-windows/c196394/kafka-logs/test-0",
+    "evan-shahrukh_Kafka-Producer-Consumer-system/4ac657b/kafka-logs/user_activity-0",
+    "sagarrao1_kafka/9ab82d2/MultiNode/kafka-logs-1/my_topic-3",
+]
+_REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("KSEG_SHARED", _REPO.parent / "shared")) / "corpus" / "real"
 
 #: Partition damage operators and their weights in :func:`random_recipe`.
 PARTITION_OPS = {
@@ -112,6 +129,10 @@ def random_recipe(rng: random.Random, name: str) -> Recipe:
     nparts = rng.choice([1, 1, 1, 2, 3])
     topic = rng.choice(TOPICS)
     parts = [_random_partition(rng, i, topic) for i in range(nparts)]
+    if rng.random() < 0.1:  # a real partition beside (or instead of) the generated ones
+        real = rng.choice(REAL_PARTITIONS)
+        topic, number = real.rsplit("/", 1)[1].rsplit("-", 1)
+        parts[-1].update(real=real, topic=topic, partition=int(number), segments=[])
     for part in parts:
         for _ in range(rng.choice([0, 1, 1, 1, 2, 3])):
             part["ops"].append(_random_op(rng, PARTITION_OPS))
@@ -155,6 +176,11 @@ def encode_spec(spec: dict, offset: int) -> tuple[bytes, int]:
 
 def segment_logs(part: dict) -> list[tuple[int, bytes]]:
     """(base offset, .log bytes) of each segment of a partition recipe."""
+    if "real" in part:
+        logs = sorted((CORPUS / part["real"]).glob("*.log"))
+        if not logs:
+            raise FileNotFoundError(f"no real partition at {CORPUS / part['real']} (set KSEG_SHARED)")
+        return [(int(log.name[:20]), log.read_bytes()) for log in logs]
     out = []
     offset = part["first"]
     for batches in part["segments"]:

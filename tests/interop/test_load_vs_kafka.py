@@ -70,6 +70,10 @@ def _kafka(case: ld.Case, diff: ld.Diff) -> dict:
     return next(k for k in case.kafka if k["dir"] == diff.dir)
 
 
+def _kseg(case: ld.Case, diff: ld.Diff) -> dict:
+    return next(s for s in case.kseg if s["dir"] == diff.dir)
+
+
 def _kafka_failure(case: ld.Case, diff: ld.Diff, *texts: str) -> bool:
     """Kafka's load of this partition threw, kseg's did not, and Kafka's exception (message or frames) says one of ``texts``."""
     if "error" not in diff.fields or not diff.dir:
@@ -228,13 +232,12 @@ KNOWN_DISAGREEMENTS: dict[str, Known] = {
     "huge-base-offset-kseg-no-answer": Known(
         "huge-base-offset-kseg-no-answer",
         frozenset({"leader_epochs", "log_end_offset", "log_start_offset", "truncated_bytes"}),
-        lambda case, diff: "error" not in diff.fields and diff.fields.get("log_end_offset", (None, 0))[1] is None
-        and (diff.fields["log_end_offset"][0] or 0) > 1 << 32 and bool(LOG_DAMAGE & _ops(case, diff))
-        and _only(diff, "log_start_offset", "log_end_offset", "leader_epochs", "truncated_bytes",
-                  "deleted_segments", "lost_offsets", "outcome"),
-        "a flipped high byte of a batch's base offset, unclean start: kseg predicts the offset-overflow split "
-        "(R4.4) and stops modelling there (no offsets, a note, no error); Kafka recovers the segment without a "
-        "split, cuts the bad tail and its log end jumps past 2^32"),
+        lambda case, diff: "error" not in diff.fields and bool(LOG_DAMAGE & _ops(case, diff))
+        and _kseg(case, diff)["log_end_offset"] is None and _kseg(case, diff)["error"] is None
+        and any("(R4.4)" in note for note in _kseg(case, diff)["notes"]),
+        "a flipped byte of a batch's base offset, unclean start: kseg predicts the offset-overflow split (R4.4) "
+        "and stops modelling there (no offsets, a note, no error); Kafka recovers the segment without a split "
+        "and cuts the bad tail (its log end can jump past 2^32)"),
     "checkpoint-negative-count": Known(
         "checkpoint-negative-count", frozenset({"broker_effect", "dir.broker_effect", "error"}),
         lambda case, diff: any("Illegal Capacity" in json.dumps(kafka) for kafka, _ in diff.fields.values()),
@@ -251,9 +254,11 @@ KNOWN_DISAGREEMENTS: dict[str, Known] = {
         "clean-start-damaged-tail-log-end", frozenset({"deleted_segments", "leader_epochs", "log_end_offset", "lost_offsets", "outcome"}),
         lambda case, diff: case.recipe["clean"] and bool((LOG_DAMAGE | {"index", "timeindex"}) & _ops(case, diff))
         and "error" not in diff.fields and bool({"log_end_offset", "deleted_segments"} & set(diff.fields))
-        and _only(diff, "log_end_offset", "lost_offsets", "leader_epochs", "deleted_segments", "outcome"),
+        and _only(diff, "log_end_offset", "lost_offsets", "leader_epochs", "deleted_segments", "outcome",
+                  "truncated_bytes"),
         "a clean start with a damaged active segment or .index: Kafka's readNextOffset (R5.5) gives a "
-        "different log end than kseg's, and with it what R8.2 deletes"),
+        "different log end than kseg's (or Kafka recovers and cuts the segment where kseg does not), and with "
+        "it what R8.2 deletes"),
 }
 
 
@@ -271,8 +276,27 @@ def _dir_effect_follows(case: ld.Case, diff: ld.Diff) -> str | None:
 
 def classify(case: ld.Case, diff: ld.Diff) -> str | None:
     """The known kind that explains ``diff``, or None (a new disagreement)."""
-    found = next((kind for kind, known in KNOWN_DISAGREEMENTS.items() if known.matches(case, diff)), None)
-    return found or _dir_effect_follows(case, diff)
+    found = _single(case, diff) or _dir_effect_follows(case, diff)
+    return found or _two_kinds(case, diff)
+
+
+def _single(case: ld.Case, diff: ld.Diff) -> str | None:
+    return next((kind for kind, known in KNOWN_DISAGREEMENTS.items() if known.matches(case, diff)), None)
+
+
+def _two_kinds(case: ld.Case, diff: ld.Diff) -> str | None:
+    """Two known kinds in one partition (a swap in a -delete dir, ...): the fields split between them,
+    each part recognised by its own classifier.  Named ``kind+kind``."""
+    names = sorted(diff.fields)
+    if len(names) > 4:
+        return None
+    for mask in range(1, (1 << len(names)) - 1):
+        first = {f: diff.fields[f] for i, f in enumerate(names) if mask >> i & 1}
+        rest = {f: v for f, v in diff.fields.items() if f not in first}
+        a, b = _single(case, ld.Diff(diff.case, diff.dir, first)), _single(case, ld.Diff(diff.case, diff.dir, rest))
+        if a and b:
+            return f"{a}+{b}"
+    return None
 
 
 def _fields(diffs: list[ld.Diff]) -> set[str]:
@@ -291,6 +315,7 @@ def _coverage(recipes: list[gen.Recipe]) -> Counter[str]:
         seen.update(f"op:{op['op']}" for op in recipe["ops"])
         for part in recipe["partitions"]:
             seen.update(f"op:{op['op']}" for op in part["ops"])
+            seen["real" if "real" in part else "generated"] += 1
             seen[f"segments:{min(len(part['segments']), 3)}"] += 1
             for spec in (s for seg in part["segments"] for s in seg):
                 if "marker" in spec:
@@ -307,7 +332,7 @@ def test_generator_covers_what_the_loader_meets():
     seen = _coverage(ld.recipes(SEED, max(N, 200)))
     wanted = {f"magic:{m}" for m in (0, 1, 2)} | {f"codec:{c}" for c in gen.CODECS}
     wanted |= {f"op:{op}" for op in [*gen.PARTITION_OPS, *gen.LOGDIR_OPS]}
-    wanted |= {"clean", "unclean", "txn", "idempotent", "plain", "marker:COMMIT", "marker:ABORT", "segments:3"}
+    wanted |= {"clean", "unclean", "txn", "idempotent", "plain", "marker:COMMIT", "marker:ABORT", "segments:3", "real"}
     assert wanted <= set(seen), sorted(wanted - set(seen))
 
 

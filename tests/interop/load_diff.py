@@ -173,6 +173,12 @@ def _kseg_effect(s: dict) -> Any:
     return CONSEQUENCE.get(s["consequence"]) if s.get("consequence") else None
 
 
+def _names(s: dict, key: str) -> list[str]:
+    """File names as LoadLogDir lists them: inside the partition directory, sorted (kseg's may carry the
+    directory, relative to the log dir)."""
+    return sorted(str(name).rsplit("/", 1)[-1] for name in s[key])
+
+
 Getter = Callable[[dict], Any]
 
 #: field -> (Kafka's value from LoadLogDir's object, kseg's value from triage's object, kseg key that must be
@@ -189,9 +195,9 @@ FIELDS: dict[str, tuple[Getter, Getter, str]] = {
     "broker_effect": (lambda k: k["broker_effect"], _kseg_effect, "consequence"),
     "renamed_stray": (lambda k: k["disposition"] == "renamed_stray", lambda s: s["renamed_stray"], "renamed_stray"),
     "disposition": (lambda k: k["disposition"], lambda s: s["disposition"], "disposition"),
-    "files_created": (lambda k: k["files_created"], lambda s: sorted(s["files_created"]), "files_created"),
-    "files_changed": (lambda k: k["files_changed"], lambda s: sorted(s["files_changed"]), "files_changed"),
-    "files_deleted": (lambda k: k["files_deleted"], lambda s: sorted(s["files_deleted"]), "files_deleted"),
+    "files_created": (lambda k: k["files_created"], lambda s: _names(s, "files_created"), "files_created"),
+    "files_changed": (lambda k: k["files_changed"], lambda s: _names(s, "files_changed"), "files_changed"),
+    "files_deleted": (lambda k: k["files_deleted"], lambda s: _names(s, "files_deleted"), "files_deleted"),
 }
 
 LOGDIR_FIELDS = ("broker_effect", "dir_error", "recovery_point_checkpoint_error", "log_start_offset_checkpoint_error")

@@ -214,6 +214,16 @@ KNOWN_DISAGREEMENTS: dict[str, Known] = {
         "a damaged batch that Kafka's load reads and throws on (CorruptRecordException, a codec's exception "
         "wrapped in KafkaException, IllegalArgumentException from a buffer limit): kseg predicts a load without "
         "an error, or another exception"),
+    "jdk-exception-on-damaged-batch": Known(
+        "jdk-exception-on-damaged-batch",
+        frozenset({"broker_effect", "dir.broker_effect", "error", "leader_epochs", "log_end_offset",
+                   "log_start_offset", "outcome"}),
+        lambda case, diff: _kafka_throws_on_batch(case, diff, (
+            "IndexOutOfBoundsException", "NoSuchElementException", "BufferUnderflowException")),
+        "a damaged batch on which Kafka's load throws a JDK exception without a message "
+        "(IndexOutOfBoundsException from LegacyRecord.keySize in a magic 1 wrapper whose length field is "
+        "wrong, NoSuchElementException) that neither LogSegment.recover nor LogManager handles: the broker "
+        "stops; kseg predicts a load without an error"),
     "future-dir-without-topic-id-not-stray": Known(
         "future-dir-without-topic-id-not-stray", frozenset({"outcome", "renamed_stray"}),
         lambda case, diff: diff.dir.endswith("-future") and diff.fields.get("renamed_stray") == (True, False)

@@ -186,37 +186,39 @@ def main(argv: list[str] | None = None) -> int:
     storage = KafkaStorage.create()
     recipes = [json.loads(args.recipe)] if args.recipe else ld.recipes(args.seed, args.n)
     root = Path(args.keep) if args.keep else ld.scratch_root(Path(tempfile.gettempdir()))
-    timing = ld.Timing()
-    started = time.perf_counter()
-    cases = ld.run(storage, recipes, root, timing)
-    partitions = sum(len(c.kafka) for c in cases)
-    groups: dict[tuple[str, ...], list[tuple[ld.Case, ld.Diff]]] = defaultdict(list)
-    for case in cases:
-        for diff in ld.compare(case):
-            groups[ld.signature(diff)].append((case, diff))
-    print(f"seed {args.seed}: {len(cases)} log dirs, {partitions} partitions, "
-          f"{sum(c.unbuildable is not None for c in cases)} unbuildable, "
-          f"{sum(len(v) for v in groups.values())} disagreements in {len(groups)} groups; "
-          f"{time.perf_counter() - started:.1f} s {timing.as_dict()}", flush=True)
-    for sig, found in groups.items():  # a group's example: a disagreement of no known kind first
-        found.sort(key=lambda cd: known_kind(*cd) is not None)
-    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
-    shrunk = [found[0][0].recipe for _, found in ordered]
-    if args.minimise:
-        shrunk = minimise(storage, [(found[0][0].recipe, _same_signature(sig)) for sig, found in ordered],
-                          root / "minimise")
-    for (sig, found), recipe in zip(ordered, shrunk):
-        case, diff = found[0]
-        kinds = sorted({known_kind(c, d) or "NEW" for c, d in found})
-        print(f"\n== {len(found)} x {' | '.join(sig)}   [{', '.join(kinds)}]")
-        print(f"   {case.name} {diff.dir or '(log dir)'}: {diff.describe()}"[:2000])
-        print(f"   recipe: {gen.describe(recipe)}", flush=True)
-    if args.save_fixtures:
-        save_fixtures(storage, cases, Path(args.save_fixtures), root / "save", args.seed)
-    if args.recipe and args.keep:
-        print(f"\nbuilt in {root}")
-    if not args.keep:
-        shutil.rmtree(root, ignore_errors=True)
+    try:
+        timing = ld.Timing()
+        started = time.perf_counter()
+        cases = ld.run(storage, recipes, root, timing)
+        partitions = sum(len(c.kafka) for c in cases)
+        groups: dict[tuple[str, ...], list[tuple[ld.Case, ld.Diff]]] = defaultdict(list)
+        for case in cases:
+            for diff in ld.compare(case):
+                groups[ld.signature(diff)].append((case, diff))
+        print(f"seed {args.seed}: {len(cases)} log dirs, {partitions} partitions, "
+              f"{sum(c.unbuildable is not None for c in cases)} unbuildable, "
+              f"{sum(len(v) for v in groups.values())} disagreements in {len(groups)} groups; "
+              f"{time.perf_counter() - started:.1f} s {timing.as_dict()}", flush=True)
+        for sig, found in groups.items():  # a group's example: a disagreement of no known kind first
+            found.sort(key=lambda cd: known_kind(*cd) is not None)
+        ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+        shrunk = [found[0][0].recipe for _, found in ordered]
+        if args.minimise:
+            shrunk = minimise(storage, [(found[0][0].recipe, _same_signature(sig)) for sig, found in ordered],
+                              root / "minimise")
+        for (sig, found), recipe in zip(ordered, shrunk):
+            case, diff = found[0]
+            kinds = sorted({known_kind(c, d) or "NEW" for c, d in found})
+            print(f"\n== {len(found)} x {' | '.join(sig)}   [{', '.join(kinds)}]")
+            print(f"   {case.name} {diff.dir or '(log dir)'}: {diff.describe()}"[:2000])
+            print(f"   recipe: {gen.describe(recipe)}", flush=True)
+        if args.save_fixtures:
+            save_fixtures(storage, cases, Path(args.save_fixtures), root / "save", args.seed)
+        if args.recipe and args.keep:
+            print(f"\nbuilt in {root}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
+from kseg.commands.paths import in_place_locks
 from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
@@ -70,6 +71,7 @@ def recover(
     # a refusal (RecoverRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
     # and what -o OUTDIR got so far is removed
     with (
+        in_place_locks([path], in_place),
         removed_unless_finished(output_dir),
         progress.watching("recover", log_bytes([path]), forced=show_progress),
     ):

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
+from kseg.commands.paths import in_place_locks
 from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
@@ -61,6 +62,7 @@ def reindex(
     # each report is printed as its segment is done; a refusal (ReindexRefused) or an unreadable
     # input then ends at the CLI edge: one line, exit 2, and what -o OUTDIR got so far is removed
     with (
+        in_place_locks(paths, in_place),
         removed_unless_finished(output_dir),
         progress.watching("reindex", log_bytes(paths), forced=show_progress) as line,
     ):

@@ -88,13 +88,28 @@ def _held_key(path: Path) -> tuple[int, int] | None:
     return (info.st_dev, info.st_ino)
 
 
-def _open_lock_file(log_dir: Path) -> int:
-    """``<log_dir>/.lock`` opened for writing (created, owned like its log directory, if missing); never a symlink."""
+#: Files only a Kafka log directory holds: where one of them is, a broker may start and take ``.lock``.
+LOG_DIR_MARKERS = ("meta.properties", "recovery-point-offset-checkpoint")
+
+
+def is_kafka_log_dir(directory: str | os.PathLike[str]) -> bool:
+    """True for a directory a broker has used as a log directory (it holds ``meta.properties`` or a checkpoint)."""
+    return any(os.path.lexists(os.path.join(directory, name)) for name in LOG_DIR_MARKERS)
+
+
+def _open_lock_file(log_dir: Path) -> int | None:
+    """``<log_dir>/.lock`` opened for writing, never through a symlink; None when there is none to take.
+
+    A missing ``.lock`` is created (owned like its log directory, so the
+    broker's account can still lock it) only in a Kafka log directory: a
+    copy of a partition elsewhere gets no new file beside it.
+    """
     path = log_dir / LOCK_FILE
     try:
         return open_existing_for_lock(path)
     except FileNotFoundError:
-        pass
+        if not is_kafka_log_dir(log_dir):
+            return None
     fd = open_new_private(path, 0o644)
     umask = os.umask(0)
     os.umask(umask)
@@ -106,9 +121,11 @@ def _open_lock_file(log_dir: Path) -> int:
     return fd
 
 
-def _lock_or_refuse(log_dir: Path) -> int:
+def _lock_or_refuse(log_dir: Path) -> int | None:
     """Take the lock a broker takes on ``<log_dir>/.lock``; raise :class:`LogDirLocked` if it is held."""
     fd = _open_lock_file(log_dir)
+    if fd is None:
+        return None
     try:
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # F_SETLK, whole-file write lock: Kafka's tryLock
     except OSError as err:
@@ -130,7 +147,8 @@ def holding_log_dir_locks(log_dirs: Iterable[str | os.PathLike[str]]) -> Iterato
     files kseg is changing; one already running makes this raise
     :class:`~kseg.errors.LogDirLocked` before anything is written.  Each
     directory is resolved to its real path first; a ``.lock`` that does not
-    exist is created, as the broker would create it.
+    exist is created, as the broker would create it, in a Kafka log directory
+    (:func:`is_kafka_log_dir`).
     """
     taken: list[tuple[tuple[int, int], int]] = []
     try:
@@ -139,6 +157,8 @@ def holding_log_dir_locks(log_dirs: Iterable[str | os.PathLike[str]]) -> Iterato
             if key is not None and key in _HELD:
                 continue  # held already (a nested run in this process)
             fd = _lock_or_refuse(log_dir)
+            if fd is None:
+                continue
             info = os.fstat(fd)
             _HELD[(info.st_dev, info.st_ino)] = fd
             taken.append(((info.st_dev, info.st_ino), fd))

@@ -33,16 +33,11 @@ def real(path: Path) -> Path:
 def touched_log_dirs(paths: Iterable[Path]) -> set[Path]:
     """The real log directory of every ``.log`` the inputs name or hold: the parent of its real partition directory.
 
-    A segment that is itself a symlink counts twice: the directory the link
-    sits in (where kseg renames) and the one its target sits in.
+    In place, files are renamed in the directory a segment's name sits in
+    (a segment that is a symlink is replaced, never written through), so
+    that directory's real path decides.
     """
-    found: set[Path] = set()
-    for path in expand_paths(list(paths)):
-        if file_kind(path) != "log":
-            continue
-        found.add(real(path.parent).parent)
-        found.add(real(path).parent.parent)
-    return found
+    return {real(path.parent).parent for path in expand_paths(list(paths)) if file_kind(path) == "log"}
 
 
 @contextlib.contextmanager

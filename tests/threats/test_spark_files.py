@@ -58,9 +58,9 @@ SHOW_CONF = """
 import sys
 from kseg.spark import session
 option = session.session_conf("local[1]")["spark.driver.extraJavaOptions"]
-print(option.removeprefix("-Dlog4j2.configurationFile=file:"), flush=True)
 with session._stderr_to_log():
     pass
+print(option.removeprefix("-Dlog4j2.configurationFile=file:"), flush=True)
 sys.stdin.read()
 """
 

@@ -123,6 +123,22 @@ def open_read_only(path: str | os.PathLike[str]) -> int:
     return fd
 
 
+@contextlib.contextmanager
+def naming(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An ``OSError`` raised in the block without a file name gets ``path``.
+
+    A failed ``write``, ``fsync`` or ``mmap`` (``No space left on device``,
+    ``Cannot allocate memory``, ``No such device``) carries no name of its
+    own, and the one error line must say which file it was about.
+    """
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            err.filename = str(path)
+        raise
+
+
 class MappedFile:
     """A whole file mapped read-only (``b""`` when it is empty): the one way kseg reads its inputs.
 
@@ -139,9 +155,10 @@ class MappedFile:
         fd = open_read_only(self.path)
         try:
             self.size = os.fstat(fd).st_size
-            self._map: mmap.mmap | None = (
-                mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if self.size > 0 else None
-            )
+            with naming(self.path):
+                self._map: mmap.mmap | None = (
+                    mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if self.size > 0 else None
+                )
         except BaseException:
             os.close(fd)
             raise
@@ -418,7 +435,7 @@ def atomic_write(
     directory = dest.parent
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=TMP_SUFFIX, dir=directory)
     try:
-        with os.fdopen(fd, "wb") as out:
+        with naming(dest), os.fdopen(fd, "wb") as out:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held while we live: not a stray (kseg.recovery.segment_files)
             copy_permissions(out.fileno(), like)
             yield out
@@ -436,7 +453,8 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
     """Make the renames in ``directory`` durable, in the order they were made."""
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(dir_fd)
+        with naming(directory):
+            os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
-from kseg.commands.paths import in_place_locks
+from kseg.commands.paths import in_place_locks, refuse_output_dir
 from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
@@ -58,6 +58,8 @@ def reindex(
       kseg reindex --in-place /var/lib/kafka/orders-0/00000000000000000000.log
     """
     check_named_inputs(paths)
+    if output_dir is not None:
+        refuse_output_dir(paths, output_dir)
     reports: list[Report] = []
     # each report is printed as its segment is done; a refusal (ReindexRefused) or an unreadable
     # input then ends at the CLI edge: one line, exit 2, and what -o OUTDIR got so far is removed

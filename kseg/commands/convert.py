@@ -16,6 +16,7 @@ from kseg.ops.convert import DEFAULT_MAX_MESSAGE_BYTES, Target, convert_path
 from kseg.ops.discover import check_named_inputs
 from kseg.render import progress
 from kseg.render.convert import render_text, report_json
+from kseg.render.terminal import shown
 
 
 @click.command()
@@ -90,5 +91,5 @@ def convert(
         click.echo(json.dumps(report_json(report), sort_keys=True))
     else:
         for line in render_text(report):
-            click.echo(line)
+            click.echo(shown(line))  # names from the evidence: escaped on a terminal
     click.get_current_context().exit(EXIT_PROBLEMS if report.skipped_any else EXIT_OK)

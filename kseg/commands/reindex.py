@@ -16,6 +16,7 @@ from kseg.ops.discover import check_named_inputs
 from kseg.ops.reindex import Report, reindex_paths
 from kseg.render import progress
 from kseg.render.reindex import render_text, report_json
+from kseg.render.terminal import shown
 
 
 @click.command()
@@ -79,7 +80,7 @@ def reindex(
         else:
             for text in render_text(_kept(found, reports), check):
                 _clear(line)
-                click.echo(text)
+                click.echo(shown(text))  # names from the evidence: escaped on a terminal
     problems = any(r.problems for r in reports) or (check and any(r.differs for r in reports))
     click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
 

@@ -121,3 +121,12 @@ def test_txn_table_and_text_escape_names_on_a_terminal(tmp_path):
         assert code == 1 and "Traceback" not in screen, screen
         _no_control_bytes(screen)
         assert HOSTILE_DIR_SHOWN.replace("-0", "-1") in screen
+
+
+def test_recover_and_reindex_reports_escape_names_on_a_terminal(tmp_path):
+    part = _hostile_partition(tmp_path) / HOSTILE_DIR
+    for args in (["recover", "--dry-run"], ["reindex", "--check"]):
+        code, screen = on_terminal(*args, str(part), cwd=tmp_path)
+        assert code == 1 and "Traceback" not in screen, screen
+        _no_control_bytes(screen)
+        assert HOSTILE_DIR_SHOWN in screen

@@ -10,7 +10,8 @@ is created with ``O_EXCL | O_NOFOLLOW``: it is new, it is a regular file, and
 it is ours.
 
 The directory is removed when the process ends, unless a failure named the
-log in it (:func:`keep`): then the user can read what Spark said.
+log in it (:func:`keep`) and the log holds something: then the user can read
+what Spark said.
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ def keep() -> None:
 
 
 def _remove(directory: Path) -> None:
-    if not _state["keep"] or _state["dir"] != directory:
+    """At exit: the directory goes, unless an error named its log and there is something in it to read."""
+    log = directory / LOG_NAME
+    named = _state["keep"] and _state["dir"] == directory
+    if not (named and log.is_file() and log.stat().st_size > 0):
         shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -115,6 +115,8 @@ def marked_unfinished(out_dir: Path | None) -> Iterator[None]:
         yield
         return
     marker = out_dir / UNFINISHED
+    if os.path.lexists(out_dir) and not out_dir.is_dir():
+        raise Refused(f"{out_dir}: not a directory")
     if os.path.lexists(marker):
         raise Refused(f"{marker} exists: a kseg run writing {out_dir} did not finish; remove it and run again")
     with removed_unless_finished(out_dir):

@@ -62,8 +62,11 @@ def in_place_locks(paths: Iterable[Path], in_place: bool) -> Iterator[None]:
 
 
 def _input_dirs(paths: Iterable[Path]) -> set[Path]:
-    """The real directories the inputs are: a directory itself, a file's directory."""
-    return {real(path) if path.is_dir() else real(path).parent for path in paths}
+    """The real directories the inputs are: a directory itself; for a file, the directory its name is in and its target's."""
+    found: set[Path] = set()
+    for path in paths:
+        found |= {real(path)} if path.is_dir() else {real(path.parent), real(path).parent}
+    return found
 
 
 def _within(path: Path, directory: Path) -> bool:

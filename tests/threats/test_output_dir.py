@@ -99,6 +99,8 @@ def test_a_killed_run_leaves_an_outdir_that_says_it_is_unfinished(kafka_logs, tm
     run.send_signal(signal.SIGKILL)
     run.wait(timeout=30)
     assert (out / "KSEG-UNFINISHED").read_text().startswith("kseg was writing this directory and did not finish")
+    prediction = predict_log_dir(out.parent)  # the marker is nothing Kafka trips on
+    assert prediction.error is None and (out / "KSEG-UNFINISHED").is_file()
     again = kseg(*WRITERS[command], str(kafka_logs / "orders-0"), "-o", str(out))
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr == (

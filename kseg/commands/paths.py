@@ -29,7 +29,7 @@ from pathlib import Path
 from kseg.commands.unfinished import removed_unless_finished
 from kseg.errors import Refused
 from kseg.locks import holding_log_dir_locks, is_kafka_log_dir
-from kseg.ops.discover import expand_paths, file_kind
+from kseg.ops.discover import UNFINISHED_OUTPUT, expand_paths, file_kind
 from kseg.segment import fsync_dir, open_new_private
 
 
@@ -95,8 +95,8 @@ def refuse_output_dir(inputs: Iterable[Path], out_dir: Path) -> None:
 
 
 #: The file an unfinished ``-o OUTDIR`` holds: written first, removed last.  Kafka ignores it (a
-#: regular file in a log directory, a file of no known kind in a partition directory).
-UNFINISHED = "KSEG-UNFINISHED"
+#: regular file in a log directory, a file of no known kind in a partition directory); verify reports it.
+UNFINISHED = UNFINISHED_OUTPUT
 _UNFINISHED_TEXT = (
     "kseg was writing this directory and did not finish (it was killed, or the machine stopped).\n"
     "What is here may be incomplete: remove the directory and run the command again.\n"

@@ -11,6 +11,7 @@ same of such a log directory below); and a ``kill -9`` part-way through
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -101,6 +102,10 @@ def test_a_killed_run_leaves_an_outdir_that_says_it_is_unfinished(kafka_logs, tm
     assert (out / "KSEG-UNFINISHED").read_text().startswith("kseg was writing this directory and did not finish")
     prediction = predict_log_dir(out.parent)  # the marker is nothing Kafka trips on
     assert prediction.error is None and (out / "KSEG-UNFINISHED").is_file()
+    verified = kseg("verify", "--format", "json", str(out))  # but verify says what it is
+    unfinished = [json.loads(line) for line in verified.stdout.splitlines() if '"kind": "unfinished-output"' in line]
+    assert verified.returncode == 1 and len(unfinished) == 1
+    assert unfinished[0]["severity"] == "error"
     again = kseg(*WRITERS[command], str(kafka_logs / "orders-0"), "-o", str(out))
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr == (

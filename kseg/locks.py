@@ -107,6 +107,8 @@ def _open_lock_file(log_dir: Path) -> int | None:
     path = log_dir / LOCK_FILE
     try:
         return open_existing_for_lock(path)
+    except PermissionError:  # the broker's file, not ours to write: a read lock conflicts with its tryLock too
+        return open_read_only(path)
     except FileNotFoundError:
         if not is_kafka_log_dir(log_dir):
             return None
@@ -126,8 +128,9 @@ def _lock_or_refuse(log_dir: Path) -> int | None:
     fd = _open_lock_file(log_dir)
     if fd is None:
         return None
-    try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # F_SETLK, whole-file write lock: Kafka's tryLock
+    writable = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+    try:  # F_SETLK on the whole file: a write lock, Kafka's tryLock (a read lock where kseg may not write)
+        fcntl.lockf(fd, (fcntl.LOCK_EX if writable else fcntl.LOCK_SH) | fcntl.LOCK_NB)
     except OSError as err:
         os.close(fd)
         if err.errno in (errno.EACCES, errno.EAGAIN):

@@ -9,7 +9,8 @@ The contract every command keeps is written in docs/cli.md; this module holds
 the part no command can: :meth:`LazyGroup.main` turns however a run ends into
 one exit code (``kseg.errors.EXIT_*``: 0 done, 1 problems found or data cut,
 2 usage, unreadable input or could not complete, 130 interrupted, 143
-terminated) and one line on stderr, ``kseg: error: <file>[ byte N (field)]: message`` -- for a
+terminated) and one line on stderr, ``kseg: error: <file>[ byte N (field)]: message`` (control
+characters in it spelt out, so a newline in a file name cannot forge a second line) -- for a
 ``KsegError`` (a refusal included), an ``OSError``, a full stdout (named
 ``stdout``) and click's usage errors alike (``--traceback``, anywhere on the
 line, shows the stack instead).  A closed pipe (``kseg dump ... | head``) ends
@@ -33,6 +34,7 @@ import click
 
 from kseg import __version__
 from kseg.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, KsegError
+from kseg.render.terminal import escape_controls
 
 #: command name -> "module:attribute", imported on first use.
 COMMANDS = {
@@ -239,13 +241,13 @@ def _ending(err: BaseException, words: list[str]) -> int:
         click.echo(err.format_message(), err=True)
         return err.exit_code
     if isinstance(err, click.ClickException):
-        click.echo(f"kseg: error: {usage_line(err)}", err=True)
+        click.echo(f"kseg: error: {escape_controls(usage_line(err))}", err=True)
         return err.exit_code
     if not isinstance(err, (KsegError, OSError)) or (words and words[0] == "--traceback"):
         raise err
     if isinstance(err, OSError) and err.filename == "stdout":
         _quiet_stdout()
-    click.echo(f"kseg: error: {error_line(err)}", err=True)
+    click.echo(f"kseg: error: {escape_controls(error_line(err))}", err=True)  # one line, whatever a name holds
     return EXIT_USAGE
 
 

@@ -17,7 +17,6 @@ import mmap
 import os
 import shutil
 import stat
-import struct
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -25,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
-from kseg.errors import KsegError, LogDirLocked, Truncated
+from kseg.errors import KsegError, Truncated
 from kseg.format import Batch, BatchWalk, read_batch
 from kseg.index import (
     IndexSlots,
@@ -82,6 +81,27 @@ def sibling(path: str | os.PathLike[str], suffix: str) -> Path:
     return path.with_name(path.name.split(".", 1)[0] + suffix)
 
 
+def open_new_private(path: str | os.PathLike[str], mode: int = 0o600) -> int:
+    """A descriptor, for writing, on a file created by this call: ``O_EXCL | O_NOFOLLOW``, never a symlink's target.
+
+    For the few files kseg writes outside an output directory (Spark's log and
+    log4j configuration, Kafka's ``.lock``): a name someone else created
+    first, even a dangling symlink, is an error, never followed.
+    """
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+
+
+def open_existing_for_lock(path: str | os.PathLike[str]) -> int:
+    """A read-write descriptor on an existing regular file, not through a symlink (for an ``fcntl`` lock)."""
+    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        check_regular(path, os.fstat(fd).st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def open_read_only(path: str | os.PathLike[str]) -> int:
     """A read-only descriptor on a regular file that leaves its access time alone where the kernel allows.
 
@@ -103,6 +123,22 @@ def open_read_only(path: str | os.PathLike[str]) -> int:
     return fd
 
 
+@contextlib.contextmanager
+def naming(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An ``OSError`` raised in the block without a file name gets ``path``.
+
+    A failed ``write``, ``fsync`` or ``mmap`` (``No space left on device``,
+    ``Cannot allocate memory``, ``No such device``) carries no name of its
+    own, and the one error line must say which file it was about.
+    """
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            err.filename = str(path)
+        raise
+
+
 class MappedFile:
     """A whole file mapped read-only (``b""`` when it is empty): the one way kseg reads its inputs.
 
@@ -119,9 +155,10 @@ class MappedFile:
         fd = open_read_only(self.path)
         try:
             self.size = os.fstat(fd).st_size
-            self._map: mmap.mmap | None = (
-                mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if self.size > 0 else None
-            )
+            with naming(self.path):
+                self._map: mmap.mmap | None = (
+                    mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if self.size > 0 else None
+                )
         except BaseException:
             os.close(fd)
             raise
@@ -398,7 +435,7 @@ def atomic_write(
     directory = dest.parent
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=TMP_SUFFIX, dir=directory)
     try:
-        with os.fdopen(fd, "wb") as out:
+        with naming(dest), os.fdopen(fd, "wb") as out:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held while we live: not a stray (kseg.recovery.segment_files)
             copy_permissions(out.fileno(), like)
             yield out
@@ -416,7 +453,8 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
     """Make the renames in ``directory`` durable, in the order they were made."""
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(dir_fd)
+        with naming(directory):
+            os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
 
@@ -448,52 +486,3 @@ def keep_backup(path: Path) -> Path:
     except OSError:
         shutil.copy2(path, target)
     return target
-
-
-#: ``struct flock`` as the kernel lays it out -- an OS structure, not a Kafka byte layout (Linux:
-#: type, whence, start, len, pid; BSD/macOS: start, len, pid, type, whence).
-_BSD_FLOCK = sys.platform.startswith(("darwin", "freebsd", "openbsd", "netbsd"))
-_FLOCK_FORMAT = "@qqihh" if _BSD_FLOCK else "@hhqqi4x"
-LOCK_FILE = ".lock"
-
-
-def _flock_query() -> bytes:
-    """A whole-file write lock, the question ``F_GETLK`` answers."""
-    if _BSD_FLOCK:
-        return struct.pack(_FLOCK_FORMAT, 0, 0, 0, fcntl.F_WRLCK, os.SEEK_SET)
-    return struct.pack(_FLOCK_FORMAT, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
-
-
-def log_dir_locked(log_dir: str | os.PathLike[str]) -> bool:
-    """True while another process holds a lock on ``<log_dir>/.lock``, as a running broker does.
-
-    Kafka's ``FileLock`` takes ``FileChannel.tryLock`` on that file: a POSIX
-    ``fcntl`` lock.  This only asks (``F_GETLK`` for a whole-file write lock):
-    the file is opened read-only if it exists, nothing is created or locked.
-    A lock held by this very process is not reported (POSIX locks never
-    conflict with their owner).
-    """
-    path = Path(log_dir) / LOCK_FILE
-    if not path.is_file():
-        return False
-    fd = open_read_only(path)
-    try:
-        answer = fcntl.fcntl(fd, fcntl.F_GETLK, _flock_query())
-    finally:
-        os.close(fd)
-    fields = struct.unpack(_FLOCK_FORMAT, answer)
-    lock_type = fields[3] if _BSD_FLOCK else fields[0]
-    return lock_type != fcntl.F_UNLCK
-
-
-def refuse_in_place_while_locked(log_dir: str | os.PathLike[str]) -> None:
-    """Raise :class:`~kseg.errors.LogDirLocked` while a broker (any process) holds ``<log_dir>/.lock``.
-
-    Every command that changes files in place asks this first: a running broker
-    holds its log directory's lock, and changing its files under it loses data.
-    """
-    if log_dir_locked(log_dir):
-        raise LogDirLocked(
-            f"{Path(log_dir) / LOCK_FILE} is locked by another process (a running broker?); "
-            "refusing to change files in place (stop the broker, or use -o OUTDIR)"
-        )

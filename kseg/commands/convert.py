@@ -8,13 +8,15 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
-from kseg.commands.unfinished import log_bytes, removed_unless_finished
+from kseg.commands.paths import marked_unfinished, refuse_output_dir
+from kseg.commands.unfinished import log_bytes
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.model import CODEC_NAMES
 from kseg.ops.convert import DEFAULT_MAX_MESSAGE_BYTES, Target, convert_path
 from kseg.ops.discover import check_named_inputs
 from kseg.render import progress
 from kseg.render.convert import render_text, report_json
+from kseg.render.terminal import shown
 
 
 @click.command()
@@ -75,10 +77,11 @@ def convert(
     codec = None if compression is None else CODEC_NAMES.index(compression)
     target = Target(to_magic, codec, level, max_message_bytes, drop_control, drop_headers, max_batch_bytes)
     check_named_inputs([path])
+    refuse_output_dir([path], output_dir)
     # a refusal (ConvertRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
-    # and what OUTDIR got so far is removed
+    # and what OUTDIR got so far is removed; OUTDIR holds KSEG-UNFINISHED until the run is done
     with (
-        removed_unless_finished(output_dir),
+        marked_unfinished(output_dir),
         progress.watching("convert", log_bytes([path]), forced=show_progress),
     ):
         report = convert_path(
@@ -88,5 +91,5 @@ def convert(
         click.echo(json.dumps(report_json(report), sort_keys=True))
     else:
         for line in render_text(report):
-            click.echo(line)
+            click.echo(shown(line))  # names from the evidence: escaped on a terminal
     click.get_current_context().exit(EXIT_PROBLEMS if report.skipped_any else EXIT_OK)

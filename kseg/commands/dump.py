@@ -261,7 +261,7 @@ def _run(
     )
 
     out, err = binary_streams()
-    sink = Sink(out, err)
+    sink = Sink(out, err, escaping=_is_terminal(out))
     renderer: JsonRenderer | TableRenderer | TextRenderer
     if output_format == "json":
         renderer = JsonRenderer(sink, options, payload)

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
-from kseg.commands.unfinished import log_bytes, removed_unless_finished
+from kseg.commands.paths import in_place_locks, marked_unfinished, refuse_output_dir
+from kseg.commands.unfinished import log_bytes
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.recover import recover_path
@@ -67,10 +68,13 @@ def recover(
       kseg recover /var/lib/kafka -o /srv/recovered-logdir
     """
     check_named_inputs([path])
+    if output_dir is not None:
+        refuse_output_dir([path], output_dir)
     # a refusal (RecoverRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
-    # and what -o OUTDIR got so far is removed
+    # and what -o OUTDIR got so far is removed; OUTDIR holds KSEG-UNFINISHED until the run is done
     with (
-        removed_unless_finished(output_dir),
+        in_place_locks([path], in_place),
+        marked_unfinished(output_dir),
         progress.watching("recover", log_bytes([path]), forced=show_progress),
     ):
         report = recover_path(

@@ -9,12 +9,14 @@ from pathlib import Path
 import click
 
 from kseg.commands import options
+from kseg.commands.paths import in_place_locks, refuse_output_dir
 from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.reindex import Report, reindex_paths
 from kseg.render import progress
 from kseg.render.reindex import render_text, report_json
+from kseg.render.terminal import shown
 
 
 @click.command()
@@ -57,10 +59,13 @@ def reindex(
       kseg reindex --in-place /var/lib/kafka/orders-0/00000000000000000000.log
     """
     check_named_inputs(paths)
+    if output_dir is not None:
+        refuse_output_dir(paths, output_dir)
     reports: list[Report] = []
     # each report is printed as its segment is done; a refusal (ReindexRefused) or an unreadable
     # input then ends at the CLI edge: one line, exit 2, and what -o OUTDIR got so far is removed
     with (
+        in_place_locks(paths, in_place),
         removed_unless_finished(output_dir),
         progress.watching("reindex", log_bytes(paths), forced=show_progress) as line,
     ):
@@ -75,7 +80,7 @@ def reindex(
         else:
             for text in render_text(_kept(found, reports), check):
                 _clear(line)
-                click.echo(text)
+                click.echo(shown(text))  # names from the evidence: escaped on a terminal
     problems = any(r.problems for r in reports) or (check and any(r.differs for r in reports))
     click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
 

@@ -87,4 +87,17 @@ def show_result(result: VerifyResult, fmt: str, *, strict: bool, max_findings: i
         from kseg.render.verify import render_text
 
         render_text(result, max_findings=max_findings, strict=strict, color=color, quiet=quiet)
+    _unreadable_line(result)
     click.get_current_context().exit(result.exit_code(strict))
+
+
+def _unreadable_line(result: VerifyResult) -> None:
+    """Exit 2 for unreadable input comes with the one error line on stderr, naming the (first) file."""
+    from kseg.render.terminal import escape_controls
+
+    unreadable = [f for f in result.findings() if f.kind == "unreadable"]
+    if unreadable:
+        more = len({f.path for f in unreadable}) - 1
+        also = f" (and {more} more unreadable file{'s' if more > 1 else ''})" if more else ""
+        first = unreadable[0]
+        click.echo(f"kseg: error: {escape_controls(f'{first.path}: {first.message}{also}')}", err=True)

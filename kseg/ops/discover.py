@@ -51,6 +51,11 @@ def parse_partition_dir(path: Path) -> PartitionName | None:
     return PartitionName(match["topic"], int(match["partition"]))
 
 
+#: The file ``recover -o`` and ``convert -o`` keep in OUTDIR until their last file is on disk
+#: (kseg.commands.paths): found anywhere, it says a run was killed part-way.
+UNFINISHED_OUTPUT = "KSEG-UNFINISHED"
+
+
 def file_kind(path: Path) -> str:
     """log | index | timeindex | txnindex | snapshot | checkpoint | temp | <plain file name> | unknown."""
     name = path.name

@@ -47,6 +47,7 @@ from typing import BinaryIO
 
 from kseg.errors import KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.locks import refuse_in_place_while_locked
 from kseg.ops.recover_inputs import (
     Input,
     choose_target,
@@ -98,7 +99,6 @@ from kseg.segment import (
     base_offset_from_name,
     keep_backup,
     read_small_file,
-    refuse_in_place_while_locked,
     sibling,
 )
 
@@ -235,7 +235,7 @@ def recover_path(
         return _recover_log_dir(path, parts, target, out_dir, salvage, index_interval_bytes, max_batch_bytes)
     source = resolve_input(path)
     if in_place:
-        refuse_in_place_while_locked(source.directory.parent)
+        refuse_in_place_while_locked(source.directory.resolve().parent)
     if out_dir is not None:
         refuse_outputs(source, out_dir)
     name = partition_name(source.directory)
@@ -249,7 +249,7 @@ def _recover_log_dir(
 ) -> LogDirReport:
     """Every partition of a log directory, each with the model's prediction from ``predict_log_dir``."""
     if target == IN_PLACE:
-        refuse_in_place_while_locked(path)
+        refuse_in_place_while_locked(path.resolve())
     sources = [resolve_input(part) for part in parts]
     if out_dir is not None:
         refuse_log_dir_outputs(path, sources, out_dir)

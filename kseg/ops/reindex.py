@@ -27,6 +27,7 @@ from pathlib import Path
 
 from kseg.errors import KsegError, Refused
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.locks import refuse_in_place_while_locked
 from kseg.ops.discover import file_kind, is_partition_dir, partition_dirs, segment_logs
 from kseg.recovery.index_compare import ENTRY_SIZES, INDEX_KINDS, Difference, compare_index, index_bytes
 from kseg.recovery.indexes import (
@@ -42,7 +43,6 @@ from kseg.segment import (
     backup_path,
     base_offset_from_name,
     read_small_file,
-    refuse_in_place_while_locked,
     sibling,
 )
 
@@ -170,7 +170,7 @@ def reindex_segment(
     if mode in (MODE_OUTPUT, MODE_CREATE):
         _refuse_existing(target_dir, log)
     if in_place:
-        refuse_in_place_while_locked(log.parent.parent)
+        refuse_in_place_while_locked(log.parent.resolve().parent)
     try:
         with MappedFile(log, readable=True) as mapped:
             build = build_indexes(
@@ -309,7 +309,7 @@ def reindex_paths(
         _refuse_outputs(selections, targets)
     if in_place:
         for selection in selections:
-            refuse_in_place_while_locked(selection.directory.parent)
+            refuse_in_place_while_locked(selection.directory.resolve().parent)
     for selection in selections:
         yield from _reindex_directory(
             selection,

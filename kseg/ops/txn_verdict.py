@@ -20,6 +20,7 @@ longer pins the first unstable offset.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from kseg.ops.txn_coordinator import CoordinatorTxn, CoordinatorView
@@ -143,8 +144,9 @@ def classify(topic: str, partition: int, path: str, state: BrokerState, view: Co
 def _remedy(view_: TxnView, state: BrokerState, bootstrap: str) -> None:
     """The abort command, and the LSO once its marker is written at the log end and replicated."""
     txn = view_.txn
-    view_.abort_command = (f"kafka-transactions.sh --bootstrap-server {bootstrap} abort --topic {view_.topic} "
-                           f"--partition {view_.partition} --start-offset {txn.first_offset}")
+    words = ["kafka-transactions.sh", "--bootstrap-server", bootstrap, "abort", "--topic", view_.topic,
+             "--partition", str(view_.partition), "--start-offset", str(txn.first_offset)]
+    view_.abort_command = shlex.join(words)  # the topic is a directory's name: quoted, as pasting runs it
     assert state.log_end_offset is not None and state.last_stable_offset is not None
     mine = (txn.producer_id, txn.first_offset)
     others = [t.first_offset for t in state.broker.open if (t.producer_id, t.first_offset) != mine]

@@ -48,7 +48,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kseg.errors import KsegError
-from kseg.segment import TMP_SUFFIX, backup_path, copy_permissions, fsync_dir, keep_backup, open_read_only
+from kseg.segment import (
+    TMP_SUFFIX,
+    backup_path,
+    copy_permissions,
+    fsync_dir,
+    keep_backup,
+    naming,
+    open_read_only,
+)
 
 #: The order new indexes are renamed in: the ``.index`` last, as it decides whether Kafka rebuilds the set.
 PLACE_ORDER = ("txnindex", "timeindex", "index")
@@ -71,8 +79,9 @@ class TempFile:
 
     def seal(self) -> None:
         """Everything written is on disk (the file stays open, and locked, until it is placed)."""
-        self.file.flush()
-        os.fsync(self.file.fileno())
+        with naming(self.dest):
+            self.file.flush()
+            os.fsync(self.file.fileno())
 
     def place(self, *, replace: bool) -> None:
         """Rename over ``dest`` (which must not exist unless ``replace``)."""
@@ -96,7 +105,8 @@ def write_temp(dest: Path, data: bytes, like: str | os.PathLike[str] | None) -> 
     """A sealed temporary for ``dest`` holding ``data``."""
     temp = TempFile(dest, like)
     try:
-        temp.file.write(data)
+        with naming(dest):
+            temp.file.write(data)
         temp.seal()
     except BaseException:
         temp.discard()
@@ -213,7 +223,8 @@ class SegmentFiles:
     def log_file(self, like: str | os.PathLike[str] | None) -> Iterator[BinaryIO]:
         """The new ``.log``, written to a temporary; sealed (fsynced) when the block ends."""
         self._log = TempFile(self.log_dest, like)
-        yield self._log.file
+        with naming(self.log_dest):  # a write that fails (a full disk) names the segment being written
+            yield self._log.file
         self._log.seal()
 
     def index(self, kind: str, data: bytes, *, like: str | os.PathLike[str] | None, changed: bool = True) -> None:

@@ -30,6 +30,7 @@ from kseg.recovery.loading import BROKER_STOPS, LoadError
 from kseg.recovery.plan import KAFKA, Loss, Plan, Run
 from kseg.recovery.segment_plan import is_torn_tail
 from kseg.render.recover_map import LEGEND, map_text
+from kseg.render.terminal import shown
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -370,7 +371,10 @@ def print_lines(lines: Callable[[int], Iterable[str | Text]], file: IO[str] | No
 
     console = Console(file=file, highlight=False, soft_wrap=True, emoji=False)
     for line in lines(console.width):
-        console.print(line if isinstance(line, Text) else Text(str(line)))
+        if isinstance(line, Text):  # a styled line (the map) keeps its style unless it carries a control character
+            console.print(line if shown(line.plain) == line.plain else Text(shown(line.plain)))
+        else:
+            console.print(Text(shown(str(line))))
 
 
 def print_report(report: Report, file: IO[str] | None = None) -> None:

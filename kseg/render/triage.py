@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 
 from kseg.ops.triage import LogDirTriage, PartitionTriage, TriageResult, missing_directories, summary, totals
 from kseg.recovery.loading import BROKER_STOPS, DIR_OFFLINE
+from kseg.render.terminal import escape_controls, shown
 
 CONSEQUENCE = {BROKER_STOPS: "the broker stops", DIR_OFFLINE: "its log directory goes offline"}
 OUTCOME_STYLE = {"fails": "bold red", "truncated": "red", "rebuilt": "cyan", "clean": "green"}
@@ -184,32 +185,32 @@ def _per_dir(result: TriageResult) -> dict[str, int]:
 def _steps(part_or_dir: PartitionTriage | LogDirTriage, indent: str = "  ") -> Iterator[str]:
     for i, step in enumerate(part_or_dir.next):
         lead = "next: " if i == 0 else "      "
-        yield f"{indent}{lead}{step.command}  # {step.why}"
+        yield f"{indent}{lead}{shown(step.command)}  # {escape_controls(step.why)}"  # a newline would end the comment
 
 
 def _screen(result: TriageResult, show_all: bool, rows: Callable[[list[PartitionTriage]], Iterator[str]]
             ) -> Iterator[str]:
     """Headline, log directories, the partitions (``rows``), the healthy count and the verdict."""
     yield headline(result)
-    yield next_start(result)
+    yield shown(next_start(result))
     yield ""
     counts = _per_dir(result)
     for d in result.log_dirs:
-        yield log_dir_line(d, counts[d.path])
-        yield from (f"  {line}" for line in _log_dir_findings(d))
+        yield shown(log_dir_line(d, counts[d.path]))
+        yield from (f"  {shown(line)}" for line in _log_dir_findings(d))
         yield from _steps(d)
-    shown = result.partitions if show_all else result.problems
-    if shown:
+    listed = result.partitions if show_all else result.problems
+    if listed:
         yield ""
-        yield from rows(shown)
+        yield from rows(listed)
     yield ""
     yield healthy_line(result, show_all)
     yield verdict_line(result)
 
 
-def _text_rows(shown: list[PartitionTriage]) -> Iterator[str]:
-    for part in shown:
-        yield f"{part.prediction.outcome:<9}  {part.prediction.path}  {describe(part)}"
+def _text_rows(listed: list[PartitionTriage]) -> Iterator[str]:
+    for part in listed:
+        yield shown(f"{part.prediction.outcome:<9}  {part.prediction.path}  {describe(part)}")
         yield from _steps(part)
 
 
@@ -223,10 +224,10 @@ def render_text(result: TriageResult, show_all: bool = False) -> Iterator[str]:
 
 def render_table(result: TriageResult, show_all: bool = False, color: bool = False, width: int = 100) -> Iterator[str]:
     """The same screen with the partitions in a rich table (rich is imported only for it)."""
-    return _screen(result, show_all, lambda shown: _table_lines(shown, color, width))
+    return _screen(result, show_all, lambda listed: _table_lines(listed, color, width))
 
 
-def _table_lines(shown: list[PartitionTriage], color: bool, width: int) -> Iterator[str]:
+def _table_lines(listed: list[PartitionTriage], color: bool, width: int) -> Iterator[str]:
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -236,14 +237,14 @@ def _table_lines(shown: list[PartitionTriage], color: bool, width: int) -> Itera
     table.add_column("outcome", no_wrap=True)
     table.add_column("partition", overflow="fold")
     table.add_column("what the next start does; what to run next", ratio=1, overflow="fold")
-    for part in shown:
+    for part in listed:
         outcome = part.prediction.outcome
-        cell = Text(describe(part))
+        cell = Text(shown(describe(part)))  # data from the evidence: escaped on a terminal, never markup
         for step in part.next:
             cell.append("\n$ ")
-            cell.append(step.command, style="bold")
-            cell.append(f"  # {step.why}", style="dim")
-        table.add_row(Text(outcome, style=OUTCOME_STYLE.get(outcome, "")), part.prediction.path, cell)
+            cell.append(shown(step.command), style="bold")
+            cell.append(f"  # {escape_controls(step.why)}", style="dim")
+        table.add_row(Text(outcome, style=OUTCOME_STYLE.get(outcome, "")), Text(shown(part.prediction.path)), cell)
     console = Console(no_color=not color, force_terminal=color, highlight=False, width=width)
     with console.capture() as captured:
         console.print(table)

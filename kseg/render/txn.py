@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from kseg.ops.txn import PartitionTxn, TxnResult
 from kseg.ops.txn_replay import Producer
 from kseg.ops.txn_verdict import STATES, TxnView
+from kseg.render.terminal import shown
 
 STATE_STYLE = {"hanging": "bold red", "open": "yellow", "aborted": "", "committed": "green"}
 
@@ -130,6 +131,11 @@ def details(part: PartitionTxn) -> Iterator[str]:
 
 
 def render_text(result: TxnResult) -> Iterator[str]:
+    """The plain screen; on a terminal, control characters from the evidence are shown escaped."""
+    return map(shown, _text_lines(result))
+
+
+def _text_lines(result: TxnResult) -> Iterator[str]:
     yield headline(result)
     yield context_line(result)
     healthy = [p for p in result.partitions if not p.problem]
@@ -167,11 +173,11 @@ def render_table(result: TxnResult, color: bool = False, width: int = 100) -> It
         for line in details(part) if part.problem else []:
             if cell:
                 cell.append("\n")
-            cell.append(line, style="bold" if line.startswith("$ ") else "")
+            cell.append(shown(line), style="bold" if line.startswith("$ ") else "")
         lso = part.state.last_stable_offset
         style = "bold red" if part.hanging else ("yellow" if part.problem else "")
         counts = "/".join(str(sum(t.state == s for t in part.transactions)) for s in STATES)
-        table.add_row(Text(part.path, style=style), "-" if lso is None else str(lso),
+        table.add_row(Text(shown(part.path), style=style), "-" if lso is None else str(lso),
                       str(part.state.log_end_offset), counts, cell)
     console = Console(no_color=not color, force_terminal=color, highlight=False, width=width)
     with console.capture() as captured:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from kseg.ops.verify import ERROR, INFO, SEVERITY_RANK, WARNING, FileReport, VerifyResult
 from kseg.ops.verify.groups import FindingGroup, group_findings
-from kseg.render.terminal import terminal_width
+from kseg.render.terminal import shown, terminal_width
 
 STATUS = {None: "ok", ERROR: "ERROR", WARNING: "WARN", INFO: "info"}
 STATUS_STYLE = {None: "green", ERROR: "red", WARNING: "yellow", INFO: "cyan"}
@@ -109,7 +109,7 @@ def file_line(report: FileReport, style: bool = False) -> str:
         status = click.style(status, fg=STATUS_STYLE[worst], bold=worst == ERROR)
     kinds = report.kinds
     counts = "  [" + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) + "]" if kinds else ""
-    return f"{status}  {report.path}  {describe_file(report)}{counts}"
+    return f"{status}  {shown(report.path)}  {describe_file(report)}{counts}"
 
 
 def partition_line(directory: str, reports: list[FileReport], style: bool = False) -> str:
@@ -127,7 +127,7 @@ def partition_line(directory: str, reports: list[FileReport], style: bool = Fals
         ("error", sum(r.count(ERROR) for r in reports)), ("warning", sum(r.count(WARNING) for r in reports)),
         ("info", sum(r.count(INFO) for r in reports))) if n]
     counts = "  [" + ", ".join(found).replace("infos", "info") + "]" if found else ""
-    return f"{status}  {directory}/  partition, {', '.join(read)}{counts}"
+    return f"{status}  {shown(directory)}/  partition, {', '.join(read)}{counts}"
 
 
 def partitions_of(result: VerifyResult) -> dict[str, list[FileReport]]:
@@ -213,7 +213,7 @@ def _where(group: FindingGroup) -> str:
     return text
 
 
-def _print_table(result: VerifyResult, shown: list[FindingGroup], color: bool) -> None:
+def _print_table(result: VerifyResult, groups: list[FindingGroup], color: bool) -> None:
     """The findings, worst first: severity, then kind, file, byte position and offset above the message.
 
     A group of alike findings (:mod:`kseg.ops.verify.groups`) is one row: its
@@ -229,12 +229,12 @@ def _print_table(result: VerifyResult, shown: list[FindingGroup], color: bool) -
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0))
     table.add_column("severity", no_wrap=True)
     table.add_column("finding: kind, file, byte position, offset; what is wrong", ratio=1)
-    for group in shown:
+    for group in groups:
         f = group.first
         cell = Text()
         cell.append(f.kind, style="bold")
-        cell.append(f"  {short.get(f.path, f.path)}{_where(group)}")
-        cell.append("\n" + (f.message if group.count == 1 else f"first: {f.message}"))
+        cell.append(f"  {shown(short.get(f.path, f.path))}{_where(group)}")  # names and messages: from the evidence
+        cell.append("\n" + shown(f.message if group.count == 1 else f"first: {f.message}"))
         table.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), cell)
     console = Console(file=sys.stdout, no_color=not color, force_terminal=color, highlight=False, width=terminal_width())
     with console.capture() as captured:

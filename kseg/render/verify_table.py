@@ -26,6 +26,7 @@ from rich.text import Text
 
 from kseg.ops.verify import ERROR, INFO, SEVERITY_RANK, WARNING, FileReport, VerifyResult
 from kseg.ops.verify.groups import FindingGroup, group_findings
+from kseg.render.terminal import shown
 from kseg.render.verify import (
     SEVERITY_STYLE,
     STATUS,
@@ -88,8 +89,9 @@ class _Row(NamedTuple):
 
 
 def _named(name: str, message: str) -> Text:
-    cell = Text(name, style="bold")
-    cell.append("\n" + message)
+    """A file's name (bold) over what is wrong; both from the evidence, so escaped on a terminal."""
+    cell = Text(shown(name), style="bold")
+    cell.append("\n" + shown(message))
     return cell
 
 

@@ -12,13 +12,12 @@ No pyspark import here: these run before Spark is importable or started.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 
 from kseg.errors import KsegError
 from kseg.segment import read_small_file
+from kseg.spark import scratch
 
 #: How a py4j error names the Java exception: ``: org.apache.spark.SparkException: Could not parse ...``.
 _JAVA_CLASS = re.compile(r"^:?\s*(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?::\s*|$)")
@@ -30,8 +29,9 @@ MAX_LINE = 300
 
 
 def log_path() -> Path:
-    """Where the JVM's stderr goes while kseg drives Spark: ``$TMPDIR/kseg-spark-<uid>.log``."""
-    return Path(tempfile.gettempdir()) / f"kseg-spark-{os.getuid()}.log"
+    """Spark's log, as an error message names it: ``spark.log`` in the run's private directory, kept at exit."""
+    scratch.keep()
+    return scratch.log_file()
 
 
 class SparkFailed(KsegError):

@@ -11,7 +11,10 @@ What a laptop needs and nobody should have to know:
 * no web UI, no console progress bar, log4j at WARN, and the JVM's own
   stderr (its startup warnings, its log) sent to a log file, not the terminal.
 
-The log file is ``$TMPDIR/kseg-spark-<uid>.log`` (overwritten per session).
+The log file is ``spark.log`` in this run's private directory
+``$TMPDIR/kseg-spark-XXXXXXXX`` (mode 0700, :mod:`kseg.spark.scratch`; kept
+after the run only when an error names it), as is the log4j configuration:
+nothing is written at a name another local user could create first.
 Before a JVM is launched, :mod:`kseg.spark.preflight` checks that there is a
 Java and that a standalone master answers; while it starts, a terminal shows
 a live line (:mod:`kseg.spark.progress`).  A standalone master on loopback
@@ -23,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING
 from kseg.spark.failures import SparkFailed, is_spark_error, log_path
 from kseg.spark.preflight import check_java, check_master, is_loopback_master
 from kseg.spark.progress import StartProgress
+from kseg.spark.scratch import create_private, log_file, scratch_dir, write_private
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -91,29 +94,37 @@ def session_conf(master: str, conf: Sequence[tuple[str, str]] = (), log_level: s
 
 
 def _log4j_file(level: str) -> Path:
-    path = Path(tempfile.gettempdir()) / f"kseg-spark-log4j2-{os.getuid()}-{level}.properties"
-    text = LOG4J.format(level=level)
-    if not path.exists() or path.read_text() != text:
-        tmp = path.with_name(path.name + f".{os.getpid()}")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+    """log4j's configuration for ``level``, written once per run into the private directory.
+
+    The JVM runs as kseg's user (root on a broker host) and log4j can be told
+    to run code: the file must be one nobody else could have written.
+    """
+    name = f"log4j2-{level}.properties"
+    path = scratch_dir() / name
+    if not path.is_file():  # the directory is ours alone: a file there is one this run wrote
+        write_private(name, LOG4J.format(level=level))
     return path
 
 
 @contextlib.contextmanager
-def _stderr_to(path: Path) -> Iterator[None]:
-    """Point fd 2 at ``path`` while the JVM starts: the child keeps it, we get ours back."""
-    path.touch(mode=0o600)  # created private (it may name paths and settings); an existing one keeps its mode
-    with path.open("wb") as target:  # an output, not evidence: truncated for this session
+def _stderr_to_log() -> Iterator[None]:
+    """Point fd 2 at the private log while the JVM starts: the child keeps it, we get ours back.
+
+    The log is created anew (0600, ``O_EXCL | O_NOFOLLOW``) for each session.
+    """
+    target = create_private(log_file().name, replace=True)
+    try:
         sys.stderr.flush()
         saved = os.dup(2)
         try:
-            os.dup2(target.fileno(), 2)
+            os.dup2(target, 2)
             yield
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(saved)
+    finally:
+        os.close(target)
 
 
 def get_session(
@@ -141,7 +152,7 @@ def get_session(
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
-    with StartProgress(master, show=progress), _stderr_to(log_path()):
+    with StartProgress(master, show=progress), _stderr_to_log():
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
     register(spark)

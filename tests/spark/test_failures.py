@@ -10,6 +10,7 @@ texts Spark really produces (captured from pyspark 4.x).
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 from support import FIXTURES
 
-from kseg.spark import failures, preflight
+from kseg.spark import failures, preflight, scratch
 from kseg.spark.failures import SparkFailed
 from kseg.spark.progress import CLEAR, StartProgress
 
@@ -35,7 +36,10 @@ def kseg_process(tmp_path: Path, *args: str, timeout: float = 60, **env: str) ->
 
 
 def spark_log(tmp_path: Path) -> str:
-    return str(tmp_path / f"kseg-spark-{os.getuid()}.log")
+    """The log a failed run names: ``spark.log`` in its one private directory under TMPDIR (kept, mode 0700)."""
+    (private,) = tmp_path.glob("kseg-spark-*")
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    return str(private / "spark.log")
 
 
 # -- no Java, a Java that exits, a master nobody answers at ------------------------------------------------
@@ -124,6 +128,7 @@ class Py4JJavaError(Exception):
 
 def test_a_py4j_error_shows_the_java_exception_message(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setitem(scratch._state, "dir", None)
     err = Py4JJavaError(
         "An error occurred while calling None.org.apache.spark.sql.classic.SparkSession.\n"
         ": org.apache.spark.SparkException: Could not parse Master URL: 'nope://x'\n"
@@ -138,6 +143,7 @@ def test_a_py4j_error_shows_the_java_exception_message(tmp_path, monkeypatch):
 def test_a_failed_executor_shows_the_python_exception_and_what_to_do(tmp_path, monkeypatch):
     """A job aborted on a cluster: the Python traceback sits inside the Java one."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setitem(scratch._state, "dir", None)
     err = Py4JJavaError(
         "An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.\n"
         ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 "
@@ -157,7 +163,8 @@ def test_a_failed_executor_shows_the_python_exception_and_what_to_do(tmp_path, m
 def test_a_context_stopped_at_start_shows_the_first_error_of_the_log(tmp_path, monkeypatch):
     """A port that answers but is no Spark master: Spark gives up after a minute; its log says why."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    Path(spark_log(tmp_path)).write_text(
+    monkeypatch.setitem(scratch._state, "dir", None)
+    scratch.log_file().write_text(
         "26/11/23 05:22:10 WARN StandaloneAppClient$ClientEndpoint: Failed to connect to master 127.0.0.1:47011\n"
         "26/11/23 05:23:10 ERROR StandaloneSchedulerBackend: Application has been killed. "
         "Reason: All masters are unresponsive! Giving up.\n"

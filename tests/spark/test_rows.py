@@ -7,8 +7,10 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,9 +31,9 @@ from kseg.format import RecordSpec, encode_batch, read_batch
 from kseg.format.control import encode_control_key, encode_end_txn_marker
 from kseg.index import OFFSET_ENTRY
 from kseg.segment import open_segment
-from kseg.spark import rows
+from kseg.spark import rows, scratch
 from kseg.spark.decode import batch_columns, v2_columns
-from kseg.spark.session import _stderr_to, prepare_environment, session_conf
+from kseg.spark.session import _stderr_to_log, prepare_environment, session_conf
 
 REAL = FIXTURES / "real" / "kafka-logs"
 VERIFY = FIXTURES / "verify"
@@ -353,9 +355,12 @@ def test_on_a_cluster_the_driver_is_reachable_and_a_chosen_python_is_kept(monkey
     assert "spark.driver.host" not in session_conf("spark://head:7077")
 
 
-def test_the_jvm_stderr_goes_to_the_log_file_not_the_terminal(tmp_path, capfd):
-    log = tmp_path / "spark.log"
-    with _stderr_to(log):
+def test_the_jvm_stderr_goes_to_the_log_file_not_the_terminal(tmp_path, capfd, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setitem(scratch._state, "dir", None)
+    log = scratch.log_file()  # spark.log in this run's private directory under TMPDIR
+    assert log.parent.parent == tmp_path and stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+    with _stderr_to_log():
         subprocess.run(["sh", "-c", "echo 'WARNING: Using incubator modules' >&2"], check=True)
     print("after", file=sys.stderr)
     assert capfd.readouterr().err == "after\n"

@@ -77,6 +77,7 @@ KINDS: dict[str, tuple[str, str]] = {
     # the run itself
     "unreadable": ("error", "the file could not be opened or read (exit code 2)"),
     "unknown-file": ("info", "not a file kind verify knows; not checked"),
+    "unfinished-output": ("error", "KSEG-UNFINISHED: a recover -o or convert -o into this directory was killed part-way"),
     "more-findings": ("info", "more findings of one kind in one file than are listed"),
 }
 

@@ -16,6 +16,7 @@ import os
 
 from kseg.errors import IndexCorrupt, KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.ops.discover import UNFINISHED_OUTPUT
 from kseg.ops.verify.log_walk import walk_log
 from kseg.ops.verify.model import (
     ERROR,
@@ -54,6 +55,8 @@ def check_other_file(unit: Unit, deep: bool = False, max_batch_bytes: int = DEFA
             return UnitResult([FileReport(path, kind, os.path.getsize(path))])
     except OSError as err:
         return UnitResult([unreadable_report(path, kind, err)])
+    if os.path.basename(path) == UNFINISHED_OUTPUT:
+        return UnitResult([_unfinished_output(path)])
     if not unit.explicit:
         return UnitResult([])  # files kseg does not know, found inside directories: not reported
     findings = Collector(path)
@@ -70,6 +73,15 @@ def _check_batch_file(path: str, deep: bool, max_batch_bytes: int) -> UnitResult
         first_offset=walk.first_offset, last_offset=walk.last_offset,
     )
     return UnitResult([report])
+
+
+def _unfinished_output(path: str) -> FileReport:
+    """``KSEG-UNFINISHED``: a ``recover -o`` or ``convert -o`` into this directory was killed before it finished."""
+    findings = Collector(path)
+    findings.add("unfinished-output", ERROR, None, None,
+                 "a kseg run writing this directory did not finish (killed, or the machine stopped): what is here "
+                 "may be incomplete; remove the directory and run the command again")
+    return FileReport(path, "unknown", os.path.getsize(path), findings.close())
 
 
 def _stray(path: str) -> FileReport:

@@ -12,19 +12,29 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from kseg.ops.dump import DEFAULT_DIALECT, Dialect, Problem, Summary
+from kseg.render.terminal import escape_controls
 
 
 class Sink:
-    """Buffered UTF-8 line output to stdout (flushed every ``chunk`` characters), lines to stderr."""
+    """Buffered UTF-8 line output to stdout (flushed every ``chunk`` characters), lines to stderr.
 
-    def __init__(self, out: BinaryIO, err: BinaryIO, chunk: int = 1 << 16) -> None:
+    ``escaping`` (stdout is a terminal): every control character the input
+    put in a line is spelt out (:func:`~kseg.render.terminal.escape_controls`);
+    into a pipe or a file the text is Kafka's, byte for byte.  Lines to stderr
+    are always escaped: each must stay one line.
+    """
+
+    def __init__(self, out: BinaryIO, err: BinaryIO, chunk: int = 1 << 16, *, escaping: bool = False) -> None:
         self.out = out
         self.err = err
         self.chunk = chunk
+        self.escaping = escaping
         self._lines: list[str] = []
         self._size = 0
 
     def line(self, text: str) -> None:
+        if self.escaping:
+            text = escape_controls(text)
         self._lines.append(text)
         self._size += len(text) + 1
         if self._size >= self.chunk:
@@ -44,10 +54,19 @@ class Sink:
             self.out.write(("\n".join(self._lines) + "\n").encode("utf-8", "surrogateescape"))
             self._lines.clear()
             self._size = 0
+        if self.escaping:
+            text = escape_controls(text)
         self.out.write(text.encode("utf-8", "surrogateescape"))
 
     def raw(self, data: bytes) -> None:
-        """Bytes already encoded (whole lines, or part of one after :meth:`part`): after the pending lines."""
+        """Bytes already encoded (whole lines, or part of one after :meth:`part`): after the pending lines.
+
+        Escaping, a newline in ``data`` is taken to end a line (the text renderer
+        does not hand the core's records here then; JSON has its own ``\n``).
+        """
+        if self.escaping:
+            data = escape_controls(data.decode("utf-8", "surrogateescape"), keep_newlines=True).encode(
+                "utf-8", "surrogateescape")
         if self._lines:
             self.out.write(("\n".join(self._lines) + "\n").encode("utf-8", "surrogateescape"))
             self._lines.clear()
@@ -56,7 +75,7 @@ class Sink:
 
     def err_line(self, text: str) -> None:
         self.flush()
-        self.err.write((text + "\n").encode("utf-8", "surrogateescape"))
+        self.err.write((escape_controls(text) + "\n").encode("utf-8", "surrogateescape"))
         self.err.flush()
 
 

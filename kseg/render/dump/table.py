@@ -40,6 +40,7 @@ from kseg.ops.dump.side_events import (
 from kseg.render.dump.common import Sink, jackson_json, problem_line, summary_lines, tf
 from kseg.render.dump.json_objects import event_objects
 from kseg.render.dump.side_text import side_file_text
+from kseg.render.terminal import shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -158,7 +159,7 @@ class TableRenderer:
             table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
                              max_width=shares.get(name), min_width=None if shrinks else width)
         for row in self._rows:
-            table.add_row(*(Text(cell) for cell in row))  # cells are data, never rich markup
+            table.add_row(*(Text(shown(cell)) for cell in row))  # cells are data, never rich markup
         self._rows = []
         self.sink.flush()
         self.console.print(table)
@@ -264,6 +265,7 @@ def decoded_summaries(decoded: Decoded, has_key: bool) -> tuple[str, str]:
 
 
 def _escape(text: str) -> str:
+    """Data in a line rich prints: never markup, and never a control character on a terminal."""
     from rich.markup import escape
 
-    return escape(text)
+    return escape(shown(text))

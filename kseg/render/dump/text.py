@@ -192,7 +192,7 @@ class TextRenderer:
         return line
 
     def _records(self, event: RecordsEvent) -> None:
-        encoded = event.encoded
+        encoded = None if self.sink.escaping else event.encoded  # a terminal: record by record, each escaped
         if encoded is not None and encoded.parts is not None:  # a large batch the core has read: in parts
             for part in encoded.parts.render(self._core_style):
                 self.sink.raw(part)

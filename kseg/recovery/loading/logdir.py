@@ -18,11 +18,13 @@ from pathlib import Path
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.recovery.clean_prefix import CleanPrefix
-from kseg.recovery.loading.checkpoints import read_checkpoint_file
+from kseg.recovery.loading.checkpoints import STORAGE_EXCEPTION, read_checkpoint_file
 from kseg.recovery.loading.model import (
     BROKER_STOPS,
     CREATE,
     DELETE,
+    DIR_OFFLINE,
+    FAILS,
     RENAME,
     Action,
     BrokerPrediction,
@@ -136,22 +138,48 @@ def predict_log_dir(
             pred.directories_without_entries.append(part_path.name)
         inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind,
                             max_batch_bytes)
-        prediction = predict_partition(part_path, topic, partition, inputs, prefixes)
-        _stray(prediction, part_path, kind)
-        pred.partitions.append(prediction)
+        pred.partitions.append(predict_partition(part_path, topic, partition, inputs, prefixes))
+    offline = any(c.reports_offline for c in pred.checkpoints.values())
+    reporters = [p for p in pred.partitions if _reports_offline(p)]
+    for (part_path, _, _, kind), prediction in zip(dirs, pred.partitions, strict=True):
+        _stray(prediction, part_path, kind, logdir, offline, [p for p in reporters if p is not prediction])
     _entries_without_directory(pred, {(t, p) for _, t, p, k in dirs if k != "delete"})
     return pred
 
 
-def _stray(prediction: PartitionPrediction, path: Path, kind: str) -> None:
-    """R1.5: a KRaft broker renames a partition without ``partition.metadata`` (no topic id) ``-stray``."""
+def _reports_offline(prediction: PartitionPrediction) -> bool:
+    """The load reported the log dir to ``LogDirFailureChannel`` at once (``CFH.read``/``PMF.read``, R9.4)."""
+    error = prediction.error
+    return error is not None and error.consequence == DIR_OFFLINE and error.exception == STORAGE_EXCEPTION
+
+
+def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path, offline: bool,
+           reporters: list[PartitionPrediction]) -> None:
+    """R1.5: a KRaft broker renames a partition without ``partition.metadata`` (no topic id) ``-stray``.
+
+    ``UnifiedLog.renameDir`` runs through ``LocalLog.maybeHandleIOException``, which
+    throws ``KafkaStorageException`` without a cause when the log dir is already in
+    the failure channel: ``LogManager`` does not catch that, the broker stops (R9.4).
+    A checkpoint read put it there before any partition loads; another partition's
+    failed read may or may not have run first (the recovery threads' order).
+    """
     if kind or prediction.error is not None or (path / "partition.metadata").exists():
         return
-    prediction.actions.append(Action(RENAME, path.name, "R1.5", f"{LM}.loadLog (isStray -> UnifiedLog.renameDir)",
+    method = f"{LM}.loadLog (isStray -> UnifiedLog.renameDir)"
+    if offline:
+        message = f"The log dir {os.path.abspath(logdir)} is already offline due to a previous IO exception."
+        prediction.error = LoadError(STORAGE_EXCEPTION, message, BROKER_STOPS, "R9.4",
+                                     f"{method} -> LocalLog.maybeHandleIOException")
+        prediction.outcome = FAILS
+        return
+    prediction.actions.append(Action(RENAME, path.name, "R1.5", method,
                                      detail="no partition.metadata: no topic id",
                                      target=f"{path.name}.<uuid>-stray"))
     if prediction.outcome == "clean":
         prediction.outcome = "rebuilt"
+    for other in reporters:
+        prediction.notes.append(f"the load of {Path(other.path).name} reports this log dir offline (R9.4); if it "
+                                "runs first, this rename throws KafkaStorageException and the broker stops")
 
 
 def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, int]]) -> None:

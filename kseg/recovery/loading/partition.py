@@ -21,6 +21,8 @@ from kseg.recovery.loading.segrecovery import SegmentRecovery, SplitNotModelled,
 from kseg.recovery.loading.snapshots import ProducerStates, rebuild_producer_state
 from kseg.recovery.loading.startup import load_segment_files, remove_temp_and_swap
 from kseg.recovery.loading.state import PartitionDir
+from kseg.recovery.loading.topicid import FILE as METADATA_FILE
+from kseg.recovery.loading.topicid import topic_id_failure
 
 LONG_MAX = (1 << 63) - 1
 MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes
@@ -36,7 +38,7 @@ class Loader(LoadState):
     def load(self) -> tuple[int, int, int]:
         """(log start offset, recovery point, log end offset) as ``LogLoader.load`` returns them (R1.4)."""
         inputs = self.inputs
-        remove_temp_and_swap(self.pdir)
+        remove_temp_and_swap(self)
         load_segment_files(self, self.recovery.recover_early)
         if inputs.kind != "delete":
             recovery_point, next_offset = self.recover_log()
@@ -109,6 +111,16 @@ def _values_from(segments: list[Seg], start: int) -> list[Seg]:
     return [s for s in segments if low is None or s.base >= low]
 
 
+def _initialize_topic_id(pdir: PartitionDir) -> None:
+    """``UnifiedLog.initializeTopicId`` (R1.6): a ``partition.metadata`` Kafka cannot read fails the load after it ran."""
+    data = pdir.current(METADATA_FILE)
+    if data is None:
+        return
+    failure = topic_id_failure(data, (pdir.path / METADATA_FILE).absolute())
+    if failure is not None:
+        raise LoadFailed(failure)
+
+
 __all__ = ["LoadInputs", "Loader", "predict_partition"]
 
 
@@ -130,7 +142,9 @@ def predict_partition(
         epochs = EpochCache.load(pdir)  # R1.3 (3)
         psm = ProducerStates(pdir, "R6.3b", inputs.max_batch_bytes)  # R1.3 (4)
         loader = Loader(pdir, inputs, epochs, psm)
-        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = loader.load()
+        offsets = loader.load()
+        _initialize_topic_id(pdir)  # in the UnifiedLog constructor, after the load (R1.6)
+        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = offsets
         pred.leader_epochs = epochs.as_lists()
     except LoadFailed as failed:
         pred.error = failed.error

@@ -1,0 +1,320 @@
+"""The loading model's exceptions and structural rules against Kafka 4.3.0's own load (LoadLogDir).
+
+Every case is a log directory written as Kafka leaves it (tests/logdirs.py), then damaged as its rule
+needs; all of them are loaded by one LoadLogDir JVM.  For each partition the model's outcome, offsets,
+deleted segments, lost offsets, error (exception, message, cause) and broker effect must equal Kafka's,
+and for the log directory the effect (offline / the broker does not start).  Each case also pins
+Kafka's own answer for the point it is about, so a driver that stopped doing the damage's work would
+fail here rather than agree with a model that does not do it either.
+
+LoadLogDir runs with ``--no-close``: a broker start does not close its logs, and ``UnifiedLog.close``
+goes through ``LocalLog.maybeHandleIOException``, which throws for every partition of a log directory
+already reported offline -- a failure of the driver's stop, not of the start (R9.4).  Without the close
+the active segment's indexes stay preallocated (R4.7); the model does not count that resize as a
+change (it is trimmed back at the next clean close), so a partition whose only changes are those two
+files is compared as ``clean``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from kafka_storage import KafkaStorage
+
+from kseg.recovery.indexes import build_indexes
+from kseg.recovery.loading import (
+    BROKER_STOPS,
+    DIR_OFFLINE,
+    LogDirPrediction,
+    PartitionPrediction,
+    predict_log_dir,
+)
+from tests.logdirs import LogDir, Partition, batch
+
+RESIZED = {".index": 10 * 1024 * 1024, ".timeindex": 10 * 1024 * 1024 - 10 * 1024 * 1024 % 12}
+RP, LSO = "recovery-point-offset-checkpoint", "log-start-offset-checkpoint"
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+@dataclass
+class Case:
+    """A damaged log directory and what Kafka is known to do with it (checked before the comparison)."""
+
+    build: Callable[[Path], None]
+    kafka: dict[str, dict[str, object]] = field(default_factory=dict)  # dir -> expected LoadLogDir fields
+    effect: str | None = None  # the log dir's broker_effect
+
+
+def _three_segments(root: Path, clean: bool = True, **finish: object) -> tuple[LogDir, Partition]:
+    logdir = LogDir(root)
+    part = logdir.partition("t", 0, {0: [batch(0, 3), batch(3, 2)], 5: [batch(5, 4)], 9: [batch(9, 2)]})
+    logdir.finish(clean=clean, **finish)  # type: ignore[arg-type]
+    return logdir, part
+
+
+def _swap(part: Partition, data: bytes, base: int = 0, indexes: bool = True) -> None:
+    """A ``.log.swap`` (and its index swaps) as ``LocalLog.replaceSegments`` leaves it before the old files go."""
+    part.file(".log.swap", base).write_bytes(data)
+    if indexes:
+        build = build_indexes(data, base)
+        part.file(".index.swap", base).write_bytes(build.offset_index_bytes())
+        part.file(".timeindex.swap", base).write_bytes(build.time_index_bytes())
+
+
+# ---------------------------------------------------------------- 1. a .swap covering several segments
+
+
+def swap_two(root: Path) -> None:
+    _, part = _three_segments(root)
+    _swap(part, part.segments[0] + part.segments[5])
+
+
+def swap_two_without_indexes(root: Path) -> None:
+    _, part = _three_segments(root)
+    _swap(part, part.segments[0] + part.segments[5], indexes=False)
+
+
+def swap_compacted(root: Path) -> None:
+    """The cleaner dropped offsets 0-2: the swap holds 3-8 under the name of segment 0."""
+    _, part = _three_segments(root)
+    _swap(part, batch(3, 2) + part.segments[5])
+
+
+def swap_all_unclean(root: Path) -> None:
+    _, part = _three_segments(root, clean=False)
+    _swap(part, part.segments[0] + part.segments[5] + part.segments[9])
+
+
+# ---------------------------------------------------------------- 2. the offset checkpoints
+
+
+def _two_partitions(root: Path, file: str, text: bytes, clean: bool = True, stray: bool = False) -> None:
+    logdir = LogDir(root)
+    logdir.partition("t", 0, {0: [batch(0, 3), batch(3, 2)], 5: [batch(5, 4)]})
+    other = logdir.partition("u", 0, {0: [batch(0, 3)]})
+    if stray:
+        (other.path / "partition.metadata").unlink()
+    logdir.finish(clean=clean, log_starts={("t", 0): 3})
+    (root / file).write_bytes(text)
+
+
+def _checkpoint_case(file: str, text: bytes, **kw: bool) -> Callable[[Path], None]:
+    return lambda root: _two_partitions(root, file, text, **kw)
+
+
+def _already_offline() -> dict[str, object]:
+    return {"outcome": "fails", "error": ("org.apache.kafka.common.errors.KafkaStorageException",
+                                          "The log dir {logdir} is already offline due to a previous IO exception.")}
+
+
+# ---------------------------------------------------------------- 3. partition.metadata
+
+
+def _metadata(data: bytes, clean: bool = True) -> Callable[[Path], None]:
+    def build(root: Path) -> None:
+        _, part = _three_segments(root, clean=clean)
+        (part.path / "partition.metadata").write_bytes(data)
+    return build
+
+
+CASES: dict[str, Case] = {
+    # 1. LogLoader.load's second pass deletes every file in [min swap base, max swap next offset)
+    "swap_two": Case(swap_two, {"t-0": {"deleted_segments": [5], "outcome": "truncated", "lost_offsets": []}}),
+    "swap_two_without_indexes": Case(swap_two_without_indexes, {"t-0": {"deleted_segments": [5]}}),
+    "swap_compacted": Case(swap_compacted, {"t-0": {"deleted_segments": [5], "lost_offsets": [[0, 2]]}}),
+    "swap_all_unclean": Case(swap_all_unclean, {"t-0": {"deleted_segments": [5, 9], "log_end_offset": 11}}),
+    # 2. recovery-point / log-start-offset checkpoints: an IOException reaches the failure channel
+    "lso_wrong_count": Case(_checkpoint_case(LSO, b"0\n1\nt 0 3\nu 0 0\n"), effect="log_dir_offline"),
+    "lso_too_few": Case(_checkpoint_case(LSO, b"0\n3\nt 0 3\nu 0 0\n"), effect="log_dir_offline"),
+    "lso_version": Case(_checkpoint_case(LSO, b"1\n1\nt 0 3\n"), effect="log_dir_offline"),
+    "lso_version_not_a_number": Case(_checkpoint_case(LSO, b"x\n"), effect="log_dir_offline"),
+    "lso_count_not_a_number": Case(_checkpoint_case(LSO, b"0\nx\n"), effect="log_dir_offline"),
+    "lso_two_fields": Case(_checkpoint_case(LSO, b"0\n1\nt 0\n"), effect="log_dir_offline"),
+    "lso_offset_not_a_number": Case(_checkpoint_case(LSO, b"0\n2\nt 0 3\nu 0 x\n")),  # NFE: swallowed, not reported
+    "lso_empty": Case(_checkpoint_case(LSO, b"")),
+    "rp_wrong_count": Case(_checkpoint_case(RP, b"0\n1\nt 0 9\nu 0 3\n"), effect="log_dir_offline"),
+    "rp_version": Case(_checkpoint_case(RP, b"1\n1\nt 0 9\n"), effect="log_dir_offline"),
+    "rp_partition_not_a_number": Case(_checkpoint_case(RP, b"0\n2\nt 0 9\nu x 3\n")),
+    # ... and makes the stray rename of a partition without partition.metadata throw: the broker stops
+    "lso_wrong_count_stray": Case(_checkpoint_case(LSO, b"0\n1\nt 0 3\nu 0 0\n", stray=True),
+                                  {"u-0": _already_offline()}, effect="broker_does_not_start"),
+    "rp_wrong_count_stray_unclean": Case(_checkpoint_case(RP, b"0\n1\nt 0 9\nu 0 3\n", clean=False, stray=True),
+                                         {"u-0": _already_offline()}, effect="broker_does_not_start"),
+    "lso_offset_not_a_number_stray": Case(_checkpoint_case(LSO, b"0\n2\nt 0 3\nu 0 x\n", stray=True),
+                                          {"u-0": {"disposition": "renamed_stray", "error": None}}),
+}
+
+TID = TOPIC_ID.encode()
+STOPS, OFFLINE = "broker_does_not_start", "log_dir_offline"
+PMF_PATH = "{logdir}/t-0/partition.metadata"
+PMF_ERROR = ("org.apache.kafka.common.errors.KafkaStorageException",
+             f"Error while reading partition metadata file {PMF_PATH}")
+MALFORMED = f"java.io.IOException: Malformed line in partition metadata file [{PMF_PATH}]: "
+NPE = ("java.lang.NullPointerException", 'Cannot invoke "java.lang.CharSequence.length()" because "this.text" is null')
+IAE = "java.lang.IllegalArgumentException"
+#: 3. partition.metadata, read by the UnifiedLog constructor after the load: name -> (bytes, Kafka's error, effect)
+METADATA: dict[str, tuple[bytes, tuple[str, ...] | None, str | None]] = {
+    "empty": (b"", NPE, STOPS),
+    "version_only": (b"version: 0\n", NPE, STOPS),
+    "no_space": (b"version:0\ntopic_id: " + TID, (*PMF_ERROR, MALFORMED + "version:0"), OFFLINE),
+    "version_not_a_number": (b"version: x\ntopic_id: " + TID, (*PMF_ERROR, MALFORMED + "version: x"), OFFLINE),
+    "negative_version": (b"version: -1\ntopic_id: " + TID, (*PMF_ERROR, "java.io.IOException: Unrecognized version "
+                                                                      f"of partition metadata file ({PMF_PATH}): -1"),
+                         OFFLINE),
+    "version_1": (b"version: 1\ntopic_id: " + TID, None, None),
+    "blank_second_line": (b"version: 0\n\n", (*PMF_ERROR, MALFORMED), OFFLINE),
+    "no_topic_id": (b"version: 0\ntopic_id:", (*PMF_ERROR, MALFORMED + "topic_id:"), OFFLINE),
+    "zero_uuid": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA",
+                  (*PMF_ERROR, f"java.io.IOException: Invalid topic ID in partition metadata file ({PMF_PATH})"),
+                  OFFLINE),
+    "not_utf8": (b"version: 0\ntopic_id: \xff", (*PMF_ERROR, "java.nio.charset.MalformedInputException: Input length = 1"),
+                 OFFLINE),
+    "bad_char": (b"version: 0\ntopic_id: AAAA.AAAAAAAAAAAAAAAAAQ", (IAE, "Illegal base64 character 2e"), STOPS),
+    "non_latin1": ("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAA\u00e9".encode(), (IAE, "Illegal base64 character -17"),
+                   STOPS),
+    "short": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAA", (IAE, "Last unit does not have enough valid bits"), STOPS),
+    "one_char": (b"version: 0\ntopic_id: A", (IAE, "Input byte[] should at least have 2 bytes for base64 bytes"), STOPS),
+    "12_bytes": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAA",
+                 (IAE, "Input string `AAAAAAAAAAAAAAAA` decoded as 12 bytes, which is not equal to the expected 16 "
+                       "bytes of a base64-encoded UUID"), STOPS),
+    "bad_padding": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ=A",
+                    (IAE, "Input byte array has wrong 4-byte ending unit"), STOPS),
+    "after_padding": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAQ==AA",
+                      (IAE, "Input byte array has incorrect ending byte at 20"), STOPS),
+    "too_long": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ==A",
+                 (IAE, "Input string with prefix `AAAAAAAAAAAAAAAAAAAAAQ==` is too long to be decoded as a base64 UUID"),
+                 STOPS),
+    "padded": (b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ==", None, None),
+    "extra_lines": (b"version: 0\ntopic_id: " + TID + b"\nanything\n", None, None),
+}
+for _key, (_data, _error, _effect) in METADATA.items():
+    _facts = {"outcome": "fails" if _error else "clean", "error": _error}
+    CASES[f"metadata_{_key}"] = Case(_metadata(_data), {"t-0": _facts}, effect=_effect)
+CASES["metadata_empty_unclean"] = Case(_metadata(b"", clean=False), {"t-0": {"outcome": "fails", "error": NPE}},
+                                       effect=STOPS)
+
+
+@pytest.fixture(scope="module")
+def loaded(kafka_storage: KafkaStorage, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[dict]]]:
+    """Every case built and loaded by one LoadLogDir run (``--no-close``, see the module docstring)."""
+    root = tmp_path_factory.mktemp("load-rules")
+    for case_name, case in CASES.items():
+        case.build(root / case_name)
+    groups = kafka_storage.load([root / n for n in CASES], "--no-kafka-log", "--no-close")
+    yield {n: (root / n, g) for n, g in zip(CASES, groups, strict=True)}
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _error(obj: dict) -> tuple[str, ...] | None:
+    error = obj["error"]
+    if error is None:
+        return None
+    causes = error["causes"]
+    if not causes:
+        return error["exception"], error["message"]
+    return error["exception"], error["message"], f"{causes[0]['exception']}: {causes[0]['message']}"
+
+
+def _kafka_outcome(obj: dict) -> str:
+    """LoadLogDir's outcome in the model's terms.
+
+    The R4.7 resize of the active indexes (undone at a clean close) is not a change; a directory
+    renamed ``-stray`` is one.
+    """
+    changed = set(obj["files_changed"])
+    resized = {n for n in changed if any(n.endswith(s) and obj["files_after"][n][0] == size
+                                         for s, size in RESIZED.items())}
+    outcome = obj["outcome"]
+    if outcome == "rebuilt" and changed == resized and not obj["files_created"] and not obj["files_deleted"]:
+        outcome = "clean"
+    if outcome == "clean" and obj["disposition"] == "renamed_stray":
+        outcome = "rebuilt"  # LoadLogDir compares the files in the renamed dir; the model counts the rename (R1.5)
+    return outcome
+
+
+def _kafka_facts(obj: dict) -> dict[str, object]:
+    return {"outcome": _kafka_outcome(obj), "error": _error(obj), "broker_effect": obj["broker_effect"],
+            "log_start_offset": obj["log_start_offset"], "log_end_offset": obj["log_end_offset"],
+            "deleted_segments": obj["deleted_segments"], "lost_offsets": obj["lost_offsets"]}
+
+
+def _model_error(pred: PartitionPrediction, parent: str) -> tuple[str, ...] | None:
+    error = pred.error
+    if error is None:
+        return None
+    found: tuple[str, ...] = (error.exception, error.message.replace(parent, ""))
+    return found if error.cause is None else (*found, error.cause.replace(parent, ""))
+
+
+def _model_facts(pred: PartitionPrediction, parent: str) -> dict[str, object]:
+    effect = None
+    if pred.error is not None:
+        effect = {DIR_OFFLINE: "log_dir_offline", BROKER_STOPS: "broker_does_not_start"}[pred.error.consequence]
+    return {"outcome": pred.outcome, "error": _model_error(pred, parent), "broker_effect": effect,
+            "log_start_offset": pred.log_start_offset, "log_end_offset": pred.log_end_offset,
+            "deleted_segments": pred.deleted_segments, "lost_offsets": pred.lost_offsets}
+
+
+def _model_effect(pred: LogDirPrediction) -> str | None:
+    if pred.stops_broker:
+        return "broker_does_not_start"
+    return "log_dir_offline" if pred.offline else None
+
+
+def _expected(value: object, logdir: str) -> object:
+    if isinstance(value, tuple):
+        return tuple(v.replace("{logdir}", logdir) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("case_name", list(CASES))
+def test_model_equals_kafka(loaded: dict[str, tuple[Path, list[dict]]], case_name: str) -> None:
+    path, objs = loaded[case_name]
+    case = CASES[case_name]
+    kafka = {o["dir"]: o for o in objs if o["type"] == "partition"}
+    [logdir_obj] = [o for o in objs if o["type"] == "logdir"]
+    for dir_name, expected in case.kafka.items():  # Kafka's own answer for the point of the case
+        facts = _kafka_facts(kafka[dir_name]) | {"disposition": kafka[dir_name]["disposition"]}
+        for key, value in expected.items():
+            assert facts[key] == _expected(value, case_name), (dir_name, key)
+    assert logdir_obj["broker_effect"] == case.effect
+    model = predict_log_dir(path)
+    parent = str(path.parent) + "/"
+    predicted = {Path(p.path).name: p for p in model.partitions}
+    assert sorted(predicted) == sorted(kafka)
+    for dir_name, obj in kafka.items():
+        assert _model_facts(predicted[dir_name], parent) == _kafka_facts(obj), dir_name
+    assert _model_effect(model) == logdir_obj["broker_effect"]
+    for file, key in ((RP, "recovery_point_checkpoint_error"), (LSO, "log_start_offset_checkpoint_error")):
+        kafka_error = logdir_obj[key]
+        read = model.checkpoints[file]
+        if kafka_error is None:
+            assert read.problem is None
+        elif kafka_error["causes"]:  # an IOException, wrapped by CheckpointFileWithFailureHandler
+            cause = kafka_error["causes"][0]
+            assert read.problem is not None and read.reports_offline
+            assert read.problem.replace(parent, "") == f"{cause['exception']}: {cause['message']}"
+        else:  # a bare NumberFormatException: swallowed by LogManager, not reported
+            assert read.problem == f"{kafka_error['exception']}: {kafka_error['message']}"
+            assert not read.reports_offline
+
+
+def _files(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every path under ``root`` with (mtime, bytes); access times are test_atime.py's business."""
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.read_bytes() if p.is_file() else b"")
+            for p in sorted(root.rglob("*"))}
+
+
+def test_model_reads_only(tmp_path: Path) -> None:
+    """The damaged directories are predicted without a file being created, changed or removed."""
+    swap_compacted(tmp_path / "a")
+    _metadata(b"")(tmp_path / "b")
+    _two_partitions(tmp_path / "c", LSO, b"0\n1\nt 0 3\nu 0 0\n", stray=True)
+    before = _files(tmp_path)
+    predictions = [predict_log_dir(tmp_path / sub) for sub in ("a", "b", "c")]
+    assert [p.partitions[0].outcome for p in predictions] == ["truncated", "fails", "clean"]
+    assert _files(tmp_path) == before

@@ -38,6 +38,7 @@ from tests.logdirs import LogDir, Partition, batch
 RESIZED = {".index": 10 * 1024 * 1024, ".timeindex": 10 * 1024 * 1024 - 10 * 1024 * 1024 % 12}
 RP, LSO = "recovery-point-offset-checkpoint", "log-start-offset-checkpoint"
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+FUTURE = "u-0.7b3c45e1f0d24a0f9c1e2d3f4a5b6c7d-future"
 
 
 @dataclass
@@ -111,6 +112,16 @@ def _already_offline() -> dict[str, object]:
                                           "The log dir {logdir} is already offline due to a previous IO exception.")}
 
 
+def future_without_metadata(root: Path) -> None:
+    """A ``-future`` directory (alter-log-dirs copy) without ``partition.metadata``: ``isStray`` applies to it too."""
+    logdir = LogDir(root)
+    logdir.partition("t", 0, {0: [batch(0, 3)]})
+    part = logdir.partition("u", 0, {0: [batch(0, 2)]})
+    (part.path / "partition.metadata").unlink()
+    part.path.rename(root / FUTURE)
+    logdir.finish()
+
+
 # ---------------------------------------------------------------- 3. partition.metadata
 
 
@@ -144,6 +155,7 @@ CASES: dict[str, Case] = {
                                   {"u-0": _already_offline()}, effect="broker_does_not_start"),
     "rp_wrong_count_stray_unclean": Case(_checkpoint_case(RP, b"0\n1\nt 0 9\nu 0 3\n", clean=False, stray=True),
                                          {"u-0": _already_offline()}, effect="broker_does_not_start"),
+    "future_without_metadata": Case(future_without_metadata, {FUTURE: {"disposition": "renamed_stray"}}),
     "lso_offset_not_a_number_stray": Case(_checkpoint_case(LSO, b"0\n2\nt 0 3\nu 0 x\n", stray=True),
                                           {"u-0": {"disposition": "renamed_stray", "error": None}}),
 }

@@ -34,6 +34,9 @@ from kseg.recovery.loading.model import (
     PartitionPrediction,
 )
 from kseg.recovery.loading.partition import LoadInputs, predict_partition
+from kseg.recovery.loading.topicid import FILE as METADATA_FILE
+from kseg.recovery.loading.topicid import read_topic_id
+from kseg.segment import read_small_file
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
@@ -157,13 +160,25 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
            reporters: list[PartitionPrediction]) -> None:
     """R1.5: a KRaft broker renames a partition without ``partition.metadata`` (no topic id) ``-stray``.
 
+    The other half of ``isStray`` -- the topic id unknown to the controller's metadata
+    image, or this broker not among the partition's replicas -- is not on disk: the
+    prediction says it assumes the image keeps the partition here (``assumed``).
+    ``-delete`` and ``-stray`` directories are never checked; ``-future`` ones are.
+
     ``UnifiedLog.renameDir`` runs through ``LocalLog.maybeHandleIOException``, which
     throws ``KafkaStorageException`` without a cause when the log dir is already in
     the failure channel: ``LogManager`` does not catch that, the broker stops (R9.4).
     A checkpoint read put it there before any partition loads; another partition's
     failed read may or may not have run first (the recovery threads' order).
     """
-    if kind or prediction.error is not None or (path / "partition.metadata").exists():
+    if kind in ("delete", "stray") or prediction.error is not None:
+        return
+    metadata = path / METADATA_FILE
+    if metadata.exists():
+        topic_id = read_topic_id(read_small_file(metadata), metadata.absolute())
+        prediction.assumed.append(f"the controller's metadata image knows topic id {topic_id} and lists this "
+                                  f"broker among the replicas of {prediction.topic}-{prediction.partition}; "
+                                  "otherwise Kafka renames the directory -stray (R1.5)")
         return
     method = f"{LM}.loadLog (isStray -> UnifiedLog.renameDir)"
     if offline:

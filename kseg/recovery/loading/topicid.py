@@ -25,6 +25,7 @@ the log directory goes offline.  Lines after the second are never read.
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 
@@ -114,6 +115,22 @@ def _stops(exception: str, message: str) -> LoadError:
 
 def topic_id_failure(data: bytes, path: Path) -> LoadError | None:
     """What reading ``partition.metadata`` (bytes ``data``, absolute ``path``) throws, or None if it reads."""
+    return _read(data, path)[1]
+
+
+def read_topic_id(data: bytes, path: Path) -> str | None:
+    """The topic id as ``Uuid.toString`` prints it (base64url, no padding), None where the read throws."""
+    return _read(data, path)[0]
+
+
+def _read(data: bytes, path: Path) -> tuple[str | None, LoadError | None]:
+    found = _parse(data, path)
+    if isinstance(found, LoadError):
+        return None, found
+    return base64.urlsafe_b64encode(found).decode("ascii").rstrip("="), None
+
+
+def _parse(data: bytes, path: Path) -> bytes | LoadError:
     lines, undecodable = java_lines(data)
     if undecodable is not None:
         return _offline(path, "java.nio.charset.MalformedInputException: Input length = 1")
@@ -142,4 +159,4 @@ def topic_id_failure(data: bytes, path: Path) -> LoadError | None:
         return _stops("java.lang.IllegalArgumentException", str(err))
     if raw == ZERO_UUID:
         return _offline(path, f"java.io.IOException: Invalid topic ID in partition metadata file ({path})")
-    return None
+    return raw

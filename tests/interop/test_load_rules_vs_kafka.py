@@ -90,6 +90,25 @@ def swap_all_unclean(root: Path) -> None:
     _swap(part, part.segments[0] + part.segments[5] + part.segments[9])
 
 
+# ---------------------------------------------------------------- 4. an overflow split that goes ahead
+
+BIG = 3_000_000_000  # more than Integer.MAX_VALUE above base 0: this batch cannot be indexed in segment 0
+
+
+def _overflowing(root: Path, segments: dict[int, list[bytes]], clean: bool = False,
+                 drop_index: bool = False) -> None:
+    """One segment whose last batch lies past base + 2^31 - 1 (real batches, as old brokers could write)."""
+    logdir = LogDir(root)
+    part = logdir.partition("t", 0, segments)
+    logdir.finish(clean=clean, recovery_points={("t", 0): 0})
+    if drop_index:
+        part.file(".index").unlink()
+
+
+def _split(segments: dict[int, list[bytes]], **kw: bool) -> Callable[[Path], None]:
+    return lambda root: _overflowing(root, segments, **kw)
+
+
 # ---------------------------------------------------------------- 2. the offset checkpoints
 
 
@@ -138,6 +157,18 @@ CASES: dict[str, Case] = {
     "swap_two_without_indexes": Case(swap_two_without_indexes, {"t-0": {"deleted_segments": [5]}}),
     "swap_compacted": Case(swap_compacted, {"t-0": {"deleted_segments": [5], "lost_offsets": [[0, 2]]}}),
     "swap_all_unclean": Case(swap_all_unclean, {"t-0": {"deleted_segments": [5, 9], "log_end_offset": 11}}),
+    # 4. LogLoader.retryOnOffsetOverflow: recoverLog (unclean) or loadSegmentFiles (missing .index) splits
+    "split_unclean": Case(_split({0: [batch(0, 3), batch(3, 2), batch(BIG, 2)]}),
+                          {"t-0": {"outcome": "truncated", "log_end_offset": BIG + 2, "deleted_segments": [],
+                                   "lost_offsets": [], "truncated_bytes": 97}}),
+    "split_missing_index": Case(_split({0: [batch(0, 3), batch(3, 2), batch(BIG, 2)]}, clean=True, drop_index=True),
+                                {"t-0": {"log_end_offset": BIG + 2, "lost_offsets": []}}),
+    "split_three": Case(_split({0: [batch(0, 3), batch(BIG, 2), batch(2 * BIG, 1)]}),
+                        {"t-0": {"log_end_offset": 2 * BIG + 1, "truncated_bytes": 176}}),
+    "split_then_segment": Case(_split({0: [batch(0, 3), batch(BIG, 2)], BIG + 2: [batch(BIG + 2, 2)]}),
+                               {"t-0": {"log_end_offset": BIG + 4, "deleted_segments": []}}),
+    "split_first_batch_above_base": Case(_split({0: [batch(10, 3), batch(BIG, 2)]}),
+                                         {"t-0": {"deleted_segments": [0], "lost_offsets": [], "error": None}}),
     # 2. recovery-point / log-start-offset checkpoints: an IOException reaches the failure channel
     "lso_wrong_count": Case(_checkpoint_case(LSO, b"0\n1\nt 0 3\nu 0 0\n"), effect="log_dir_offline"),
     "lso_too_few": Case(_checkpoint_case(LSO, b"0\n3\nt 0 3\nu 0 0\n"), effect="log_dir_offline"),
@@ -251,7 +282,8 @@ def _kafka_outcome(obj: dict) -> str:
 def _kafka_facts(obj: dict) -> dict[str, object]:
     return {"outcome": _kafka_outcome(obj), "error": _error(obj), "broker_effect": obj["broker_effect"],
             "log_start_offset": obj["log_start_offset"], "log_end_offset": obj["log_end_offset"],
-            "deleted_segments": obj["deleted_segments"], "lost_offsets": obj["lost_offsets"]}
+            "deleted_segments": obj["deleted_segments"], "lost_offsets": obj["lost_offsets"],
+            "truncated_bytes": obj["truncated_bytes"]}
 
 
 def _model_error(pred: PartitionPrediction, parent: str) -> tuple[str, ...] | None:
@@ -268,7 +300,8 @@ def _model_facts(pred: PartitionPrediction, parent: str) -> dict[str, object]:
         effect = {DIR_OFFLINE: "log_dir_offline", BROKER_STOPS: "broker_does_not_start"}[pred.error.consequence]
     return {"outcome": pred.outcome, "error": _model_error(pred, parent), "broker_effect": effect,
             "log_start_offset": pred.log_start_offset, "log_end_offset": pred.log_end_offset,
-            "deleted_segments": pred.deleted_segments, "lost_offsets": pred.lost_offsets}
+            "deleted_segments": pred.deleted_segments, "lost_offsets": pred.lost_offsets,
+            "truncated_bytes": pred.truncated_bytes}
 
 
 def _model_effect(pred: LogDirPrediction) -> str | None:

@@ -8,8 +8,9 @@ each step changes.  :func:`predict_partition` turns that into a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.epochs import EpochCache
@@ -19,13 +20,16 @@ from kseg.recovery.loading.outcome import finish_prediction
 from kseg.recovery.loading.segments import Seg, file_name, read_next_offset
 from kseg.recovery.loading.segrecovery import SegmentRecovery, SplitNotModelled, delete_segments
 from kseg.recovery.loading.snapshots import ProducerStates, rebuild_producer_state
-from kseg.recovery.loading.startup import load_segment_files, remove_temp_and_swap
+from kseg.recovery.loading.split import split_segment
+from kseg.recovery.loading.startup import load_segment_files, offset_from_name, remove_temp_and_swap
 from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.loading.topicid import FILE as METADATA_FILE
 from kseg.recovery.loading.topicid import topic_id_failure
 
 LONG_MAX = (1 << 63) - 1
 MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes
+MAX_SPLITS = 1000  # each split leaves segments that cannot overflow again; a bound all the same
+T = TypeVar("T")
 
 
 class Loader(LoadState):
@@ -39,9 +43,9 @@ class Loader(LoadState):
         """(log start offset, recovery point, log end offset) as ``LogLoader.load`` returns them (R1.4)."""
         inputs = self.inputs
         remove_temp_and_swap(self)
-        load_segment_files(self, self.recovery.recover_early)
+        self._retry_on_overflow(lambda: load_segment_files(self, self.recovery.recover_early), in_map=False)
         if inputs.kind != "delete":
-            recovery_point, next_offset = self.recover_log()
+            recovery_point, next_offset = self._retry_on_overflow(self.recover_log, in_map=True)
             self.resize_active_indexes()
         else:  # R2.7
             if not self.segments:
@@ -54,6 +58,28 @@ class Loader(LoadState):
         rebuild_producer_state(self.psm, self.ordered(), log_start, next_offset, inputs.clean_shutdown,
                                self.recovery.replayer())
         return log_start, max(recovery_point, log_start), next_offset  # R1.6 raises rp to the log start
+
+    def _retry_on_overflow(self, step: Callable[[], T], in_map: bool) -> T:
+        """``LogLoader.retryOnOffsetOverflow`` (R4.4): split the overflowing segment and run ``step`` again.
+
+        ``in_map``: the step is ``recoverLog`` (the segment is in the map), not ``loadSegmentFiles``.
+        A split the model does not follow (:func:`~.split.plan_split`) ends the prediction with a note.
+        """
+        for _ in range(MAX_SPLITS):
+            overflowed = self._attempt(step)
+            if not isinstance(overflowed, SplitNotModelled):
+                return overflowed
+            if not split_segment(self, Seg(offset_from_name(overflowed.args[0], "R4.4", "LogLoader")), in_map):
+                raise overflowed
+        raise SplitNotModelled(f"more than {MAX_SPLITS} splits")
+
+    @staticmethod
+    def _attempt(step: Callable[[], T]) -> T | SplitNotModelled:
+        """``step``'s result, or the overflow it ran into."""
+        try:
+            return step()
+        except SplitNotModelled as overflowed:
+            return overflowed
 
     def recover_log(self) -> tuple[int, int]:
         """``LogLoader.recoverLog`` (R4.1-R4.6): (new recovery point, next offset)."""

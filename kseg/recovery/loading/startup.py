@@ -15,9 +15,15 @@ from collections.abc import Callable
 from kseg.index import TXN_ENTRY, read_txn_index
 from kseg.recovery.loading.loadstate import LoadState
 from kseg.recovery.loading.model import BROKER_STOPS, DIR_OFFLINE, LoadError, LoadFailed
-from kseg.recovery.loading.segments import INDEX_SUFFIXES, Seg, file_name, framed_batches, next_offset_of
+from kseg.recovery.loading.segments import (
+    INDEX_SUFFIXES,
+    Seg,
+    file_name,
+    framed_batches,
+    log_bytes,
+    next_offset_of,
+)
 from kseg.recovery.loading.state import PartitionDir
-from kseg.segment import MappedFile
 
 LL = "LogLoader"
 SWAP, CLEANED, DELETED = ".swap", ".cleaned", ".deleted"
@@ -122,13 +128,10 @@ def _is_segment_log(name: str) -> bool:
 
 
 def _swap_next_offset(pdir: PartitionDir, seg: Seg) -> int:
-    source = pdir.source(seg.name(".log"))
-    if source is None:
-        return seg.base
     index = pdir.current(seg.name(".index")) or b""
-    with MappedFile(source) as mapped:
-        path = (pdir.path / seg.name(".log")).absolute()
-        return next_offset_of(mapped.buf, pdir.size(seg.name(".log")), index, seg.base, path)
+    path = (pdir.path / seg.name(".log")).absolute()
+    with log_bytes(pdir, seg.name(".log")) as (buf, _):
+        return next_offset_of(buf, pdir.size(seg.name(".log")), index, seg.base, path)
 
 
 def load_segment_files(loader: LoadState, recover_early: Callable[[Seg], None]) -> None:

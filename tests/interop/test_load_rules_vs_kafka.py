@@ -17,7 +17,9 @@ files is compared as ``clean``.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,8 @@ from pathlib import Path
 import pytest
 from kafka_storage import KafkaStorage
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.format.snapshot import ProducerEntry, encode_snapshot, read_snapshot
 from kseg.recovery.indexes import build_indexes
 from kseg.recovery.loading import (
     BROKER_STOPS,
@@ -33,6 +37,10 @@ from kseg.recovery.loading import (
     PartitionPrediction,
     predict_log_dir,
 )
+from kseg.recovery.loading.epochs import EpochCache
+from kseg.recovery.loading.partition import Loader, LoadInputs
+from kseg.recovery.loading.snapshots import ProducerStates
+from kseg.recovery.loading.state import PartitionDir
 from tests.logdirs import LogDir, Partition, batch
 
 RESIZED = {".index": 10 * 1024 * 1024, ".timeindex": 10 * 1024 * 1024 - 10 * 1024 * 1024 % 12}
@@ -109,6 +117,43 @@ def _split(segments: dict[int, list[bytes]], **kw: bool) -> Callable[[Path], Non
     return lambda root: _overflowing(root, segments, **kw)
 
 
+# ---------------------------------------------------------------- 5. producer expiry at reload
+
+NOW_MS = time.time_ns() // 1_000_000  # the data is dated from the run's clock, never from a fixed date
+HOUR, DAY = 3_600_000, 86_400_000
+
+
+def _producers_snapshot() -> bytes:
+    """A snapshot at offset 5: producer 7 idle 2 days (expires), 8 and 100 idle 1 hour, 9 idle 3 days with an
+    open transaction (kept: expiry spares open transactions).  100 sorts before 8 in a HashMap of 16 buckets."""
+    return encode_snapshot([
+        ProducerEntry(7, 0, 4, 2, 2, NOW_MS - 2 * DAY, -1, -1),
+        ProducerEntry(8, 1, 9, 4, 1, NOW_MS - HOUR, -1, -1),
+        ProducerEntry(9, 2, 0, 3, 0, NOW_MS - 3 * DAY, 5, 3),
+        ProducerEntry(100, 0, 2, 1, 2, NOW_MS - HOUR, 3, -1),
+    ])
+
+
+def expiry(root: Path, clean: bool) -> None:
+    """Segments 0 and 5; the only snapshot is at 5 (none at the log end 9), so the load reloads it and replays
+    5..9, where producer 11 (dated 2023: replay never expires) writes one batch."""
+    logdir = LogDir(root)
+    part = logdir.partition("t", 0, {0: [batch(0, 3), batch(3, 2)],
+                                     5: [batch(5, 2, producer_id=11, producer_epoch=0, base_sequence=0),
+                                         batch(7, 2)]}, snapshot=False)
+    part.file(".snapshot", 5).write_bytes(_producers_snapshot())
+    logdir.finish(clean=clean, recovery_points={("t", 0): 5})
+
+
+SNAPSHOT_CASES = ("expiry_clean", "expiry_unclean", "rp_wrong_count_unclean", "unclean_same_snapshot")
+
+
+def unclean_same_snapshot(root: Path) -> None:
+    """An unclean start recovers the active segment; its temporary producer state writes snapshots at 5 and 9,
+    and deletes the one at the log end and writes it again with the same bytes (no producer batches)."""
+    _three_segments(root, clean=False)
+
+
 # ---------------------------------------------------------------- 2. the offset checkpoints
 
 
@@ -169,6 +214,12 @@ CASES: dict[str, Case] = {
                                {"t-0": {"log_end_offset": BIG + 4, "deleted_segments": []}}),
     "split_first_batch_above_base": Case(_split({0: [batch(10, 3), batch(BIG, 2)]}),
                                          {"t-0": {"deleted_segments": [0], "lost_offsets": [], "error": None}}),
+    # 5. ProducerStateManager.loadFromSnapshot drops expired producers; takeSnapshot writes the HashMap
+    "expiry_clean": Case(lambda root: expiry(root, True), {"t-0": {"outcome": "rebuilt", "log_end_offset": 9}}),
+    "expiry_unclean": Case(lambda root: expiry(root, False), {"t-0": {"outcome": "rebuilt", "log_end_offset": 9}}),
+    "unclean_same_snapshot": Case(unclean_same_snapshot, {"t-0": {"outcome": "rebuilt", "log_end_offset": 11}}),
+    "rp_wrong_count_unclean": Case(_checkpoint_case(RP, b"0\n1\nt 0 9\nu 0 3\n", clean=False),
+                                   {"u-0": {"outcome": "clean"}}, effect="log_dir_offline"),
     # 2. recovery-point / log-start-offset checkpoints: an IOException reaches the failure channel
     "lso_wrong_count": Case(_checkpoint_case(LSO, b"0\n1\nt 0 3\nu 0 0\n"), effect="log_dir_offline"),
     "lso_too_few": Case(_checkpoint_case(LSO, b"0\n3\nt 0 3\nu 0 0\n"), effect="log_dir_offline"),
@@ -363,3 +414,39 @@ def test_model_reads_only(tmp_path: Path) -> None:
     predictions = [predict_log_dir(tmp_path / sub) for sub in ("a", "b", "c")]
     assert [p.partitions[0].outcome for p in predictions] == ["truncated", "fails", "clean"]
     assert _files(tmp_path) == before
+
+
+def _model_snapshots(path: Path, inputs: LoadInputs) -> dict[str, bytes | None]:
+    """The ``*.snapshot`` files the model's load leaves, with the bytes it predicts (None: not predicted)."""
+    pdir = PartitionDir(path, path.name)
+    pdir.now_ms = time.time_ns() // 1_000_000
+    loader = Loader(pdir, inputs, EpochCache.load(pdir), ProducerStates(pdir, "R6.3b", DEFAULT_MAX_DECOMPRESSED))
+    loader.load()
+    return {n: pdir.current(n) for n in pdir.names() if n.endswith(".snapshot")}
+
+
+@pytest.mark.parametrize("case_name", SNAPSHOT_CASES)
+def test_snapshot_bytes_equal_kafka(loaded: dict[str, tuple[Path, list[dict]]], case_name: str) -> None:
+    """Every producer snapshot Kafka leaves, byte for byte (sha256), as the model predicts it."""
+    path, objs = loaded[case_name]
+    model = {Path(p.path).name: p for p in predict_log_dir(path).partitions}
+    for obj in (o for o in objs if o["type"] == "partition"):
+        pred = model[obj["dir"]]
+        inputs = LoadInputs(obj["had_clean_shutdown"], pred.recovery_point_checkpoint, pred.log_start_offset_checkpoint)
+        predicted = _model_snapshots(path / obj["dir"], inputs)
+        kafka = {n: v[1] for n, v in obj["files_after"].items() if n.endswith(".snapshot")}
+        assert sorted(predicted) == sorted(kafka), obj["dir"]
+        for snapshot_name, data in predicted.items():
+            assert data is not None, (obj["dir"], snapshot_name)
+            assert hashlib.sha256(data).hexdigest() == kafka[snapshot_name], (obj["dir"], snapshot_name)
+
+
+def test_expired_producers_are_dropped_from_the_written_snapshot(loaded: dict[str, tuple[Path, list[dict]]]) -> None:
+    """What the model writes for the expiry cases: 7 dropped, 100 before 8 (HashMap order), 11 replayed."""
+    path, _ = loaded["expiry_clean"]
+    data = _model_snapshots(path / "t-0", LoadInputs(True, 5, 0))["00000000000000000009.snapshot"]
+    assert data is not None
+    assert [e.producer_id for e in read_snapshot(data).entries] == [100, 8, 9, 11]
+    [detail] = [a.detail for a in predict_log_dir(path).partitions[0].actions
+                if a.path.endswith("00000000000000000009.snapshot")]
+    assert detail == "snapshot at 9 (expired at load, dropped: producer ids 7)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -118,12 +119,18 @@ def predict_log_dir(
     path: str | os.PathLike[str],
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     prefixes: Mapping[str, CleanPrefix] | None = None,
+    now_ms: int | None = None,
 ) -> LogDirPrediction:
     """What the next start does in one log directory; reads only, never writes.
 
     ``max_batch_bytes`` is kseg's read cap for the control batches the load replays;
-    ``prefixes`` as for :func:`~kseg.recovery.loading.partition.predict_partition`.
+    ``prefixes`` as for :func:`~kseg.recovery.loading.partition.predict_partition`;
+    ``now_ms`` the broker's wall clock at that start (producer expiry, loading/producers.py),
+    by default this machine's clock now: Kafka uses its own clock at the start, so the
+    prediction is for a start made now.
     """
+    if now_ms is None:
+        now_ms = time.time_ns() // 1_000_000
     logdir = Path(path)
     pred = LogDirPrediction(str(logdir), (logdir / CLEAN_SHUTDOWN).exists())
     _log_dir_facts(pred, logdir)
@@ -140,7 +147,7 @@ def predict_log_dir(
         if kind == "" and key not in points:
             pred.directories_without_entries.append(part_path.name)
         inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind,
-                            max_batch_bytes)
+                            max_batch_bytes, now_ms)
         pred.partitions.append(predict_partition(part_path, topic, partition, inputs, prefixes))
     offline = any(c.reports_offline for c in pred.checkpoints.values())
     reporters = [p for p in pred.partitions if _reports_offline(p)]
@@ -205,10 +212,15 @@ def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, i
 
 
 def predict_broker(
-    paths: Sequence[str | os.PathLike[str]], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+    paths: Sequence[str | os.PathLike[str]], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    now_ms: int | None = None,
 ) -> BrokerPrediction:
-    """Every log directory of one broker (``log.dirs``); the marker and checkpoints are per directory."""
-    broker = BrokerPrediction([predict_log_dir(p, max_batch_bytes) for p in paths])
+    """Every log directory of one broker (``log.dirs``); the marker and checkpoints are per directory.
+
+    ``now_ms``: the start's wall clock, one for all directories (default: now).
+    """
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    broker = BrokerPrediction([predict_log_dir(p, max_batch_bytes, now_ms=now) for p in paths])
     seen: dict[tuple[str, int, bool], PartitionPrediction] = {}
     for logdir in broker.log_dirs:
         for part in logdir.partitions:

@@ -8,6 +8,7 @@ each step changes.  :func:`predict_partition` turns that into a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -163,6 +164,7 @@ def predict_partition(
                                log_start_offset_checkpoint=inputs.log_start_offset,
                                high_watermark=inputs.high_watermark)
     pdir = PartitionDir(path, path.name, prefixes)
+    pdir.now_ms = inputs.now_ms if inputs.now_ms is not None else time.time_ns() // 1_000_000
     loader: Loader | None = None
     try:
         epochs = EpochCache.load(pdir)  # R1.3 (3)

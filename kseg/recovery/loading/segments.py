@@ -24,6 +24,7 @@ from kseg.format.walk import BatchWalk, Frame
 from kseg.index import OFFSET_ENTRY
 from kseg.recovery.indexes import IndexBuild, RecoveryFailure, build_indexes
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
+from kseg.recovery.loading.producers import EntryTracker
 from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.producer_state import RecoveryAbort, TxnTracker, track_producer_batch
 from kseg.segment import MappedFile
@@ -183,6 +184,25 @@ def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
 
     One walk: the build carries the epochs ``recover`` assigned and its map end.  Where the
     caller walked these bytes already (verify), the loop goes on from the clean prefix it ran
+    (``pdir.prefixes``, :mod:`kseg.recovery.clean_prefix`) rather than from byte 0.  A tracker
+    that keeps the producer map (:class:`~.producers.EntryTracker`) is then fed the producer
+    batches ``recover`` applied (``updateProducerState``, up to where it stopped).
+    """
+    recovered = _run_recover(pdir, seg, tracker)
+    if isinstance(tracker, EntryTracker) and recovered.build.valid_bytes > 0:
+        with log_bytes(pdir, seg.name(".log")) as (buf, _):
+            end = min(recovered.build.valid_bytes, pdir.size(seg.name(".log")))
+            for pos, _, _, header, _ in BatchWalk(buf, 0, end, strict=False).frames():
+                if header is not None and header[9] >= 0:
+                    tracker.record(V2Batch(buf, pos))
+    return recovered
+
+
+def _run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
+    """The recover loop itself (:func:`run_recover`).
+
+    One walk: the build carries the epochs ``recover`` assigned and its map end.  Where the
+    caller walked these bytes already (verify), the loop goes on from the clean prefix it ran
     (``pdir.prefixes``, :mod:`kseg.recovery.clean_prefix`) rather than from byte 0.
     """
     source = pdir.source(seg.name(".log"))
@@ -255,7 +275,10 @@ def replay(pdir: PartitionDir, seg: Seg, start_offset: int, end_offset: int | No
 
 def _replay_batch(buf: Buf, pos: int, tracker: TxnTracker) -> None:
     try:
-        track_producer_batch(tracker, V2Batch(buf, pos))
+        batch = V2Batch(buf, pos)
+        track_producer_batch(tracker, batch)
+        if isinstance(tracker, EntryTracker):
+            tracker.record(batch)
     except InvalidRecord as err:
         raise _stops(INVALID_RECORD, err.message, "R6.4",
                      "UnifiedLog.loadProducersFromRecords -> ControlRecordType.parseTypeId") from None

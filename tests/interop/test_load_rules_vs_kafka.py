@@ -42,6 +42,7 @@ from kseg.recovery.loading.partition import Loader, LoadInputs
 from kseg.recovery.loading.snapshots import ProducerStates
 from kseg.recovery.loading.state import PartitionDir
 from tests.logdirs import LogDir, Partition, batch
+from tests.support import REPO
 
 RESIZED = {".index": 10 * 1024 * 1024, ".timeindex": 10 * 1024 * 1024 - 10 * 1024 * 1024 % 12}
 RP, LSO = "recovery-point-offset-checkpoint", "log-start-offset-checkpoint"
@@ -145,7 +146,27 @@ def expiry(root: Path, clean: bool) -> None:
     logdir.finish(clean=clean, recovery_points={("t", 0): 5})
 
 
-SNAPSHOT_CASES = ("expiry_clean", "expiry_unclean", "rp_wrong_count_unclean", "unclean_same_snapshot")
+def _fixture_copy(source: Path, marker: bool, rp_zero: bool = False) -> Callable[[Path], None]:
+    """A copy of a fixture log dir (each partition given a topic id, so that none is renamed -stray), started
+    clean or unclean, optionally with every recovery point 0: real producer, transaction and marker batches."""
+    def build(root: Path) -> None:
+        shutil.copytree(source, root)
+        for sub in root.iterdir():
+            if sub.is_dir() and not sub.name.startswith("__cluster_metadata"):
+                if not (sub / "partition.metadata").exists():
+                    (sub / "partition.metadata").write_text(f"version: 0\ntopic_id: {TOPIC_ID}")
+        (root / ".kafka_cleanshutdown").unlink(missing_ok=True)
+        if marker:
+            (root / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":5}')
+        if rp_zero:
+            (root / RP).write_text("0\n0\n")
+    return build
+
+
+TXN_LOGS = REPO / "fixtures" / "txn" / "logs"
+REAL_LOGS = REPO / "fixtures" / "real" / "kafka-logs"
+SNAPSHOT_CASES = ("expiry_clean", "expiry_unclean", "rp_wrong_count_unclean", "unclean_same_snapshot",
+                  "txn_clean", "txn_unclean", "txn_unclean_rp0", "real_clean", "real_unclean_rp0")
 
 
 def unclean_same_snapshot(root: Path) -> None:
@@ -220,6 +241,11 @@ CASES: dict[str, Case] = {
     "unclean_same_snapshot": Case(unclean_same_snapshot, {"t-0": {"outcome": "rebuilt", "log_end_offset": 11}}),
     "rp_wrong_count_unclean": Case(_checkpoint_case(RP, b"0\n1\nt 0 9\nu 0 3\n", clean=False),
                                    {"u-0": {"outcome": "clean"}}, effect="log_dir_offline"),
+    "txn_clean": Case(_fixture_copy(TXN_LOGS, True), {"events-0": {"error": None}}),
+    "txn_unclean": Case(_fixture_copy(TXN_LOGS, False), {"events-0": {"error": None}}),
+    "txn_unclean_rp0": Case(_fixture_copy(TXN_LOGS, False, rp_zero=True), {"events-0": {"error": None}}),
+    "real_clean": Case(_fixture_copy(REAL_LOGS, True), {"foo-0": {"log_end_offset": 204}}),
+    "real_unclean_rp0": Case(_fixture_copy(REAL_LOGS, False, rp_zero=True), {"foo-0": {"log_end_offset": 204}}),
     # 2. recovery-point / log-start-offset checkpoints: an IOException reaches the failure channel
     "lso_wrong_count": Case(_checkpoint_case(LSO, b"0\n1\nt 0 3\nu 0 0\n"), effect="log_dir_offline"),
     "lso_too_few": Case(_checkpoint_case(LSO, b"0\n3\nt 0 3\nu 0 0\n"), effect="log_dir_offline"),

@@ -23,8 +23,11 @@ from __future__ import annotations
 
 from kseg.errors import KsegError, LimitExceeded
 from kseg.format.control import decode_end_txn_marker
+from kseg.format.layout import CONTROL_MASK, TRANSACTIONAL_MASK
+from kseg.format.model import NO_SEQUENCE, increment_sequence, wrap_int64
 from kseg.format.snapshot import ProducerEntry, encode_snapshot
 from kseg.format.v2 import V2Batch
+from kseg.format.walk import Buffer, V2Header
 from kseg.recovery.producer_state import TxnTracker
 
 EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms, the broker default LoadLogDir and a broker use
@@ -72,6 +75,19 @@ class EntryTracker(TxnTracker):
                                            max(-1, e.current_txn_first_offset)]
             if e.current_txn_first_offset >= 0:
                 self.append_data(e.producer_id, e.current_txn_first_offset, True)
+
+    def record_at(self, buf: Buffer, pos: int, header: V2Header) -> None:
+        """:meth:`record` for the batch at ``pos`` whose header is ``header``; a data batch from the header alone."""
+        if header[5] & CONTROL_MASK:
+            self.record(V2Batch(buf, pos))
+            return
+        base, delta, sequence = header[0], header[6], header[11]
+        entry = self.entries.setdefault(header[9], list(_EMPTY))
+        self._epoch(entry, header[10])
+        entry[1] = sequence if sequence == NO_SEQUENCE else increment_sequence(sequence, delta)
+        entry[2], entry[3], entry[4] = wrap_int64(base + delta), delta, header[8]
+        if entry[6] < 0 and header[5] & TRANSACTIONAL_MASK:
+            entry[6] = base
 
     def record(self, batch: V2Batch) -> None:
         """``ProducerAppendInfo.append`` + ``ProducerStateManager.update`` for a batch Kafka applied."""

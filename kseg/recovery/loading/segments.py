@@ -194,7 +194,7 @@ def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
             end = min(recovered.build.valid_bytes, pdir.size(seg.name(".log")))
             for pos, _, _, header, _ in BatchWalk(buf, 0, end, strict=False).frames():
                 if header is not None and header[9] >= 0:
-                    tracker.record(V2Batch(buf, pos))
+                    tracker.record_at(buf, pos, header)
     return recovered
 
 

@@ -18,14 +18,17 @@ files is compared as ``clean``.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from kafka_storage import KafkaStorage
+from kafka_storage import SHARED, KafkaStorage
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.snapshot import ProducerEntry, encode_snapshot, read_snapshot
@@ -35,6 +38,7 @@ from kseg.recovery.loading import (
     DIR_OFFLINE,
     LogDirPrediction,
     PartitionPrediction,
+    predict_broker,
     predict_log_dir,
 )
 from kseg.recovery.loading.epochs import EpochCache
@@ -476,3 +480,76 @@ def test_expired_producers_are_dropped_from_the_written_snapshot(loaded: dict[st
     [detail] = [a.detail for a in predict_log_dir(path).partitions[0].actions
                 if a.path.endswith("00000000000000000009.snapshot")]
     assert detail == "snapshot at 9 (expired at load, dropped: producer ids 7)"
+
+
+# ---------------------------------------------------------------- a real broker (R9.2, R9.4): LoadLogDir stops short
+
+KAFKA_SH = SHARED / "kafka" / "kafka.sh"
+
+
+def _ksh(*args: object, check: bool = True, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHON": sys.executable}
+    return subprocess.run([str(KAFKA_SH), *map(str, args)], env=env, check=check, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def stopped_broker(kafka_storage: KafkaStorage, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-node KRaft broker that created topic t, took 5 records and stopped cleanly; its node dir."""
+    if not KAFKA_SH.is_file():
+        pytest.fail(f"no Kafka broker at {KAFKA_SH} (set KSEG_SHARED)")
+    node = tmp_path_factory.mktemp("broker") / "node"
+    port = int(_ksh("free-port").stdout)
+    _ksh("format", node, 1, port)
+    try:
+        _ksh("start", node)
+        client = [os.environ.get("JAVA", "java"), "-cp",
+                  f"{KAFKA_SH.parent / 'clients' / 'kseg-kafka-client.jar'}:{_ksh('classpath').stdout.strip()}",
+                  "KsegKafkaClient"]
+        subprocess.run([*client, "create", f"127.0.0.1:{port}", "t", "1", "1"], check=True, capture_output=True,
+                       timeout=120)
+        subprocess.run([*client, "produce", f"127.0.0.1:{port}", "t", "5"], check=True, capture_output=True,
+                       timeout=120)
+        _ksh("stop", node)
+    finally:
+        _ksh("kill", node, check=False)
+    assert (node / "data" / ".kafka_cleanshutdown").is_file()
+    return node
+
+
+def _start_fails(node: Path) -> str:
+    """Start the broker on its (damaged) data; it must exit before it is ready. Its server.log."""
+    started = _ksh("start", node, check=False)
+    _ksh("kill", node, check=False)
+    assert started.returncode != 0, started.stderr
+    return (node / "logs" / "server.log").read_text()
+
+
+@pytest.mark.parametrize("stray", [False, True], ids=["loads_then_halts", "stray_rename_halts"])
+def test_real_broker_with_a_malformed_log_start_checkpoint(stopped_broker: Path, tmp_path: Path,
+                                                           stray: bool) -> None:
+    """A wrong entry count in log-start-offset-checkpoint: every partition loads, then the only log dir is
+    failed and the broker halts (R9.2); with a partition that has no partition.metadata, its stray rename
+    throws first and LogManager's start fails (R9.4).  The model says the same, message for message."""
+    node = tmp_path / "node"
+    shutil.copytree(stopped_broker, node)
+    config = node / "server.properties"  # log.dirs and the like are absolute: point them at the copy
+    config.write_text(config.read_text().replace(str(stopped_broker), str(node)))
+    data = node / "data"
+    (data / LSO).write_text("0\n3\nt 0 0\n")
+    if stray:
+        (data / "t-0" / "partition.metadata").unlink()
+    broker = predict_broker([data])
+    log = _start_fails(node)
+    [model] = broker.log_dirs
+    assert broker.broker_stops and model.offline and model.stops_broker == stray
+    [part] = model.partitions
+    if not stray:
+        assert f"Shutdown broker because all log dirs in {data} have failed" in log
+        assert "Error starting LogManager" not in log
+        assert (part.outcome, part.error) == ("clean", None)
+        return
+    assert part.error is not None and part.outcome == "fails"
+    assert "ERROR Encountered fatal fault: Error starting LogManager" in log
+    assert f"{part.error.exception}: {part.error.message}" in log
+    assert part.error.message == f"The log dir {data} is already offline due to a previous IO exception."

@@ -1,4 +1,4 @@
-"""``partition.metadata`` as the ``UnifiedLog`` constructor reads it at load, failure for failure (R1.6, R9.3).
+"""``partition.metadata`` as the ``UnifiedLog`` constructor reads it at load, failure for failure (R1.6, R9.6).
 
 ``UnifiedLog.initializeTopicId`` runs after ``LogLoader.load`` has finished
 (every file change of the load is on disk): if the file exists,
@@ -106,11 +106,11 @@ def java_uuid_from_string(text: str) -> bytes:
 
 def _offline(path: Path, cause: str) -> LoadError:
     return LoadError("org.apache.kafka.common.errors.KafkaStorageException",
-                     f"Error while reading partition metadata file {path}", DIR_OFFLINE, "R9.3", METHOD, cause)
+                     f"Error while reading partition metadata file {path}", DIR_OFFLINE, "R9.6", METHOD, cause)
 
 
 def _stops(exception: str, message: str) -> LoadError:
-    return LoadError(exception, message, BROKER_STOPS, "R9.3", METHOD)
+    return LoadError(exception, message, BROKER_STOPS, "R9.6", METHOD)
 
 
 def topic_id_failure(data: bytes, path: Path) -> LoadError | None:

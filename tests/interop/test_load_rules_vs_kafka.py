@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from kafka_storage import SHARED, KafkaStorage
+from oracle import find_java
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.snapshot import ProducerEntry, encode_snapshot, read_snapshot
@@ -43,6 +44,7 @@ from kseg.recovery.loading import (
 )
 from kseg.recovery.loading.epochs import EpochCache
 from kseg.recovery.loading.partition import Loader, LoadInputs
+from kseg.recovery.loading.producers import hashmap_order
 from kseg.recovery.loading.snapshots import ProducerStates
 from kseg.recovery.loading.state import PartitionDir
 from tests.logdirs import LogDir, Partition, batch
@@ -594,3 +596,28 @@ def test_real_broker_with_a_malformed_log_start_checkpoint(stopped_broker: Path,
     assert "ERROR Encountered fatal fault: Error starting LogManager" in log
     assert f"{part.error.exception}: {part.error.message}" in log
     assert part.error.message == f"The log dir {data} is already offline due to a previous IO exception."
+
+
+HASHMAP_JAVA = """
+import java.util.*;
+public class HashMapOrder { public static void main(String[] a) {
+  Random r = new Random(Long.parseLong(a[0])); int n = Integer.parseInt(a[1]);
+  HashMap<Long, Integer> m = new HashMap<>(); List<Long> inserted = new ArrayList<>();
+  for (int i = 0; i < n; i++) {
+    long k = r.nextInt(3) == 0 ? r.nextLong() & Long.MAX_VALUE : r.nextInt(5000);
+    if (!m.containsKey(k)) { m.put(k, i); inserted.add(k); } }
+  System.out.println(inserted); System.out.println(m.keySet()); } }
+"""
+
+
+def test_producer_map_order_is_javas_hashmap(kafka_storage: KafkaStorage, tmp_path: Path) -> None:
+    """writeSnapshot's entry order (R6.3c) is HashMap<Long, ...> iteration: the model's order against the JDK's,
+    for maps that resize (5 to 1000 ids, small and 63-bit)."""
+    java, javac = find_java()
+    (tmp_path / "HashMapOrder.java").write_text(HASHMAP_JAVA)
+    subprocess.run([javac, "-d", str(tmp_path), str(tmp_path / "HashMapOrder.java")], check=True, timeout=120)
+    for seed, count in ((1, 5), (2, 13), (3, 40), (4, 200), (5, 1000)):
+        out = subprocess.run([java, "-cp", str(tmp_path), "HashMapOrder", str(seed), str(count)], check=True,
+                             capture_output=True, text=True, timeout=120).stdout.splitlines()
+        inserted, iterated = ([int(x) for x in line.strip("[]").split(", ")] for line in out)
+        assert hashmap_order(inserted) == iterated, (seed, count)

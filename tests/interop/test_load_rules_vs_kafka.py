@@ -621,3 +621,26 @@ def test_producer_map_order_is_javas_hashmap(kafka_storage: KafkaStorage, tmp_pa
                              capture_output=True, text=True, timeout=120).stdout.splitlines()
         inserted, iterated = ([int(x) for x in line.strip("[]").split(", ")] for line in out)
         assert hashmap_order(inserted) == iterated, (seed, count)
+
+
+SPLIT_CASES = ("split_unclean", "split_missing_index", "split_three", "split_then_segment",
+               "split_first_batch_above_base")
+
+
+@pytest.mark.parametrize("case_name", SPLIT_CASES)
+def test_split_leaves_kafkas_files(loaded: dict[str, tuple[Path, list[dict]]], case_name: str) -> None:
+    """What files an overflow split leaves (R4.4): the same names as Kafka (``*.deleted`` aside: LoadLogDir
+    removes them as the scheduler would), every ``.log`` byte for byte, and the indexes of the inactive segments."""
+    path, objs = loaded[case_name]
+    [obj] = [o for o in objs if o["type"] == "partition"]
+    [pred] = predict_log_dir(path).partitions
+    pdir = PartitionDir(path / "t-0", "t-0")
+    inputs = LoadInputs(obj["had_clean_shutdown"], pred.recovery_point_checkpoint, pred.log_start_offset_checkpoint)
+    Loader(pdir, inputs, EpochCache.load(pdir), ProducerStates(pdir, "R6.3b", DEFAULT_MAX_DECOMPRESSED)).load()
+    names = sorted(n for n in pdir.names() if not n.endswith(".deleted"))
+    assert names == sorted(obj["files_after"])
+    active = max(int(n[:20]) for n in names if n.endswith(".log"))
+    for name in names:
+        if name.endswith(".log") or (name.endswith((".index", ".timeindex")) and int(name[:20]) != active):
+            data = pdir.current(name)
+            assert data is not None and hashlib.sha256(data).hexdigest() == obj["files_after"][name][1], name

@@ -2,8 +2,9 @@
 
 Every case is a log directory written as Kafka leaves it (tests/logdirs.py), then damaged as its rule
 needs; all of them are loaded by one LoadLogDir JVM.  For each partition the model's outcome, offsets,
-deleted segments, lost offsets, error (exception, message, cause) and broker effect must equal Kafka's,
-and for the log directory the effect (offline / the broker does not start).  Each case also pins
+deleted segments, truncated bytes, lost offsets, error (exception, message, cause), broker effect and the
+names of the files the load leaves must equal Kafka's, and for the log directory the effect (offline /
+the broker does not start).  Each case also pins
 Kafka's own answer for the point it is about, so a driver that stopped doing the damage's work would
 fail here rather than agree with a model that does not do it either.
 
@@ -457,6 +458,10 @@ def test_model_equals_kafka(loaded: dict[str, tuple[Path, list[dict]]], case_nam
     assert sorted(predicted) == sorted(kafka)
     for dir_name, obj in kafka.items():
         assert _model_facts(predicted[dir_name], parent) == _kafka_facts(obj), dir_name
+        if obj["error"] is None and obj["disposition"] != "renamed_stray":  # the files the load leaves, by name
+            names = {n for n in _model_dir(path / dir_name, obj, predicted[dir_name]).names()
+                     if not n.endswith(".deleted")}  # LoadLogDir removes these, as the scheduler would
+            assert sorted(names) == sorted(obj["files_after"]), dir_name
     assert _model_effect(model) == logdir_obj["broker_effect"]
     for file, key in ((RP, "recovery_point_checkpoint_error"), (LSO, "log_start_offset_checkpoint_error")):
         kafka_error = logdir_obj[key]
@@ -487,6 +492,15 @@ def test_model_reads_only(tmp_path: Path) -> None:
     predictions = [predict_log_dir(tmp_path / sub) for sub in ("a", "b", "c")]
     assert [p.partitions[0].outcome for p in predictions] == ["truncated", "fails", "clean"]
     assert _files(tmp_path) == before
+
+
+def _model_dir(path: Path, obj: dict, pred: PartitionPrediction) -> PartitionDir:
+    """The model's picture of the partition directory after its load, with the inputs LoadLogDir used."""
+    pdir = PartitionDir(path, path.name)
+    pdir.now_ms = time.time_ns() // 1_000_000
+    inputs = LoadInputs(obj["had_clean_shutdown"], pred.recovery_point_checkpoint, pred.log_start_offset_checkpoint)
+    Loader(pdir, inputs, EpochCache.load(pdir), ProducerStates(pdir, "R6.3b", DEFAULT_MAX_DECOMPRESSED)).load()
+    return pdir
 
 
 def _model_snapshots(path: Path, inputs: LoadInputs) -> dict[str, bytes | None]:
@@ -634,9 +648,7 @@ def test_split_leaves_kafkas_files(loaded: dict[str, tuple[Path, list[dict]]], c
     path, objs = loaded[case_name]
     [obj] = [o for o in objs if o["type"] == "partition"]
     [pred] = predict_log_dir(path).partitions
-    pdir = PartitionDir(path / "t-0", "t-0")
-    inputs = LoadInputs(obj["had_clean_shutdown"], pred.recovery_point_checkpoint, pred.log_start_offset_checkpoint)
-    Loader(pdir, inputs, EpochCache.load(pdir), ProducerStates(pdir, "R6.3b", DEFAULT_MAX_DECOMPRESSED)).load()
+    pdir = _model_dir(path / "t-0", obj, pred)
     names = sorted(n for n in pdir.names() if not n.endswith(".deleted"))
     assert names == sorted(obj["files_after"])
     active = max(int(n[:20]) for n in names if n.endswith(".log"))

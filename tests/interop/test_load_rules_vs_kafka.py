@@ -262,6 +262,9 @@ CASES: dict[str, Case] = {
     "lso_two_fields": Case(_checkpoint_case(LSO, b"0\n1\nt 0\n"), effect="log_dir_offline"),
     "lso_offset_not_a_number": Case(_checkpoint_case(LSO, b"0\n2\nt 0 3\nu 0 x\n")),  # NFE: swallowed, not reported
     "lso_empty": Case(_checkpoint_case(LSO, b"")),
+    "lso_not_utf8": Case(_checkpoint_case(LSO, b"0\n1\nt 0 \xff\n"), effect="log_dir_offline"),
+    "rp_blank_entry": Case(_checkpoint_case(RP, b"0\n1\n\n"), effect="log_dir_offline"),
+    "rp_leading_space": Case(_checkpoint_case(RP, b"0\n1\n t 0 9\n"), effect="log_dir_offline"),
     "rp_wrong_count": Case(_checkpoint_case(RP, b"0\n1\nt 0 9\nu 0 3\n"), effect="log_dir_offline"),
     "rp_version": Case(_checkpoint_case(RP, b"1\n1\nt 0 9\n"), effect="log_dir_offline"),
     "rp_partition_not_a_number": Case(_checkpoint_case(RP, b"0\n2\nt 0 9\nu x 3\n")),

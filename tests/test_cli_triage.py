@@ -74,6 +74,8 @@ def plain(text: str, root: Path) -> str:
 TEXT = """\
 kseg triage: 2 log directories, 5 partitions: 1 fails, 2 truncated, 1 rebuilt, 1 clean
 next start: the broker stops (java.lang.IllegalArgumentException in d1/orders-1)
+assumed, not on disk: the controller's metadata image has this broker as a replica of 4 partitions \
+(else renamed -stray, R1.5)
 
 log dir d1: clean shutdown, 2 partitions; the broker stops
 log dir d2: unclean shutdown (no .kafka_cleanshutdown), 3 partitions
@@ -195,6 +197,8 @@ def test_healthy_broker_exit_0(tmp_path, monkeypatch):
     assert result.stdout == (
         "kseg triage: 1 log directory, 2 partitions: 2 clean\n"
         "next start: the broker starts\n"
+        "assumed, not on disk: the controller's metadata image has this broker as a replica of 2 partitions "
+        "(else renamed -stray, R1.5)\n"
         "\n"
         "log dir d: clean shutdown, 2 partitions\n"
         "\n"
@@ -241,7 +245,7 @@ def test_table_even_in_a_pipe(broker):
     result = run("--format", "table", "--all", "d1", "d2")
     lines = plain(result.stdout, broker).splitlines()
     assert result.exit_code == 1
-    assert lines[7].split() == ["outcome", "partition", "what", "the", "next", "start", "does;", "what", "to",
+    assert lines[8].split() == ["outcome", "partition", "what", "the", "next", "start", "does;", "what", "to",
                                 "run", "next"]
     rows = [line.split()[:2] for line in lines if line.split()[:1] in (["fails"], ["truncated"], ["rebuilt"],
                                                                        ["clean"])]

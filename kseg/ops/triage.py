@@ -114,6 +114,7 @@ class PartitionTriage:
             "deleted_bytes": loss.deleted_bytes,
             "consequence": None if pred.error is None else pred.error.consequence,
             "notes": list(pred.notes),
+            "assumed": list(pred.assumed),
             "next": [step.as_json() for step in self.next],
         }
 

@@ -60,6 +60,15 @@ def headline(result: TriageResult) -> str:
     return f"{head}, {_plural(len(result.partitions), 'partition')}" + (f": {counts}" if counts else "")
 
 
+def assumed_line(result: TriageResult) -> str | None:
+    """What the prediction takes as given and cannot read from the disk (R1.5's metadata image), once."""
+    assuming = sum(1 for p in result.partitions if p.prediction.assumed)
+    if not assuming:
+        return None
+    return (f"assumed, not on disk: the controller's metadata image has this broker as a replica of "
+            f"{_plural(assuming, 'partition')} (else renamed -stray, R1.5)")
+
+
 def next_start(result: TriageResult) -> str:
     """What the broker as a whole does."""
     if result.broker_stops:
@@ -193,6 +202,9 @@ def _screen(result: TriageResult, show_all: bool, rows: Callable[[list[Partition
     """Headline, log directories, the partitions (``rows``), the healthy count and the verdict."""
     yield headline(result)
     yield shown(next_start(result))
+    assumed = assumed_line(result)
+    if assumed is not None:
+        yield shown(assumed)
     yield ""
     counts = _per_dir(result)
     for d in result.log_dirs:

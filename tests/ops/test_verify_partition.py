@@ -137,6 +137,8 @@ def test_log_directory_text_files(tmp_path):
         ("replication-offset-checkpoint", "checkpoint-file", "error", 10, None),
         # issue 13: the log-loading model says the log directory goes offline for it (R9.4)
         ("replication-offset-checkpoint", "load-fails", "error", None, None),
+        # and partition.metadata without a topic_id line fails t-0's load: NullPointerException (R9.6)
+        ("t-0", "load-fails", "error", None, None),
     ]
 
 

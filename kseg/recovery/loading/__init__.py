@@ -8,8 +8,9 @@ and every change Kafka would make is replayed on an in-memory picture
 * :func:`predict_broker` / :func:`predict_log_dir` -- ``LogManager.loadLogs`` (:mod:`.logdir`);
 * :func:`predict_partition` -- ``UnifiedLog.create`` / ``LogLoader.load`` (:mod:`.partition`),
   with :mod:`.startup` (leftovers, swaps, ``loadSegmentFiles``), :mod:`.segrecovery`
-  (``recoverSegment``), :mod:`.segments` (``readNextOffset``, ``recover``, replay),
-  :mod:`.snapshots` (producer snapshots), :mod:`.epochs` (leader-epoch cache),
+  (``recoverSegment``), :mod:`.split` (the overflow split), :mod:`.segments` (``readNextOffset``,
+  ``recover``, replay), :mod:`.snapshots` and :mod:`.producers` (producer snapshots, expiry, their
+  bytes), :mod:`.epochs` (leader-epoch cache), :mod:`.topicid` (``partition.metadata``),
   :mod:`.outcome` (issue 13's verdict).
 """
 

@@ -26,6 +26,7 @@ class LoadInputs:
     high_watermark: int | None = None
     kind: str = ""  # "", "delete", "future", "stray"
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED  # kseg's read cap for the control batches replayed
+    now_ms: int | None = None  # the broker's wall clock at the start (None: this machine's, when loading)
 
 
 class LoadState:

@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.recovery.clean_prefix import CleanPrefix
-from kseg.recovery.loading.checkpoints import read_checkpoint_file
+from kseg.recovery.loading.checkpoints import STORAGE_EXCEPTION, read_checkpoint_file
 from kseg.recovery.loading.model import (
     BROKER_STOPS,
     CREATE,
     DELETE,
+    DIR_OFFLINE,
+    FAILS,
     RENAME,
     Action,
     BrokerPrediction,
@@ -32,6 +35,9 @@ from kseg.recovery.loading.model import (
     PartitionPrediction,
 )
 from kseg.recovery.loading.partition import LoadInputs, predict_partition
+from kseg.recovery.loading.topicid import FILE as METADATA_FILE
+from kseg.recovery.loading.topicid import read_topic_id
+from kseg.segment import read_small_file
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
@@ -113,12 +119,18 @@ def predict_log_dir(
     path: str | os.PathLike[str],
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     prefixes: Mapping[str, CleanPrefix] | None = None,
+    now_ms: int | None = None,
 ) -> LogDirPrediction:
     """What the next start does in one log directory; reads only, never writes.
 
     ``max_batch_bytes`` is kseg's read cap for the control batches the load replays;
-    ``prefixes`` as for :func:`~kseg.recovery.loading.partition.predict_partition`.
+    ``prefixes`` as for :func:`~kseg.recovery.loading.partition.predict_partition`;
+    ``now_ms`` the broker's wall clock at that start (producer expiry, loading/producers.py),
+    by default this machine's clock now: Kafka uses its own clock at the start, so the
+    prediction is for a start made now.
     """
+    if now_ms is None:
+        now_ms = time.time_ns() // 1_000_000
     logdir = Path(path)
     pred = LogDirPrediction(str(logdir), (logdir / CLEAN_SHUTDOWN).exists())
     _log_dir_facts(pred, logdir)
@@ -135,23 +147,61 @@ def predict_log_dir(
         if kind == "" and key not in points:
             pred.directories_without_entries.append(part_path.name)
         inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind,
-                            max_batch_bytes)
-        prediction = predict_partition(part_path, topic, partition, inputs, prefixes)
-        _stray(prediction, part_path, kind)
-        pred.partitions.append(prediction)
+                            max_batch_bytes, now_ms)
+        pred.partitions.append(predict_partition(part_path, topic, partition, inputs, prefixes))
+    offline = any(c.reports_offline for c in pred.checkpoints.values())
+    reporters = [p for p in pred.partitions if _reports_offline(p)]
+    for (part_path, _, _, kind), prediction in zip(dirs, pred.partitions, strict=True):
+        _stray(prediction, part_path, kind, logdir, offline, [p for p in reporters if p is not prediction])
     _entries_without_directory(pred, {(t, p) for _, t, p, k in dirs if k != "delete"})
     return pred
 
 
-def _stray(prediction: PartitionPrediction, path: Path, kind: str) -> None:
-    """R1.5: a KRaft broker renames a partition without ``partition.metadata`` (no topic id) ``-stray``."""
-    if kind or prediction.error is not None or (path / "partition.metadata").exists():
+def _reports_offline(prediction: PartitionPrediction) -> bool:
+    """The load reported the log dir to ``LogDirFailureChannel`` at once (``CFH.read``/``PMF.read``, R9.4)."""
+    error = prediction.error
+    return error is not None and error.consequence == DIR_OFFLINE and error.exception == STORAGE_EXCEPTION
+
+
+def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path, offline: bool,
+           reporters: list[PartitionPrediction]) -> None:
+    """R1.5: a KRaft broker renames a partition without ``partition.metadata`` (no topic id) ``-stray``.
+
+    The other half of ``isStray`` -- the topic id unknown to the controller's metadata
+    image, or this broker not among the partition's replicas -- is not on disk: the
+    prediction says it assumes the image keeps the partition here (``assumed``).
+    ``-delete`` and ``-stray`` directories are never checked; ``-future`` ones are.
+
+    ``UnifiedLog.renameDir`` runs through ``LocalLog.maybeHandleIOException``, which
+    throws ``KafkaStorageException`` without a cause when the log dir is already in
+    the failure channel: ``LogManager`` does not catch that, the broker stops (R9.4).
+    A checkpoint read put it there before any partition loads; another partition's
+    failed read may or may not have run first (the recovery threads' order).
+    """
+    if kind in ("delete", "stray") or prediction.error is not None:
         return
-    prediction.actions.append(Action(RENAME, path.name, "R1.5", f"{LM}.loadLog (isStray -> UnifiedLog.renameDir)",
+    metadata = path / METADATA_FILE
+    if metadata.exists():
+        topic_id = read_topic_id(read_small_file(metadata), metadata.absolute())
+        prediction.assumed.append(f"the controller's metadata image knows topic id {topic_id} and lists this "
+                                  f"broker among the replicas of {prediction.topic}-{prediction.partition}; "
+                                  "otherwise Kafka renames the directory -stray (R1.5)")
+        return
+    method = f"{LM}.loadLog (isStray -> UnifiedLog.renameDir)"
+    if offline:
+        message = f"The log dir {os.path.abspath(logdir)} is already offline due to a previous IO exception."
+        prediction.error = LoadError(STORAGE_EXCEPTION, message, BROKER_STOPS, "R9.4",
+                                     f"{method} -> LocalLog.maybeHandleIOException")
+        prediction.outcome = FAILS
+        return
+    prediction.actions.append(Action(RENAME, path.name, "R1.5", method,
                                      detail="no partition.metadata: no topic id",
                                      target=f"{path.name}.<uuid>-stray"))
     if prediction.outcome == "clean":
         prediction.outcome = "rebuilt"
+    for other in reporters:
+        prediction.notes.append(f"the load of {Path(other.path).name} reports this log dir offline (R9.4); if it "
+                                "runs first, this rename throws KafkaStorageException and the broker stops")
 
 
 def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, int]]) -> None:
@@ -162,10 +212,15 @@ def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, i
 
 
 def predict_broker(
-    paths: Sequence[str | os.PathLike[str]], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+    paths: Sequence[str | os.PathLike[str]], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    now_ms: int | None = None,
 ) -> BrokerPrediction:
-    """Every log directory of one broker (``log.dirs``); the marker and checkpoints are per directory."""
-    broker = BrokerPrediction([predict_log_dir(p, max_batch_bytes) for p in paths])
+    """Every log directory of one broker (``log.dirs``); the marker and checkpoints are per directory.
+
+    ``now_ms``: the start's wall clock, one for all directories (default: now).
+    """
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    broker = BrokerPrediction([predict_log_dir(p, max_batch_bytes, now_ms=now) for p in paths])
     seen: dict[tuple[str, int, bool], PartitionPrediction] = {}
     for logdir in broker.log_dirs:
         for part in logdir.partitions:

@@ -106,6 +106,7 @@ class PartitionPrediction:
     leader_epochs: list[list[int]] | None = None  # None when the load fails before the cache exists
     actions: list[Action] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # rules the model does not follow for this partition
+    assumed: list[str] = field(default_factory=list)  # inputs not on disk the prediction assumes (R1.5)
 
     def as_json(self) -> dict[str, object]:
         """One ``{"type": "partition", ...}`` object of ``kseg triage --format json``."""

@@ -8,8 +8,10 @@ each step changes.  :func:`predict_partition` turns that into a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.epochs import EpochCache
@@ -19,11 +21,16 @@ from kseg.recovery.loading.outcome import finish_prediction
 from kseg.recovery.loading.segments import Seg, file_name, read_next_offset
 from kseg.recovery.loading.segrecovery import SegmentRecovery, SplitNotModelled, delete_segments
 from kseg.recovery.loading.snapshots import ProducerStates, rebuild_producer_state
-from kseg.recovery.loading.startup import load_segment_files, remove_temp_and_swap
+from kseg.recovery.loading.split import split_segment
+from kseg.recovery.loading.startup import load_segment_files, offset_from_name, remove_temp_and_swap
 from kseg.recovery.loading.state import PartitionDir
+from kseg.recovery.loading.topicid import FILE as METADATA_FILE
+from kseg.recovery.loading.topicid import topic_id_failure
 
 LONG_MAX = (1 << 63) - 1
 MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes
+MAX_SPLITS = 1000  # each split leaves segments that cannot overflow again; a bound all the same
+T = TypeVar("T")
 
 
 class Loader(LoadState):
@@ -36,10 +43,10 @@ class Loader(LoadState):
     def load(self) -> tuple[int, int, int]:
         """(log start offset, recovery point, log end offset) as ``LogLoader.load`` returns them (R1.4)."""
         inputs = self.inputs
-        remove_temp_and_swap(self.pdir)
-        load_segment_files(self, self.recovery.recover_early)
+        remove_temp_and_swap(self)
+        self._retry_on_overflow(lambda: load_segment_files(self, self.recovery.recover_early), in_map=False)
         if inputs.kind != "delete":
-            recovery_point, next_offset = self.recover_log()
+            recovery_point, next_offset = self._retry_on_overflow(self.recover_log, in_map=True)
             self.resize_active_indexes()
         else:  # R2.7
             if not self.segments:
@@ -52,6 +59,28 @@ class Loader(LoadState):
         rebuild_producer_state(self.psm, self.ordered(), log_start, next_offset, inputs.clean_shutdown,
                                self.recovery.replayer())
         return log_start, max(recovery_point, log_start), next_offset  # R1.6 raises rp to the log start
+
+    def _retry_on_overflow(self, step: Callable[[], T], in_map: bool) -> T:
+        """``LogLoader.retryOnOffsetOverflow`` (R4.4): split the overflowing segment and run ``step`` again.
+
+        ``in_map``: the step is ``recoverLog`` (the segment is in the map), not ``loadSegmentFiles``.
+        A split the model does not follow (:func:`~.split.plan_split`) ends the prediction with a note.
+        """
+        for _ in range(MAX_SPLITS):
+            overflowed = self._attempt(step)
+            if not isinstance(overflowed, SplitNotModelled):
+                return overflowed
+            if not split_segment(self, Seg(offset_from_name(overflowed.args[0], "R4.4", "LogLoader")), in_map):
+                raise overflowed
+        raise SplitNotModelled(f"more than {MAX_SPLITS} splits")
+
+    @staticmethod
+    def _attempt(step: Callable[[], T]) -> T | SplitNotModelled:
+        """``step``'s result, or the overflow it ran into."""
+        try:
+            return step()
+        except SplitNotModelled as overflowed:
+            return overflowed
 
     def recover_log(self) -> tuple[int, int]:
         """``LogLoader.recoverLog`` (R4.1-R4.6): (new recovery point, next offset)."""
@@ -109,6 +138,16 @@ def _values_from(segments: list[Seg], start: int) -> list[Seg]:
     return [s for s in segments if low is None or s.base >= low]
 
 
+def _initialize_topic_id(pdir: PartitionDir) -> None:
+    """``UnifiedLog.initializeTopicId`` (R1.6): a ``partition.metadata`` Kafka cannot read fails the load after it ran."""
+    data = pdir.current(METADATA_FILE)
+    if data is None:
+        return
+    failure = topic_id_failure(data, (pdir.path / METADATA_FILE).absolute())
+    if failure is not None:
+        raise LoadFailed(failure)
+
+
 __all__ = ["LoadInputs", "Loader", "predict_partition"]
 
 
@@ -125,12 +164,15 @@ def predict_partition(
                                log_start_offset_checkpoint=inputs.log_start_offset,
                                high_watermark=inputs.high_watermark)
     pdir = PartitionDir(path, path.name, prefixes)
+    pdir.now_ms = inputs.now_ms if inputs.now_ms is not None else time.time_ns() // 1_000_000
     loader: Loader | None = None
     try:
         epochs = EpochCache.load(pdir)  # R1.3 (3)
         psm = ProducerStates(pdir, "R6.3b", inputs.max_batch_bytes)  # R1.3 (4)
         loader = Loader(pdir, inputs, epochs, psm)
-        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = loader.load()
+        offsets = loader.load()
+        _initialize_topic_id(pdir)  # in the UnifiedLog constructor, after the load (R1.6)
+        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = offsets
         pred.leader_epochs = epochs.as_lists()
     except LoadFailed as failed:
         pred.error = failed.error

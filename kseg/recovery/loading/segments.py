@@ -13,6 +13,7 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from kseg.format.walk import BatchWalk, Frame
 from kseg.index import OFFSET_ENTRY
 from kseg.recovery.indexes import IndexBuild, RecoveryFailure, build_indexes
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
+from kseg.recovery.loading.producers import EntryTracker
 from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.producer_state import RecoveryAbort, TxnTracker, track_producer_batch
 from kseg.segment import MappedFile
@@ -51,6 +53,22 @@ class Seg:
 
     def name(self, kind: str) -> str:
         return file_name(self.base, kind + self.suffix)
+
+
+@contextmanager
+def log_bytes(pdir: PartitionDir, name: str) -> Iterator[tuple[Buf, MappedFile | None]]:
+    """The current bytes of ``name`` (read ``[:pdir.size(name)]``) and the mapped file behind them, if any.
+
+    A file the load wrote is held in memory (``VFile.data``: the later parts of an overflow split,
+    R4.4) or is empty (a new active segment); every other file is mapped read-only.
+    """
+    vfile = pdir.files.get(name)
+    if vfile is None or vfile.source is None:
+        data = b"" if vfile is None or vfile.data is None else vfile.data
+        yield data, None
+        return
+    with MappedFile(vfile.source) as mapped:
+        yield mapped.buf, mapped
 
 
 def _stops(exception: str, message: str, rule: str, method: str) -> LoadFailed:
@@ -140,13 +158,12 @@ def next_offset_of(buf: Buf, size: int, index: bytes, base: int, path: Path) -> 
 
 def read_next_offset(pdir: PartitionDir, seg: Seg) -> int:
     """``readNextOffset`` of a segment of the picture (its ``.index`` as the load left it)."""
-    source = pdir.source(seg.name(".log"))
+    if not pdir.exists(seg.name(".log")):
+        return seg.base
     index = pdir.current(seg.name(".index")) or b""
-    if source is None:
-        return seg.base  # a segment the load created: empty
     path = (pdir.path / seg.name(".log")).absolute()
-    with MappedFile(source) as mapped:
-        return next_offset_of(mapped.buf, pdir.size(seg.name(".log")), index, seg.base, path)
+    with log_bytes(pdir, seg.name(".log")) as (buf, _):
+        return next_offset_of(buf, pdir.size(seg.name(".log")), index, seg.base, path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,24 +184,47 @@ def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
 
     One walk: the build carries the epochs ``recover`` assigned and its map end.  Where the
     caller walked these bytes already (verify), the loop goes on from the clean prefix it ran
+    (``pdir.prefixes``, :mod:`kseg.recovery.clean_prefix`) rather than from byte 0.  A tracker
+    that keeps the producer map (:class:`~.producers.EntryTracker`) is then fed the producer
+    batches ``recover`` applied (``updateProducerState``, up to where it stopped).
+    """
+    recovered = _run_recover(pdir, seg, tracker)
+    if isinstance(tracker, EntryTracker) and recovered.build.valid_bytes > 0:
+        with log_bytes(pdir, seg.name(".log")) as (buf, _):
+            end = min(recovered.build.valid_bytes, pdir.size(seg.name(".log")))
+            for pos, _, _, header, _ in BatchWalk(buf, 0, end, strict=False).frames():
+                if header is not None and header[9] >= 0:
+                    tracker.record_at(buf, pos, header)
+    return recovered
+
+
+def _run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
+    """The recover loop itself (:func:`run_recover`).
+
+    One walk: the build carries the epochs ``recover`` assigned and its map end.  Where the
+    caller walked these bytes already (verify), the loop goes on from the clean prefix it ran
     (``pdir.prefixes``, :mod:`kseg.recovery.clean_prefix`) rather than from byte 0.
     """
     source = pdir.source(seg.name(".log"))
-    size = pdir.size(seg.name(".log"))
-    if source is None or size == 0:
+    size = pdir.size(seg.name(".log")) if pdir.exists(seg.name(".log")) else 0
+    if size == 0:
         return Recovered(build_indexes(b"", seg.base, txn=tracker), [], None)
-    key = (seg.base, str(source), size, tracker.state())
+    where = str(source) if source is not None else f"memory:{seg.name('.log')}"
+    key = (seg.base, where, size, tracker.state())
     if key in pdir.recoveries:  # the same bytes from the same producer state: the same recovery
         recovered, after = pdir.recoveries[key]
         tracker.restore(after)
         return recovered
-    prefix = pdir.prefixes.get(os.path.abspath(source))
-    with MappedFile(source, readable=True) as mapped:
-        try:
-            build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size, prefix=prefix,
-                                  read_into=mapped.read_into)
-        except LimitExceeded as err:  # kseg's read cap, not Kafka's: the model cannot go on
-            raise err.with_path(str(source)) from None
+    try:
+        if source is None:  # written by this load (an overflow split's later part)
+            build = build_indexes(pdir.files[seg.name(".log")].data or b"", seg.base, txn=tracker, end=size)
+        else:
+            prefix = pdir.prefixes.get(os.path.abspath(source))
+            with MappedFile(source, readable=True) as mapped:
+                build = build_indexes(mapped.buf, seg.base, txn=tracker, end=size, prefix=prefix,
+                                      read_into=mapped.read_into)
+    except LimitExceeded as err:  # kseg's read cap, not Kafka's: the model cannot go on
+        raise err.with_path(where) from None
     recovered = Recovered(build, list(build.epochs), build.map_end)
     pdir.recoveries[key] = (recovered, tracker.state())
     return recovered
@@ -212,14 +252,12 @@ def replay(pdir: PartitionDir, seg: Seg, start_offset: int, end_offset: int | No
     Batches are not CRC-checked; a control record Kafka cannot parse, or a
     size below 14, throws out of the load: the broker stops.
     """
-    source = pdir.source(seg.name(".log"))
-    if source is None:
+    if not pdir.exists(seg.name(".log")):
         return
     size = pdir.size(seg.name(".log"))
     path = (pdir.path / seg.name(".log")).absolute()
     index = pdir.current(seg.name(".index")) or b""
-    with MappedFile(source) as mapped:
-        buf = mapped.buf
+    with log_bytes(pdir, seg.name(".log")) as (buf, _):
         max_position = size
         if end_offset is not None:
             found = search_position(buf, index_lookup(index, seg.base, end_offset)[1], size, end_offset, path)
@@ -232,12 +270,15 @@ def replay(pdir: PartitionDir, seg: Seg, start_offset: int, end_offset: int | No
                 if header is not None and header[9] >= 0:
                     _replay_batch(buf, pos, tracker)
         except LimitExceeded as err:  # kseg's read cap, not Kafka's: the model cannot go on
-            raise err.with_path(str(source)) from None
+            raise err.with_path(str(path)) from None
 
 
 def _replay_batch(buf: Buf, pos: int, tracker: TxnTracker) -> None:
     try:
-        track_producer_batch(tracker, V2Batch(buf, pos))
+        batch = V2Batch(buf, pos)
+        track_producer_batch(tracker, batch)
+        if isinstance(tracker, EntryTracker):
+            tracker.record(batch)
     except InvalidRecord as err:
         raise _stops(INVALID_RECORD, err.message, "R6.4",
                      "UnifiedLog.loadProducersFromRecords -> ControlRecordType.parseTypeId") from None
@@ -247,23 +288,20 @@ def _replay_batch(buf: Buf, pos: int, tracker: TxnTracker) -> None:
 
 def has_overflow(pdir: PartitionDir, seg: Seg, partial_index: bytes) -> bool:
     """``LogSegment.hasOverflow`` right after ``recover`` threw: the last batch's last offset past base + MAX_INT."""
-    source = pdir.source(seg.name(".log"))
-    if source is None:
+    if not pdir.exists(seg.name(".log")):
         return False
     path = (pdir.path / seg.name(".log")).absolute()
-    with MappedFile(source) as mapped:
-        next_offset = next_offset_of(mapped.buf, pdir.size(seg.name(".log")), partial_index, seg.base, path)
+    with log_bytes(pdir, seg.name(".log")) as (buf, _):
+        next_offset = next_offset_of(buf, pdir.size(seg.name(".log")), partial_index, seg.base, path)
     return next_offset > seg.base and not 0 <= next_offset - 1 - seg.base <= MAX_RELATIVE_OFFSET
 
 
 def framed_range(pdir: PartitionDir, seg: Seg, start: int, end: int | None, from_offset: int) -> tuple[int, int] | None:
     """(first, last) offsets that whole frames in ``[start, end)`` claim at or above ``from_offset`` (no CRC)."""
-    source = pdir.source(seg.name(".log"))
-    if source is None:
+    if not pdir.exists(seg.name(".log")):
         return None
     first = last = None
-    with MappedFile(source) as mapped:
-        buf = mapped.buf
+    with log_bytes(pdir, seg.name(".log")) as (buf, _):
         for pos, _, magic, header, _ in BatchWalk(buf, start, end, strict=False).frames():
             low, high = _frame_offsets(buf, pos, magic, header)
             if high < from_offset:
@@ -271,3 +309,14 @@ def framed_range(pdir: PartitionDir, seg: Seg, start: int, end: int | None, from
             first = max(from_offset, low) if first is None else min(first, max(from_offset, low))
             last = high if last is None else max(last, high)
     return None if first is None or last is None else (first, last)
+
+
+def framed_batches(pdir: PartitionDir, name: str) -> set[tuple[int, int]]:
+    """(base, last) offsets of every whole frame of file ``name`` as it is now (no CRC), as a set."""
+    if not pdir.exists(name):
+        return set()
+    found = set()
+    with log_bytes(pdir, name) as (buf, _):
+        for pos, _, magic, header, _ in BatchWalk(buf, 0, pdir.size(name), strict=False).frames():
+            found.add(_frame_offsets(buf, pos, magic, header))
+    return found

@@ -11,14 +11,18 @@ recovery of the next segment needs.  :func:`rebuild_producer_state` is
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from kseg.errors import KsegError
-from kseg.format.snapshot import check_snapshot, read_snapshot
-from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
+from kseg.format.snapshot import ProducerEntry, check_snapshot, read_snapshot
+from kseg.recovery.loading.model import BROKER_STOPS, CREATE, DELETE, LoadError, LoadFailed
+from kseg.recovery.loading.producers import EntryTracker
 from kseg.recovery.loading.segments import Seg, file_name
 from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.producer_state import TxnTracker
+from kseg.segment import read_small_file
 
 SUFFIX = ".snapshot"
 PSM = "ProducerStateManager"
@@ -46,7 +50,12 @@ class ProducerStates:
         self.max_batch_bytes = max_batch_bytes  # the read cap of every tracker this manager starts
         self.snapshots = snapshot_offsets(pdir)
         self.last_snap = self.last_map = 0
-        self.tracker = TxnTracker(max_batch_bytes)
+        self.tracker = self._new_tracker()
+
+    def _new_tracker(self) -> EntryTracker:
+        """An empty producer map; expiry is judged against the load's wall clock (``pdir.now_ms``)."""
+        now = self.pdir.now_ms if self.pdir.now_ms is not None else time.time_ns() // 1_000_000
+        return EntryTracker(self.max_batch_bytes, now)
 
     def latest_snapshot(self) -> int | None:
         return max(self.snapshots) if self.snapshots else None
@@ -62,43 +71,70 @@ class ProducerStates:
             if offset > log_end or offset <= log_start:
                 self._delete(offset, "truncateAndReload")
         if log_end != self.last_map:
-            self.tracker = TxnTracker(self.max_batch_bytes)
+            self.tracker = self._new_tracker()
             self._load_from_snapshot(log_start)
 
     def _load_from_snapshot(self, log_start: int) -> None:
-        """``loadFromSnapshot``: the newest readable snapshot; a corrupt one is deleted and the next tried."""
+        """``loadFromSnapshot``: the newest readable snapshot; a corrupt one is deleted and the next tried.
+
+        Its entries are loaded but for the expired ones (:mod:`.producers`).
+        """
         while self.snapshots:
             offset = max(self.snapshots)
-            entries = self._read(self.snapshots[offset])
-            if entries is None:
+            name = self.snapshots[offset]
+            corrupt, entries = self._read(name)
+            if corrupt:
                 self._delete(offset, "loadFromSnapshot (CorruptSnapshotException)")
                 continue
-            for producer_id, txn_first in entries:
-                self.tracker.append_data(producer_id, txn_first, True)
+            if entries is None:  # written by this load with content the model does not know
+                for producer_id, txn_first in self.pdir.written_snapshots.get(name, []):
+                    self.tracker.append_data(producer_id, txn_first, True)
+            self.tracker.load(entries)
             self.last_snap = self.last_map = offset
             return
         self.last_snap = self.last_map = log_start
 
-    def _read(self, name: str) -> list[tuple[int, int]] | None:
-        """(producer id, open transaction's first offset) of a snapshot, None if Kafka finds it corrupt."""
+    def _read(self, name: str) -> tuple[bool, list[ProducerEntry] | None]:
+        """(Kafka finds it corrupt, its entries -- None if written here with content the model does not know)."""
         data = self.pdir.current(name)
         if data is None:
-            return self.pdir.written_snapshots.get(name, [])  # written by this load
+            return False, None
         try:
             snapshot = read_snapshot(data)
             check_snapshot(snapshot)
         except KsegError:
-            return None
-        return [(e.producer_id, e.current_txn_first_offset) for e in snapshot.entries if e.current_txn_first_offset >= 0]
+            return True, None
+        return False, list(snapshot.entries)
 
     def take_snapshot(self, rule: str | None = None) -> None:
-        """``takeSnapshot``: a new file only when the map end passed the last snapshot."""
+        """``takeSnapshot``: a new file only when the map end passed the last snapshot.
+
+        Its bytes are predicted while the producer map is known (:mod:`.producers`); a snapshot
+        the load deleted and writes again with the bytes it had is no change.
+        """
         if self.last_map > self.last_snap:
             name = file_name(self.last_map, SUFFIX)
-            self.pdir.rewrite(name, 0, rule or self.rule, f"{PSM}.takeSnapshot", f"snapshot at {self.last_map}")
+            method, detail = f"{PSM}.takeSnapshot", f"snapshot at {self.last_map}"
+            if self.tracker.expired:
+                detail += f" (expired at load, dropped: producer ids {', '.join(map(str, self.tracker.expired))})"
+            data = self.tracker.snapshot_bytes()
+            if data is None:
+                self.pdir.rewrite(name, 0, rule or self.rule, method, detail)
+            else:
+                self.pdir.write(name, data, rule or self.rule, method, detail)
+                self._same_as_before(name, data)
             self.pdir.written_snapshots[name] = list(self.tracker.open_transactions.items())
             self.snapshots[self.last_map] = name
             self.last_snap = self.last_map
+
+    def _same_as_before(self, name: str, data: bytes) -> None:
+        """A snapshot deleted earlier in this load and now written with its original bytes: no change."""
+        original = self.pdir.path / name
+        if not original.is_file() or read_small_file(original) != data:
+            return
+        rel = self.pdir.rel(name)
+        self.pdir.actions[:] = [replace(a, changes_content=False) if a.path == rel and a.kind in (DELETE, CREATE)
+                                else a for a in self.pdir.actions]
 
     def remove_strays(self, bases: Sequence[int]) -> None:
         """``removeStraySnapshots`` (R6.2): of the non-base snapshots only the newest may stay, above every base."""
@@ -123,7 +159,7 @@ class ProducerStates:
         """``truncateFullyAndStartAt`` (R8.2): every snapshot the manager knows is deleted."""
         for snap in list(self.snapshots):
             self._delete(snap, "truncateFullyAndStartAt", "R8.2")
-        self.tracker = TxnTracker(self.max_batch_bytes)
+        self.tracker = self._new_tracker()
         self.last_snap, self.last_map = 0, offset
 
 

@@ -15,9 +15,15 @@ from collections.abc import Callable
 from kseg.index import TXN_ENTRY, read_txn_index
 from kseg.recovery.loading.loadstate import LoadState
 from kseg.recovery.loading.model import BROKER_STOPS, DIR_OFFLINE, LoadError, LoadFailed
-from kseg.recovery.loading.segments import INDEX_SUFFIXES, Seg, file_name, next_offset_of
+from kseg.recovery.loading.segments import (
+    INDEX_SUFFIXES,
+    Seg,
+    file_name,
+    framed_batches,
+    log_bytes,
+    next_offset_of,
+)
 from kseg.recovery.loading.state import PartitionDir
-from kseg.segment import MappedFile
 
 LL = "LogLoader"
 SWAP, CLEANED, DELETED = ".swap", ".cleaned", ".deleted"
@@ -45,8 +51,9 @@ def _parse_or_none(name: str) -> int | None:
         return None
 
 
-def remove_temp_and_swap(pdir: PartitionDir) -> None:
-    """R2.1-R2.4, in order."""
+def remove_temp_and_swap(loader: LoadState) -> None:
+    """R2.1-R2.4, in order; segments a swap replaces count as deleted, their batches not in it as lost."""
+    pdir = loader.pdir
     method = f"{LL}.removeTempFilesAndCollectSwapFiles"
     swaps: list[str] = []
     cleaned: list[str] = []
@@ -70,11 +77,20 @@ def remove_temp_and_swap(pdir: PartitionDir) -> None:
             valid.append(name)
     for name in cleaned:
         pdir.delete(name, "R2.1", method, "leftover of an unfinished clean")
-    _complete_swaps(pdir, valid)
+    _complete_swaps(loader, valid)
 
 
-def _complete_swaps(pdir: PartitionDir, swaps: list[str]) -> None:
-    """R2.2-R2.4: delete what the ``.log.swap`` segments replace, then rename every swap."""
+def _complete_swaps(loader: LoadState, swaps: list[str]) -> None:
+    """R2.2-R2.4: delete what the ``.log.swap`` segments replace, then rename every swap.
+
+    Every file named with an offset in ``[min swap base, max swap next offset)`` goes
+    (``LogLoader.load``'s second pass), so one ``.log.swap`` written by the cleaner for
+    several segments deletes all of them.  A ``.log`` deleted there and not taken over by
+    a swap of the same name is a deleted segment; batches of the replaced ``.log`` files
+    that no swap holds are lost offsets (the cleaner removed them on purpose, or the
+    swap is not what it claims).
+    """
+    pdir = loader.pdir
     low, high = 1 << 63, -(1 << 63)
     for name in sorted(swaps):
         if not name[: -len(SWAP)].endswith(".log"):
@@ -87,23 +103,35 @@ def _complete_swaps(pdir: PartitionDir, swaps: list[str]) -> None:
             pdir.files[seg.name(".index")].data = bytes(8)
         low = min(low, base)
         high = max(high, _swap_next_offset(pdir, seg))
+    before: set[tuple[int, int]] = set()
+    replaced: list[int] = []
     for name in sorted(pdir.names()):
         offset = None if name.endswith(SWAP) else _parse_or_none(name)
         if offset is not None and low <= offset < high:
+            if _is_segment_log(name):
+                before |= framed_batches(pdir, name)
+                replaced.append(offset)
             pdir.delete(name, "R2.3", f"{LL}.load", "replaced by a .swap segment")
+    after: set[tuple[int, int]] = set()
     for name in sorted(pdir.names()):
         if name.endswith(SWAP):
+            if _is_segment_log(name[: -len(SWAP)]):
+                after |= framed_batches(pdir, name)
             pdir.rename(name, name[: -len(SWAP)], "R2.4", f"{LL}.load", "swap completes the replacement")
+    loader.deleted.extend(b for b in replaced if not pdir.exists(file_name(b, ".log")))
+    loader.lost.extend(sorted(before - after))
+
+
+def _is_segment_log(name: str) -> bool:
+    """A ``<20 digits>.log`` name: the segment files whose deletion and batches the verdict counts."""
+    return len(name) == 24 and name.endswith(".log") and name[:20].isdigit()
 
 
 def _swap_next_offset(pdir: PartitionDir, seg: Seg) -> int:
-    source = pdir.source(seg.name(".log"))
-    if source is None:
-        return seg.base
     index = pdir.current(seg.name(".index")) or b""
-    with MappedFile(source) as mapped:
-        path = (pdir.path / seg.name(".log")).absolute()
-        return next_offset_of(mapped.buf, pdir.size(seg.name(".log")), index, seg.base, path)
+    path = (pdir.path / seg.name(".log")).absolute()
+    with log_bytes(pdir, seg.name(".log")) as (buf, _):
+        return next_offset_of(buf, pdir.size(seg.name(".log")), index, seg.base, path)
 
 
 def load_segment_files(loader: LoadState, recover_early: Callable[[Seg], None]) -> None:

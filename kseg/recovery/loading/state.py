@@ -46,6 +46,8 @@ class PartitionDir:
         #: the recovery loop over the leading clean batches of .log files the caller walked already,
         #: by absolute path (verify: kseg.recovery.clean_prefix); used only for the same bytes
         self.prefixes: Mapping[str, CleanPrefix] = prefixes or {}
+        #: the wall clock of the load (ms): which reloaded producers are expired (loading/producers.py)
+        self.now_ms: int | None = None
         with os.scandir(path) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=True):

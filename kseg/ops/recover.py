@@ -60,6 +60,7 @@ from kseg.ops.recover_inputs import (
     tracker_before,
 )
 from kseg.ops.recover_kafka import (
+    KafkaView,
     Startup,
     kafka_views,
     predict,
@@ -67,7 +68,8 @@ from kseg.ops.recover_kafka import (
     startup_from,
     with_recovers_from,
 )
-from kseg.ops.recover_output import write_log_dir_files, write_partition_files
+from kseg.ops.recover_kept import write_kept_segments
+from kseg.ops.recover_output import write_kept_partition_files, write_log_dir_files, write_partition_files
 from kseg.ops.recover_report import (
     CREATED,
     DRY_RUN,
@@ -76,6 +78,8 @@ from kseg.ops.recover_report import (
     OUTPUT,
     REPLACED,
     SEG_DRY_RUN,
+    SEG_KAFKA_DELETES,
+    SEG_KEPT_AS_KAFKA,
     SEG_REFUSED,
     SEG_REWRITTEN,
     SEG_UNTOUCHED,
@@ -263,8 +267,8 @@ def _recover_log_dir(
         part_out = None if out_dir is None else out_dir / source.directory.name
         reports.append(recover_partition(source.directory, source, startup, predicted, target, part_out,
                                          salvage, interval, cap))
-    written = write_log_dir_files(path, out_dir, reports) if out_dir is not None else ()
-    return LogDirReport(path, salvage, target, out_dir, prediction, tuple(reports), written)
+    written, carried, changes = write_log_dir_files(path, out_dir, reports) if out_dir is not None else ((), (), ())
+    return LogDirReport(path, salvage, target, out_dir, prediction, tuple(reports), written, carried, changes)
 
 
 def recover_partition(
@@ -285,22 +289,25 @@ def recover_partition(
     tracker = tracker_before(source, max_batch_bytes)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
+    whole_output = target == OUTPUT and source.whole_partition and out_dir is not None
+    as_kafka = whole_output and not salvage and _kafka_keeps_something(prediction)
     results: list[_Done] = []
     for log in source.logs:
-        done, tracker = _recover_one(log, tracker, target, out_dir, salvage, interval)
+        done, tracker = _recover_one(log, tracker, DRY_RUN if as_kafka else target, out_dir, salvage, interval)
         results.append(done)
     startup = with_recovers_from(startup, prediction)
     views, deletion = kafka_views(startup, prediction, source.all_logs, {log: plan for log, plan, *_ in results})
-    segments = tuple(
-        SegmentOutcome(log, plan, views[log], action, build, files)
-        for log, plan, action, build, files in results
-    )
     copied: tuple[Written, ...] = ()
     written: tuple[Written, ...] = ()
+    left: tuple[tuple[Path, str], ...] = ()
     log_end, log_start = None, 0
-    whole_output = target == OUTPUT and source.whole_partition
-    if whole_output and out_dir is not None:
-        copied, written, log_end, log_start = write_partition_files(
+    if as_kafka and out_dir is not None:
+        results, copied, written, left = _write_as_kafka(source.directory, out_dir, prediction, results,
+                                                         interval, max_batch_bytes)
+        log_end, log_start = _kafka_ends(prediction, out_dir)
+    elif whole_output and out_dir is not None:
+        segments = _outcomes(results, views)
+        copied, written, log_end, log_start, left = write_partition_files(
             source.directory, out_dir, segments, prediction, startup.log_start_offset, max_batch_bytes
         )
     return Report(
@@ -310,16 +317,66 @@ def recover_partition(
         out_dir,
         source.whole_partition,
         startup,
-        segments,
+        _outcomes(results, views),
         deletion,
         () if source.whole_partition else later_segments(source),
         copied,
-        not_copied(source.directory) if whole_output else (),
+        _left_out(source.directory, left, as_kafka) if whole_output else (),
         prediction,
         written,
         log_end,
         log_start,
+        as_kafka,
     )
+
+
+def _left_out(directory: Path, left: tuple[tuple[Path, str], ...], as_kafka: bool) -> tuple[tuple[Path, str], ...]:
+    """The partition's files OUTDIR does not get, and why (what Kafka keeps of snapshots is copied)."""
+    found = not_copied(directory)
+    if as_kafka:
+        why = "producer snapshot: Kafka's load deletes or rewrites it; OUTDIR has the snapshots Kafka leaves"
+        found = tuple((path, why if path.suffix == ".snapshot" else reason) for path, reason in found)
+    return found + left
+
+
+def _outcomes(results: list[_Done], views: dict[Path, KafkaView]) -> tuple[SegmentOutcome, ...]:
+    return tuple(
+        SegmentOutcome(log, plan, views[log], action, build, files) for log, plan, action, build, files in results
+    )
+
+
+def _kafka_keeps_something(prediction: PartitionPrediction) -> bool:
+    """The model finishes the load of this partition: what Kafka keeps is known (else: kseg's own cut)."""
+    return prediction.error is None and prediction.log_end_offset is not None and not prediction.kind
+
+
+def _kafka_ends(prediction: PartitionPrediction, out_dir: Path) -> tuple[int | None, int]:
+    """(log end, log-start checkpoint entry) of OUTDIR: Kafka's own; the entry only above the first base."""
+    log_end = prediction.log_end_offset
+    log_start = prediction.log_start_offset or 0
+    bases = [base_offset_from_name(log) or 0 for log in out_dir.glob("*.log")]
+    return log_end, (log_start if bases and log_start > min(bases) else 0)
+
+
+def _write_as_kafka(
+    directory: Path, out_dir: Path, prediction: PartitionPrediction, results: list[_Done], interval: int, cap: int
+) -> tuple[list[_Done], tuple[Written, ...], tuple[Written, ...], tuple[tuple[Path, str], ...]]:
+    """OUTDIR gets the files Kafka's next start keeps; each input segment's outcome says what became of it."""
+    files, per_log = write_kept_segments(directory, out_dir, prediction, interval, cap)
+    done: list[_Done] = []
+    for log, plan, _, build, _ in results:
+        kept = files.get(log.name)
+        if kept is None or kept.source != log:
+            done.append((log, plan, SEG_KAFKA_DELETES, build, ()))
+        elif not per_log.get(log.name):
+            per_log.pop(log.name, None)
+            done.append((log, plan, SEG_REFUSED, build, ()))
+        else:
+            action = SEG_KEPT_AS_KAFKA if kept.size == plan.size and plan.changed else SEG_WRITTEN
+            done.append((log, plan, action, build, per_log.pop(log.name)))
+    copied, written, left = write_kept_partition_files(out_dir, files, prediction, cap)
+    others = tuple(w for files_of in per_log.values() for w in files_of if w.kind == "log")
+    return done, copied, others + written, left
 
 
 def _recover_one(

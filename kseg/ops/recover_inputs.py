@@ -123,8 +123,10 @@ def refuse_log_dir_outputs(log_dir: Path, sources: list[Input], out_dir: Path) -
         raise RecoverRefused(f"{out_dir} is the input log directory; use --in-place (keeps backups) or another -o")
     if out_dir.exists() and not out_dir.is_dir():
         raise RecoverRefused(f"{out_dir}: not a directory")
-    for name in LOG_DIR_FILES:
-        if (out_dir / name).exists():
+    recovered = {source.directory.name for source in sources}
+    carried = [entry.name for entry in log_dir.iterdir() if entry.name not in recovered]  # copied as they are
+    for name in (*LOG_DIR_FILES, *carried):
+        if (out_dir / name).exists() or (out_dir / name).is_symlink():
             raise RecoverRefused(f"{out_dir / name} exists; refusing to replace it (choose an empty -o directory)")
     for source in sources:
         refuse_outputs(source, out_dir / source.directory.name)

@@ -20,17 +20,19 @@ written and fsynced whole, so the next start recovers nothing (R4.1).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from kseg.errors import KsegError, LimitExceeded
-from kseg.format.checkpoints import read_leader_epochs
+from kseg.format.checkpoints import parse_partition_metadata, read_leader_epochs
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import decode_end_txn_marker
 from kseg.format.snapshot import ProducerEntry, encode_snapshot
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
-from kseg.ops.recover_report import CREATED, Report, SegmentOutcome, Written
+from kseg.ops.recover_kept import KeptFile
+from kseg.ops.recover_report import CREATED, CheckpointChange, Report, SegmentOutcome, Written
 from kseg.recovery.loading import PartitionPrediction
 from kseg.recovery.loading.checkpoints import format_checkpoint
 from kseg.recovery.loading.logdir import (
@@ -193,22 +195,21 @@ def output_log_end(outcomes: Sequence[SegmentOutcome]) -> int | None:
 def write_partition_files(
     directory: Path, out_dir: Path, outcomes: Sequence[SegmentOutcome], prediction: PartitionPrediction | None,
     log_start_checkpoint: int, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
-) -> tuple[tuple[Written, ...], tuple[Written, ...], int | None, int]:
+) -> tuple[tuple[Written, ...], tuple[Written, ...], int | None, int, tuple[tuple[Path, str], ...]]:
     """``partition.metadata`` copied; epochs and a producer snapshot written as the load would leave them.
 
-    Returns (copied, written, the output's log end, the log-start checkpoint entry to write (0: none)).
+    Returns (copied, written, the output's log end, the log-start checkpoint entry to write (0: none),
+    the files left out with the reason: a broken ``partition.metadata``).
     """
-    copied = []
-    if (directory / METADATA_FILE).is_file():
-        data = read_small_file(directory / METADATA_FILE)
-        write_file(out_dir / METADATA_FILE, data)
-        copied.append(Written(METADATA_FILE, out_dir / METADATA_FILE, CREATED, len(data)))
+    meta = directory / METADATA_FILE
+    copied, left = _metadata(KeptFile(METADATA_FILE, meta, 0) if meta.is_file() else None, out_dir)
     log_end = output_log_end(outcomes)
     if log_end is None:
-        return tuple(copied), (), None, 0
+        return tuple(copied), (), None, 0, tuple(left)
     logs = [o.files[0].path for o in outcomes if o.files]
     first_base = next(o.plan.base_offset for o in outcomes if o.files)
-    log_start = min(log_start_checkpoint, log_end) if log_start_checkpoint > first_base else 0
+    # a log start at or past the salvaged log end would hide every batch kept: the entry is dropped
+    log_start = log_start_checkpoint if first_base < log_start_checkpoint < log_end else 0
     cached, beyond = cached_epochs(prediction, directory)
     epochs = output_epochs(cached, batch_epochs(logs, beyond), log_end, log_start)
     data = format_checkpoint(epochs)
@@ -219,7 +220,64 @@ def write_partition_files(
         data = producer_snapshot(logs, max_batch_bytes)
         write_file(snapshot, data)
         written.append(Written("snapshot", snapshot, CREATED, len(data)))
-    return tuple(copied), tuple(written), log_end, log_start
+    return tuple(copied), tuple(written), log_end, log_start, tuple(left)
+
+
+# -- one partition of OUTDIR as Kafka keeps it (the default mode) ------------------------------------
+
+
+def _metadata(kept: KeptFile | None, out_dir: Path) -> tuple[list[Written], list[tuple[Path, str]]]:
+    """``partition.metadata`` copied when Kafka can read it; a broken one is left out, and why."""
+    if kept is None or kept.source is None:
+        return [], []
+    data = read_small_file(kept.source)
+    try:
+        parse_partition_metadata(data)
+    except KsegError as err:
+        why = (f"Kafka's reader throws on it ({err}); without it a KRaft broker renames the directory "
+               "<topic>-<partition>.<uuid>-stray: write 'version: 0' and 'topic_id: <the topic's id>' into "
+               "OUTDIR's copy before starting a broker on it")
+        return [], [(kept.source, why)]
+    write_file(out_dir / METADATA_FILE, data)
+    return [Written(METADATA_FILE, out_dir / METADATA_FILE, CREATED, len(data))], []
+
+
+def _kept_epochs(kept: KeptFile | None, prediction: PartitionPrediction) -> bytes | None:
+    """``leader-epoch-checkpoint`` as Kafka leaves it: the input's if never written, else Kafka's cache."""
+    if kept is None:
+        return None
+    if kept.source is not None:
+        return read_small_file(kept.source)[: kept.size]
+    if kept.size == 0:
+        return b""  # created by CheckpointFile's constructor and never written (R7.2)
+    return format_checkpoint([(e, s) for e, s in prediction.leader_epochs or []])
+
+
+def write_kept_partition_files(
+    out_dir: Path, files: dict[str, KeptFile], prediction: PartitionPrediction, max_batch_bytes: int
+) -> tuple[tuple[Written, ...], tuple[Written, ...], tuple[tuple[Path, str], ...]]:
+    """Beside the segments Kafka keeps: its epoch checkpoint, its snapshots and ``partition.metadata``.
+
+    Returns (copied, written, left out with the reason).  A snapshot Kafka keeps is copied; one it
+    writes is kseg's replay of the output's segments below its offset (``writeSnapshot``'s fields).
+    """
+    copied, left = _metadata(files.get(METADATA_FILE), out_dir)
+    written = []
+    epochs = _kept_epochs(files.get(EPOCH_FILE), prediction)
+    if epochs is not None:
+        write_file(out_dir / EPOCH_FILE, epochs)
+        written.append(Written(EPOCH_FILE, out_dir / EPOCH_FILE, CREATED, len(epochs),
+                               len(prediction.leader_epochs or [])))
+    logs = [out_dir / name for name in sorted(files) if name.endswith(".log") and (out_dir / name).is_file()]
+    for name in sorted(n for n in files if n.endswith(".snapshot") and n[:20].isdigit()):
+        kept = files[name]
+        if kept.source is not None:
+            data = read_small_file(kept.source)
+        else:
+            data = producer_snapshot([log for log in logs if int(log.name[:20]) < int(name[:20])], max_batch_bytes)
+        write_file(out_dir / name, data)
+        written.append(Written("snapshot", out_dir / name, CREATED, len(data)))
+    return tuple(copied), tuple(written), tuple(left)
 
 
 # -- the log directory of OUTDIR ---------------------------------------------------------------
@@ -243,8 +301,44 @@ def _log_dir_entries(reports: Sequence[Report], hw: dict[tuple[str, int], int]) 
     return [points, starts, marks]
 
 
-def write_log_dir_files(log_dir: Path, out_dir: Path, reports: Sequence[Report]) -> tuple[Written, ...]:
-    """The marker, the checkpoints (``LogManager``'s text format) and ``meta.properties`` of OUTDIR."""
+def checkpoint_changes(log_dir: Path, files: Sequence[tuple[str, dict[tuple[str, int], int]]]) -> tuple[CheckpointChange, ...]:
+    """Each entry of the input's checkpoints that OUTDIR's copy changes, adds or drops."""
+    changes: list[CheckpointChange] = []
+    for name, after in files:
+        before = read_offsets(log_dir, name).entries
+        changes.extend(
+            CheckpointChange(name, key[0], key[1], before.get(key), after.get(key))
+            for key in sorted(set(before) | set(after))
+            if before.get(key) != after.get(key)
+        )
+    return tuple(changes)
+
+
+def carry_over(log_dir: Path, out_dir: Path, recovered: Sequence[str], written: Sequence[str]) -> tuple[Written, ...]:
+    """Everything of the log directory recover does not model, copied byte for byte (directories whole)."""
+    carried = []
+    for entry in sorted(log_dir.iterdir(), key=lambda p: p.name):
+        if entry.name in recovered or entry.name in written:
+            continue
+        target = out_dir / entry.name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.copytree(entry, target, symlinks=True)
+            size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+            carried.append(Written("directory", target, CREATED, size))
+        elif entry.is_file():
+            data = read_small_file(entry)
+            write_file(target, data)
+            carried.append(Written("file", target, CREATED, len(data)))
+    return tuple(carried)
+
+
+def write_log_dir_files(
+    log_dir: Path, out_dir: Path, reports: Sequence[Report]
+) -> tuple[tuple[Written, ...], tuple[Written, ...], tuple[CheckpointChange, ...]]:
+    """The marker, the checkpoints (``LogManager``'s text format), and everything else carried over.
+
+    Returns (written, carried over, checkpoint entries changed).
+    """
     written = []
     marker = log_dir / CLEAN_SHUTDOWN
     data = read_small_file(marker) if marker.is_file() else CLEAN_SHUTDOWN_TEXT
@@ -252,16 +346,17 @@ def write_log_dir_files(log_dir: Path, out_dir: Path, reports: Sequence[Report])
     hw_path = log_dir / HIGH_WATERMARK
     hw = read_offsets(log_dir, HIGH_WATERMARK).entries
     points, starts, marks = _log_dir_entries(reports, hw)
+    entries = [(RECOVERY_POINT, points), (LOG_START, starts)]
     files += [(RECOVERY_POINT, offset_checkpoint(points)), (LOG_START, offset_checkpoint(starts))]
     if hw_path.is_file():
         files.append((HIGH_WATERMARK, offset_checkpoint(marks)))
-    if (log_dir / META_PROPERTIES).is_file():
-        files.append((META_PROPERTIES, read_small_file(log_dir / META_PROPERTIES)))
+        entries.append((HIGH_WATERMARK, marks))
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, content in files:
         write_file(out_dir / name, content)
         written.append(Written(name, out_dir / name, CREATED, len(content)))
-    return tuple(written)
+    carried = carry_over(log_dir, out_dir, [r.path.name for r in reports], [name for name, _ in files])
+    return tuple(written), carried, checkpoint_changes(log_dir, entries)
 
 
 __all__ = [
@@ -270,11 +365,14 @@ __all__ = [
     "METADATA_FILE",
     "batch_epochs",
     "cached_epochs",
+    "carry_over",
+    "checkpoint_changes",
     "format_checkpoint",
     "offset_checkpoint",
     "output_epochs",
     "producer_snapshot",
     "write_file",
+    "write_kept_partition_files",
     "write_log_dir_files",
     "write_partition_files",
 ]

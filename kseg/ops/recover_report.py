@@ -32,6 +32,9 @@ SEG_REWRITTEN = "rewritten"  # in place
 SEG_UNTOUCHED = "untouched"  # in place, nothing to cut
 SEG_REFUSED = "not-written"  # kafka mode: Kafka's recovery throws on it; nothing is written
 SEG_DRY_RUN = "dry-run"
+#: -o OUTDIR without --salvage: OUTDIR gets what Kafka's next start keeps (kseg.ops.recover_kept)
+SEG_KEPT_AS_KAFKA = "written-as-kafka-keeps"  # copied whole although damaged: Kafka does not recover it
+SEG_KAFKA_DELETES = "not-written-kafka-deletes"  # Kafka deletes it (R4.3, R8.2) or a .swap replaces it
 
 
 class RecoverRefused(Refused):
@@ -51,6 +54,17 @@ class Written:
     size: int
     entries: int | None = None  # for index files
     backup: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointChange:
+    """One entry of a log-directory checkpoint that OUTDIR's copy holds differently from the input's."""
+
+    checkpoint: str  # recovery-point-offset-checkpoint | log-start-offset-checkpoint | replication-offset-checkpoint
+    topic: str
+    partition: int
+    before: int | None  # None: no entry in the input
+    after: int | None  # None: no entry in OUTDIR
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +94,7 @@ class Report:
     written: tuple[Written, ...] = ()  # files OUTDIR gets as Kafka would leave them (epochs, snapshot)
     output_log_end: int | None = None  # the log end offset of the partition written to OUTDIR
     output_log_start: int = 0  # its log-start checkpoint entry (0: none)
+    kafka_kept: bool = False  # OUTDIR holds what Kafka's next start keeps (-o without --salvage)
 
     @property
     def changed(self) -> bool:
@@ -112,6 +127,8 @@ class LogDirReport:
     prediction: LogDirPrediction
     partitions: tuple[Report, ...]
     written: tuple[Written, ...] = ()  # log-directory files of OUTDIR (marker, checkpoints)
+    carried: tuple[Written, ...] = ()  # files and directories recover does not model, copied byte for byte
+    checkpoint_changes: tuple[CheckpointChange, ...] = ()  # entries OUTDIR's checkpoints rewrote
 
     @property
     def changed(self) -> bool:

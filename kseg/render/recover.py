@@ -197,7 +197,14 @@ def action_line(outcome: SegmentOutcome) -> str:
             return "  not written: Kafka's recovery throws on this segment (--salvage keeps what it can)"
         case report_kinds.SEG_UNTOUCHED:
             return "  in place: nothing to cut, left untouched"
+        case report_kinds.SEG_KAFKA_DELETES if outcome.kafka.why == loader.DELETED:
+            return "  not written: Kafka deletes it at startup (--salvage keeps it)"
+        case report_kinds.SEG_KAFKA_DELETES:
+            return "  not written: a .swap replaces it at startup (R2.3), written in its place"
     log = outcome.files[0]
+    if outcome.action == report_kinds.SEG_KEPT_AS_KAFKA:
+        return (f"  wrote {log.path} ({plural(log.size, 'byte')}, damage and all, as Kafka keeps it: it does not "
+                "recover this segment; --salvage cuts it); " + _index_summary(outcome.files[1:]))
     if log.action == report_kinds.REPLACED:
         head = f"  rewrote {log.path} ({plural(log.size, 'byte')}, old kept as {log.backup})"
     else:
@@ -261,7 +268,9 @@ def deletion_lines(report: Report) -> list[str]:
     if deletion is None:
         return []
     names = ", ".join(p.name for p in deletion.segments)
-    if report.target == report_kinds.OUTPUT and report.whole_partition:
+    if report.kafka_kept:
+        kept = f"none is in {report.out_dir}, as Kafka keeps none (--salvage keeps them)"
+    elif report.target == report_kinds.OUTPUT and report.whole_partition:
         kept = f"each is in {report.out_dir}, recovered on its own"
     else:
         kept = "they are untouched"
@@ -279,7 +288,11 @@ def files_lines(report: Report) -> list[str]:
         lines.append("copied " + ", ".join(f.path.name for f in report.copied))
     for f in report.written:
         if f.kind == "snapshot":
-            lines.append(f"wrote {f.path.name} (producer state at the log end {report.output_log_end})")
+            at = int(f.path.name[:20])
+            where = f"the log end {at}" if at == report.output_log_end else f"offset {at}"
+            lines.append(f"wrote {f.path.name} (producer state at {where})")
+        elif f.kind == "log":
+            lines.append(f"wrote {f.path.name} ({plural(f.size, 'byte')}: a segment Kafka's load makes, R2.4/R4.6)")
         else:
             epochs = plural(f.entries or 0, "epoch")
             lines.append(f"wrote {f.path.name} ({epochs}, as Kafka leaves it after the load)")
@@ -290,7 +303,8 @@ def files_lines(report: Report) -> list[str]:
 
 def summary_line(report: Report) -> str:
     segments = report.segments
-    changed = [s for s in segments if s.plan.changed]
+    kept_damaged = [s for s in segments if s.action == report_kinds.SEG_KEPT_AS_KAFKA]
+    changed = [s for s in segments if s.plan.changed and s.action != report_kinds.SEG_KEPT_AS_KAFKA]
     refused = [s for s in changed if s.plan.refused is not None]
     cut = [s for s in changed if s.plan.refused is None]
     parts = []
@@ -311,7 +325,9 @@ def summary_line(report: Report) -> str:
         parts.append(text + ")")
     if refused:
         parts.append(f"{len(refused)} on which Kafka's recovery throws")
-    parts.append(f"{len(segments) - len(changed)} unchanged")
+    if kept_damaged:
+        parts.append(f"{len(kept_damaged)} damaged but kept whole, as Kafka keeps {'it' if len(kept_damaged) == 1 else 'them'}")
+    parts.append(f"{len(segments) - len(changed) - len(kept_damaged)} unchanged")
     text = f"{plural(len(segments), 'segment')}: " + ", ".join(parts)
     if report.deletion is not None:
         deleted = report.deletion
@@ -322,9 +338,18 @@ def summary_line(report: Report) -> str:
 # -- the whole report --------------------------------------------------------------------------
 
 
+def mode_text(salvage: bool, kafka_kept: bool) -> str:
+    """Which of recover's modes ran: what Kafka keeps, each segment's valid prefix, or salvage."""
+    if salvage:
+        return "--salvage"
+    if kafka_kept:
+        return "what Kafka 4.3.0's next start keeps"
+    return "Kafka's rules"
+
+
 def report_lines(report: Report, width: int) -> Iterator[str | Text]:
     """Lines (str, or rich Text for the maps) of the text report."""
-    mode = "--salvage" if report.salvage else "Kafka's rules"
+    mode = mode_text(report.salvage, report.kafka_kept)
     where = {report_kinds.IN_PLACE: "in place", report_kinds.DRY_RUN: "dry run, nothing written"}.get(
         report.target, f"into {report.out_dir}"
     )
@@ -378,4 +403,4 @@ def print_report(report: Report, file: IO[str] | None = None) -> None:
     print_lines(lambda width: report_lines(report, width), file)
 
 
-__all__ = ["partition_lines", "print_lines", "print_report", "report_lines", "summary_line"]
+__all__ = ["mode_text", "partition_lines", "print_lines", "print_report", "report_lines", "summary_line"]

@@ -125,6 +125,7 @@ def report_json(report: Report) -> dict[str, Any]:
     return {
         "path": str(report.path),
         "mode": "salvage" if report.salvage else "kafka",
+        "kafka_kept": report.kafka_kept,
         "target": report.target,
         "output_dir": _path(report.out_dir),
         "partition_directory": report.whole_partition,
@@ -185,6 +186,12 @@ def log_dir_json(report: LogDirReport) -> dict[str, Any]:
         "error": None if error is None else {**error.as_json(), "consequence": error.consequence},
         "partitions": [report_json(p) for p in report.partitions],
         "written": [written_json(f) for f in report.written],
+        "carried_over": [written_json(f) for f in report.carried],
+        "checkpoint_changes": [
+            {"checkpoint": c.checkpoint, "topic": c.topic, "partition": c.partition, "before": c.before,
+             "after": c.after}
+            for c in report.checkpoint_changes
+        ],
         "totals": {
             "partitions": t.partitions,
             "changed_partitions": t.changed_partitions,

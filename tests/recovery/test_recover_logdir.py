@@ -86,9 +86,17 @@ def test_a_cut_in_recover_log_deletes_the_later_segments(tmp_path, logdir, three
     out = tmp_path / "out"
     recover_path(root, out_dir=out)
     assert_loads_clean(out)
-    # kseg deletes nothing: segment 7 is in OUTDIR, and its epoch 2 is in the checkpoint Kafka reads
-    assert (out / "t-0" / "00000000000000000007.log").read_bytes() == three.segments[7]
-    assert (out / "t-0" / "leader-epoch-checkpoint").read_text() == "0\n3\n0 0\n1 3\n2 7\n"
+    # by default OUTDIR is what Kafka keeps: no segment 7, and epoch 2 (which started at 7) is gone
+    assert not (out / "t-0" / "00000000000000000007.log").exists()
+    assert (out / "t-0" / "leader-epoch-checkpoint").read_text() == "0\n2\n0 0\n1 3\n"
+    text = [str(line) for line in log_dir_lines(recover_path(root, out_dir=tmp_path / "again"), 100)]
+    assert "  not written: Kafka deletes it at startup (--salvage keeps it)" in text
+    # --salvage deletes nothing: segment 7 is in OUTDIR, and its epoch 2 is in the checkpoint Kafka reads
+    salvaged = tmp_path / "salvaged"
+    recover_path(root, out_dir=salvaged, salvage=True)
+    assert_loads_clean(salvaged)
+    assert (salvaged / "t-0" / "00000000000000000007.log").read_bytes() == three.segments[7]
+    assert (salvaged / "t-0" / "leader-epoch-checkpoint").read_text() == "0\n3\n0 0\n1 3\n2 7\n"
 
 
 def test_an_offset_below_base_makes_the_load_throw(tmp_path, logdir, kit):

@@ -53,6 +53,7 @@ from kseg.ops.recover_inputs import (
     later_segments,
     log_dir_partitions,
     not_copied,
+    partition_input,
     partition_name,
     refuse_log_dir_outputs,
     refuse_outputs,
@@ -254,7 +255,7 @@ def _recover_log_dir(
     """Every partition of a log directory, each with the model's prediction from ``predict_log_dir``."""
     if target == IN_PLACE:
         refuse_in_place_while_locked(path)
-    sources = [resolve_input(part) for part in parts]
+    sources = [partition_input(part) for part in parts]
     if out_dir is not None:
         refuse_log_dir_outputs(path, sources, out_dir)
     prediction = predict_log_dir(path, cap)
@@ -290,7 +291,8 @@ def recover_partition(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     whole_output = target == OUTPUT and source.whole_partition and out_dir is not None
-    as_kafka = whole_output and not salvage and _kafka_keeps_something(prediction)
+    # with no segment there is nothing to salvage: OUTDIR gets what Kafka keeps in either mode
+    as_kafka = whole_output and (not salvage or not source.logs) and _kafka_keeps_something(prediction)
     results: list[_Done] = []
     for log in source.logs:
         done, tracker = _recover_one(log, tracker, DRY_RUN if as_kafka else target, out_dir, salvage, interval)

@@ -61,8 +61,14 @@ def log_dir_partitions(path: Path) -> list[Path] | None:
     if not path.is_dir() or is_partition_dir(path):
         return None
     parts = [p for p in partition_dirs(path) if not p.name.startswith(METADATA_TOPIC + "-")]
-    parts = [p for p in parts if segment_logs(p)]
-    return parts or None
+    # a partition directory without a .log is loaded too (Kafka creates its first segment, R4.6)
+    return parts if any(segment_logs(p) for p in parts) else None
+
+
+def partition_input(path: Path) -> Input:
+    """A partition directory of a log directory, with or without segments."""
+    logs = tuple(segment_logs(path))
+    return Input(path, logs, logs, True) if not logs else resolve_input(path)
 
 
 def resolve_input(path: Path) -> Input:

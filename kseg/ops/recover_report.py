@@ -76,6 +76,17 @@ class SegmentOutcome:
     output: IndexBuild | None = None  # recovery's walk over the written .log (its indexes)
     files: tuple[Written, ...] = ()
 
+    @property
+    def cut(self) -> bool:
+        """The output lacks bytes of this segment (kept whole as Kafka keeps it: no, even if damaged)."""
+        return self.action == SEG_KAFKA_DELETES or (self.plan.changed and self.action != SEG_KEPT_AS_KAFKA)
+
+    @property
+    def lost_bytes(self) -> int:
+        if self.action == SEG_KAFKA_DELETES:
+            return self.plan.size
+        return self.plan.lost_bytes if self.cut else 0
+
 
 @dataclass(frozen=True, slots=True)
 class Report:
@@ -98,8 +109,8 @@ class Report:
 
     @property
     def changed(self) -> bool:
-        """Something was (or would be) cut, salvaged around or refused."""
-        return any(outcome.plan.changed for outcome in self.segments)
+        """Something was (or would be) cut, salvaged around, refused or left out as Kafka deletes it."""
+        return any(outcome.cut for outcome in self.segments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +153,8 @@ class LogDirReport:
             len(reports),
             sum(1 for r in reports if r.changed),
             sum(len(r.segments) for r in reports),
-            sum(1 for r in reports for s in r.segments if s.plan.changed),
-            sum(s.plan.lost_bytes for r in reports for s in r.segments),
+            sum(1 for r in reports for s in r.segments if s.cut),
+            sum(s.lost_bytes for r in reports for s in r.segments),
             sum(len(d.segments) for d in deletions),
             sum(d.bytes for d in deletions),
             sum(1 for r in reports if r.prediction is not None and r.prediction.error is not None),

@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING
 
 from kseg.ops import recover_kafka as loader
 from kseg.ops import recover_report as report_kinds
-from kseg.ops.recover_kafka import KafkaView, Startup
+from kseg.ops.recover_kafka import Deletion, KafkaView, Startup
 from kseg.ops.recover_report import Report, SegmentOutcome, Written
 from kseg.recovery.loading import BROKER_STOPS, LoadError
 from kseg.recovery.plan import KAFKA, Loss, Plan, Run
@@ -267,19 +267,22 @@ def deletion_lines(report: Report) -> list[str]:
     deletion = report.deletion
     if deletion is None:
         return []
-    names = ", ".join(p.name for p in deletion.segments)
     if report.kafka_kept:
-        kept = f"none is in {report.out_dir}, as Kafka keeps none (--salvage keeps them)"
-    elif report.target == report_kinds.OUTPUT and report.whole_partition:
+        return [deletion_head(deletion), f"  not in {report.out_dir}: Kafka keeps none of them (--salvage keeps them)"]
+    if report.target == report_kinds.OUTPUT and report.whole_partition:
         kept = f"each is in {report.out_dir}, recovered on its own"
     else:
         kept = "they are untouched"
+    return [deletion_head(deletion), f"  kseg deleted nothing: {kept}"]
+
+
+def deletion_head(deletion: Deletion) -> str:
+    """Which segments Kafka's loader deletes, and why."""
+    names = ", ".join(p.name for p in deletion.segments)
     count = f"{plural(len(deletion.segments), 'segment')} ({plural(deletion.bytes, 'byte')})"
     if deletion.after is None:
-        head = f"Kafka would delete {count}: {deletion.message}: {names}"
-    else:
-        head = f'Kafka would delete {count} after truncating {deletion.after.name} ("{deletion.message}"): {names}'
-    return [head, f"  kseg deleted nothing: {kept}"]
+        return f"Kafka would delete {count}: {deletion.message}: {names}"
+    return f'Kafka would delete {count} after truncating {deletion.after.name} ("{deletion.message}"): {names}'
 
 
 def files_lines(report: Report) -> list[str]:

@@ -80,6 +80,7 @@ def segment_json(outcome: SegmentOutcome) -> dict[str, Any]:
         "bytes": plan.size,
         "mode": plan.mode,
         "changed": plan.changed,
+        "cut": outcome.cut,
         "action": outcome.action,
         "output_bytes": plan.output_size if refused is None else None,
         "first_offset": plan.first_offset,

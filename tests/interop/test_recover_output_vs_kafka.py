@@ -14,16 +14,24 @@ directory among the fixtures (:data:`FIXTURE_LOGDIRS`).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from kafka_storage import KafkaStorage
 from logdirs import LogDir, batch, checkpoint
-from support import FIXTURES
+from support import CORPUS_REAL, FIXTURES, require_dir
 
+from kseg.format.snapshot import encode_snapshot
+from kseg.ops.discover import is_partition_dir
 from kseg.ops.recover import recover_path
+from kseg.ops.recover_inputs import log_dir_partitions
+from kseg.ops.recover_report import SEG_KAFKA_DELETES, SEG_KEPT_AS_KAFKA, SEG_WRITTEN, LogDirReport
+from kseg.render.recover_json import log_dir_json
+from kseg.render.recover_logdir import log_dir_lines
 
 REAL = FIXTURES / "real" / "kafka-logs"
 #: every log directory among the fixtures (a directory holding <topic>-<partition> directories)
@@ -203,19 +211,224 @@ def differences(kafka: list[dict], out: list[dict], salvage: bool) -> list[str]:
     return found
 
 
-def compare(storage: KafkaStorage, inputs: dict[str, Path], out_root: Path, salvage: bool) -> dict[str, list[str]]:
+#: Kafka's own result is not at rest when the log start reaches the log end: a clean restart of what Kafka
+#: left changes it again (test_kafka_itself_changes_these_on_a_clean_restart), and OUT, which is that result,
+#: changes the same way.  Nothing else may differ.
+NOT_AT_REST = {
+    "log_start_beyond_end": [
+        "t-0: OUT's load is rebuilt {'files_deleted': ['00000000000000000050.snapshot']} None"],
+    "log_start_beyond_end_unclean": [
+        "t-0: OUT's load is rebuilt {'files_deleted': ['00000000000000000050.snapshot']} None"],
+    "log_start_at_end": [
+        "t-0: OUT's load is rebuilt {'files_created': ['00000000000000000005.snapshot', "
+        "'00000000000000000007.snapshot', '00000000000000000010.snapshot'], "
+        "'files_changed': ['leader-epoch-checkpoint']} None",
+        "t-0: leader_epochs: Kafka [[2, 10]], OUT []",
+        "t-0: leader_epoch_checkpoint_after: Kafka '0\\n1\\n2 10\\n', OUT '0\\n0\\n'",
+    ],
+}
+
+
+@dataclass
+class Run:
+    """Every input recovered into OUT, and Kafka's loads of both."""
+
+    inputs: dict[str, Path]
+    outs: dict[str, Path]
+    reports: dict[str, LogDirReport]
+    kafka: dict[str, dict[str, dict]]  # input -> partition dir -> LoadLogDir's object
+    out: dict[str, dict[str, dict]]
+    found: dict[str, list[str]]
+
+
+def run(storage: KafkaStorage, inputs: dict[str, Path], out_root: Path, salvage: bool) -> Run:
     """Recover every input into ``out_root/<name>``; load inputs and outputs in one JVM; the differences."""
-    outs = {}
+    outs, reports = {}, {}
     for name, path in inputs.items():
         outs[name] = out_root / name.replace("/", "_")
-        recover_path(path, out_dir=outs[name], salvage=salvage)
+        report = recover_path(path, out_dir=outs[name], salvage=salvage)
+        assert isinstance(report, LogDirReport)
+        reports[name] = report
     loads = storage.load([*inputs.values(), *outs.values()], "--no-kafka-log")
     kafka, out = loads[: len(inputs)], loads[len(inputs) :]
-    return {name: differences(k, o, salvage) for name, k, o in zip(inputs, kafka, out)}
+    found = {name: differences(k, o, salvage) for name, k, o in zip(inputs, kafka, out)}
+    return Run(inputs, outs, reports, {n: _partitions(k) for n, k in zip(inputs, kafka)},
+               {n: _partitions(o) for n, o in zip(inputs, out)}, found)
 
 
-@pytest.mark.parametrize("salvage", [False, True], ids=["kafka", "salvage"])
-def test_out_keeps_what_kafka_keeps_and_loads_unchanged(kafka_storage, tmp_path, salvage):
-    inputs = all_inputs(tmp_path / "in")
-    found = compare(kafka_storage, inputs, tmp_path / "out", salvage)
-    assert {name: problems for name, problems in found.items() if problems} == {}
+@pytest.fixture(scope="module")
+def runs(kafka_storage: KafkaStorage, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    root = tmp_path_factory.mktemp("recover-vs-kafka")
+    inputs = all_inputs(root / "in")
+    return {mode: run(kafka_storage, inputs, root / mode, mode == "salvage") for mode in ("kafka", "salvage")}
+
+
+def test_out_keeps_what_kafka_keeps_and_loads_unchanged(runs):
+    """Default: OUT's load changes nothing and OUT has Kafka's .log files, log start and end, epochs."""
+    found = {name: problems for name, problems in runs["kafka"].found.items() if problems}
+    assert found == NOT_AT_REST
+    assert len(runs["kafka"].inputs) == len(CASES) + 6 + len(FIXTURE_LOGDIRS)
+    assert sum(len(parts) for parts in runs["kafka"].kafka.values()) == 64
+
+
+def test_salvage_out_loads_unchanged(runs):
+    """--salvage keeps more than Kafka (its cut segments whole, the segments it deletes): OUT still loads as is."""
+    assert {name: problems for name, problems in runs["salvage"].found.items() if problems} == {}
+    out = runs["salvage"].outs["unclean_cut_deletes"] / "t-0"
+    assert (out / "00000000000000000007.log").stat().st_size == 115
+
+
+def _files(run: Run, name: str, part: str = "t-0") -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((run.outs[name] / part).iterdir())}
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_no_epochs_leave_a_zero_byte_checkpoint(runs):
+    """Known difference 1: Kafka creates the file (R7.2) and never writes it; OUT's is 0 bytes too."""
+    kafka = runs["kafka"]
+    assert _files(kafka, "no_epochs")["leader-epoch-checkpoint"] == b""
+    assert kafka.kafka["no_epochs"]["t-0"]["leader_epoch_checkpoint_after"] == ""
+    for name in ("real/kafka-logs", "txn/logs"):
+        for part, loaded in kafka.kafka[name].items():
+            after = loaded["files_after"]["leader-epoch-checkpoint"]
+            assert [len(_files(kafka, name, part)["leader-epoch-checkpoint"]), _sha(
+                _files(kafka, name, part)["leader-epoch-checkpoint"])] == after, (name, part)
+
+
+def test_log_start_beyond_the_end_is_kafkas_empty_segment(runs):
+    """Known differences 2 and 3: R8.2 deletes every segment and its epochs; Kafka opens an empty segment at
+    the log start (R4.6) and writes an empty producer snapshot there (truncateFullyAndStartAt, takeSnapshot)."""
+    kafka = runs["kafka"]
+    for name in ("log_start_beyond_end", "log_start_beyond_end_unclean"):
+        files = _files(kafka, name)
+        after = kafka.kafka[name]["t-0"]["files_after"]
+        if name.endswith("unclean"):  # the model writes the snapshot here too; Kafka does not (not at rest either)
+            after = after | {"00000000000000000050.snapshot": [10, _sha(encode_snapshot([]))]}
+        assert {n: [len(d), _sha(d)] for n, d in files.items()} == after
+        assert sorted(files) == ["00000000000000000050.index", "00000000000000000050.log",
+                                 "00000000000000000050.snapshot", "00000000000000000050.timeindex",
+                                 "leader-epoch-checkpoint", "partition.metadata"]
+        assert files["00000000000000000050.snapshot"] == encode_snapshot([])
+        assert files["leader-epoch-checkpoint"] == b"0\n0\n"
+        report = kafka.reports[name].partitions[0]
+        assert [s.action for s in report.segments] == [SEG_KAFKA_DELETES] * 3
+        assert (report.output_log_end, report.output_log_start) == (50, 0)
+
+
+def test_a_broken_partition_metadata_is_left_out_and_said_so(runs):
+    """Known difference 4: Kafka's load throws on it (Uuid.fromString); OUT has none -- the topic id is not
+    known -- so a KRaft broker renames the directory -stray, and the report says how to avoid that."""
+    kafka = runs["kafka"]
+    error = kafka.kafka["broken_partition_metadata"]["t-0"]["error"]
+    assert error["exception"] == "java.lang.IllegalArgumentException"
+    assert "partition.metadata" not in _files(kafka, "broken_partition_metadata")
+    loaded = kafka.out["broken_partition_metadata"]["t-0"]
+    assert (loaded["outcome"], loaded["disposition"]) == ("clean", "renamed_stray")
+    assert kafka.out["broken_partition_metadata"]["u-0"]["disposition"] == "current"
+    [report, _] = kafka.reports["broken_partition_metadata"].partitions
+    [(path, why)] = [(p, w) for p, w in report.not_copied if p.name == "partition.metadata"]
+    assert why.startswith("Kafka's reader throws on it (byte 11 (topic_id): Input string `not-a-uuid` decoded as 7")
+    assert "renames the directory <topic>-<partition>.<uuid>-stray" in why
+    assert "not copied: partition.metadata (Kafka's reader throws on it" in "\n".join(
+        str(line) for line in log_dir_lines(kafka.reports["broken_partition_metadata"], 100))
+
+
+def test_damage_kafka_does_not_recover_is_kept_whole(runs):
+    """Known difference 5: after a clean shutdown (R4.1) or below the recovery point (R4.2) Kafka serves the
+    damaged segment as it is; OUT keeps it byte for byte, and --salvage cuts it."""
+    for name in ("clean_damage", "below_recovery_point", "agreement-clean_damage"):
+        source = runs["kafka"].inputs[name] / "t-0" / "00000000000000000000.log"
+        assert _files(runs["kafka"], name)["00000000000000000000.log"] == source.read_bytes()
+        report = runs["kafka"].reports[name].partitions[0]
+        assert report.segments[0].action == SEG_KEPT_AS_KAFKA
+        assert len(_files(runs["salvage"], name)["00000000000000000000.log"]) < source.stat().st_size
+    text = [str(line) for line in log_dir_lines(runs["kafka"].reports["clean_damage"], 100)]
+    out = runs["kafka"].outs["clean_damage"] / "t-0" / "00000000000000000000.log"
+    assert (f"  wrote {out} (212 bytes, damage and all, as Kafka keeps it: it does not recover this segment; "
+            "--salvage cuts it); .index 0 entries, .timeindex 1 entry") in text
+    assert "3 segments: 1 damaged but kept whole, as Kafka keeps it, 2 unchanged" in text
+    assert text[-1] == ("1 partition (0 changed), 3 segments (0 changed, 0 bytes lost); "
+                        "Kafka deletes 0 segments (0 bytes)")
+    assert not runs["kafka"].reports["clean_damage"].changed  # exit 0: nothing cut
+
+
+def test_a_swap_leftover_is_what_kafka_loads(runs):
+    """Known difference 6: Kafka renames 5.log.swap over segment 5 (R2.3, R2.4); OUT has the swap's bytes."""
+    kafka = runs["kafka"]
+    swap = kafka.inputs["swap_leftover"] / "t-0" / "00000000000000000005.log.swap"
+    assert _files(kafka, "swap_leftover")["00000000000000000005.log"] == swap.read_bytes()
+    report = kafka.reports["swap_leftover"].partitions[0]
+    assert [s.action for s in report.segments] == [SEG_WRITTEN, SEG_KAFKA_DELETES, SEG_WRITTEN]
+    assert [w.path.name for w in report.written if w.kind == "log"] == ["00000000000000000005.log"]
+
+
+def test_rewritten_checkpoints_are_reported(runs):
+    """recover -o cuts the high watermark to the new log end: said, entry by entry, in text and JSON."""
+    report = runs["kafka"].reports["unclean_cut_deletes"]
+    changes = [(c.checkpoint, c.topic, c.partition, c.before, c.after) for c in report.checkpoint_changes]
+    assert changes == [("recovery-point-offset-checkpoint", "t", 0, 3, 5),
+                       ("replication-offset-checkpoint", "t", 0, 10, 5)]
+    text = [str(line) for line in log_dir_lines(report, 100)]
+    assert f"  not in {runs['kafka'].outs['unclean_cut_deletes'] / 't-0'}: Kafka keeps none of them " \
+        "(--salvage keeps them)" in text
+    assert text[-1] == ("1 partition (1 changed), 3 segments (2 changed, 212 bytes lost); "
+                        "Kafka deletes 1 segment (115 bytes)")
+    assert "rewrote recovery-point-offset-checkpoint t-0: 3 -> 5" in text
+    assert ("rewrote replication-offset-checkpoint t-0: 10 -> 5 (committed offsets up to the old high "
+            "watermark are not all in OUTDIR)") in text
+    assert log_dir_json(report)["checkpoint_changes"][1] == {
+        "checkpoint": "replication-offset-checkpoint", "topic": "t", "partition": 0, "before": 10, "after": 5}
+
+
+def test_what_recover_does_not_model_is_carried_over(runs):
+    """The metadata log, meta.properties, bootstrap and cleaner checkpoints, .lock: copied byte for byte."""
+    source, out = FIXTURES / "dump" / "logdir", runs["kafka"].outs["dump/logdir"]
+    carried = [w.path.name for w in runs["kafka"].reports["dump/logdir"].carried]
+    assert carried == [".lock", "__cluster_metadata-0", "bootstrap.checkpoint", "cleaner-offset-checkpoint",
+                       "meta.properties"]
+    for name in carried:
+        for path in [source / name, *sorted((source / name).rglob("*"))]:
+            if path.is_file():
+                assert (out / path.relative_to(source)).read_bytes() == path.read_bytes(), path
+
+
+def test_kafka_itself_changes_these_on_a_clean_restart(kafka_storage, tmp_path):
+    """NOT_AT_REST is Kafka's, not kseg's: Kafka's own result, restarted after a clean shutdown with its
+    checkpoints, changes exactly what OUT's load changes (truncateAndReload deletes a snapshot at the log
+    start; with none, rebuildProducerState writes three; truncateFromEnd drops the epoch at the log end)."""
+    expected = {"log_start_beyond_end": ([], [], ["00000000000000000050.snapshot"], 50),
+                "log_start_at_end": (["00000000000000000005.snapshot", "00000000000000000007.snapshot",
+                                      "00000000000000000010.snapshot"], ["leader-epoch-checkpoint"], [], 10)}
+    for name, (created, changed, deleted, start) in expected.items():
+        work = tmp_path / name / "work"
+        kafka_storage.load([CASES[name](tmp_path / name / "kafka-logs")], "--no-kafka-log", "--work", str(work))
+        restart = work / "kafka-logs"
+        (restart / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":5}')
+        for checkpoint_file in ("log-start-offset-checkpoint", "recovery-point-offset-checkpoint"):
+            (restart / checkpoint_file).write_text(checkpoint([("t", 0, start)]))
+        [lines] = kafka_storage.load([restart], "--no-kafka-log")
+        loaded = _partitions(lines)["t-0"]
+        assert (loaded["files_created"], loaded["files_changed"], loaded["files_deleted"]) == (
+            created, changed, deleted), name
+
+
+def test_the_real_corpus(kafka_storage, tmp_path):
+    """Every log directory of the shared corpus of real Kafka log files: OUT is what Kafka keeps and loads
+    unchanged (73 log directories; the 8 holding only __cluster_metadata-0 are refused: nothing to recover)."""
+    corpus = require_dir(CORPUS_REAL, "the corpus of real Kafka log files")
+    logdirs = sorted({p.parent.parent for p in corpus.rglob("*.log") if is_partition_dir(p.parent)})
+    inputs, refused = {}, []
+    for path in logdirs:
+        if log_dir_partitions(path) is None:
+            refused.append(path)
+        else:
+            inputs[str(path.relative_to(corpus))] = path
+    assert (len(inputs), len(refused)) == (65, 8)
+    result = run(kafka_storage, inputs, tmp_path / "out", salvage=False)
+    assert {name: problems for name, problems in result.found.items() if problems} == {}
+    partitions = [p for parts in result.kafka.values() for p in parts.values()]
+    logs = [name for p in partitions for name in _logs(p)]
+    assert (len(partitions), len(logs)) == (193, 215)

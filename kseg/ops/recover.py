@@ -7,23 +7,27 @@ read per segment by :mod:`kseg.ops.recover_kafka`); this module only reads
 and writes files.  The input is a ``.log``, a partition directory, or a log
 directory (every partition, each with the same model).  Targets, one per run:
 
-* ``-o OUTDIR``: every segment of the input is written to OUTDIR under its
-  own name -- recovered ones and, for a partition, the unchanged ones too
-  (copied byte for byte), each with rebuilt ``.index``/``.timeindex`` (and
-  ``.txnindex`` when a transaction was aborted) -- plus ``partition.metadata``,
-  the ``leader-epoch-checkpoint`` as Kafka leaves it after the load and a
-  producer snapshot at the log end (:mod:`kseg.ops.recover_output`).  A log
-  directory becomes ``OUTDIR/<partition>/...`` plus the clean-shutdown marker
-  and checkpoints, so Kafka 4.3.0 loads OUTDIR without changing a file.  Any
-  existing target is refused before anything is written (:mod:`kseg.ops.recover_inputs`).
+* ``-o OUTDIR`` on a partition or log directory, without ``--salvage``:
+  exactly the files Kafka's next start keeps (:mod:`kseg.ops.recover_kept`,
+  :func:`kseg.ops.recover_output.write_kept_partition_files`) -- the model's
+  actions replayed.  With ``--salvage`` (or a single ``.log``, or a load the
+  model sees throw): every segment of the input under its own name, each
+  with rebuilt ``.index``/``.timeindex`` (and ``.txnindex`` when a
+  transaction was aborted), plus ``partition.metadata``, the
+  ``leader-epoch-checkpoint`` and a producer snapshot at the log end
+  (:mod:`kseg.ops.recover_output`).  A log directory becomes
+  ``OUTDIR/<partition>/...`` plus the clean-shutdown marker and checkpoints
+  (each entry rewritten is reported) and a byte-for-byte copy of everything
+  else, so Kafka 4.3.0 loads OUTDIR without changing a file.  Any existing
+  target is refused before anything is written (:mod:`kseg.ops.recover_inputs`).
 * ``--in-place``: only segments that change are rewritten; the original
   ``.log`` (and each replaced index) is kept beside it as ``<name>.bak``
   (:func:`kseg.segment.backup_path`), every replacement atomic.  Refused
   while another process (a running broker) holds the log directory's ``.lock``.
 * ``--dry-run``: the report only; nothing is created.
 
-Later segments are never deleted, in any mode: the report says which ones
-Kafka's ``LogLoader`` deletes, and why (reference §4.3).
+No input segment is ever deleted: the report says which ones Kafka's
+``LogLoader`` deletes, and why (reference §4.3); the default ``-o`` leaves them out of OUTDIR.
 
 Each segment's files go through :class:`kseg.recovery.segment_files.SegmentFiles`:
 every new file is written whole as a hidden ``.<name>.<random>.kseg-tmp``

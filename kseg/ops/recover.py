@@ -73,7 +73,7 @@ from kseg.ops.recover_kafka import (
     startup_from,
     with_recovers_from,
 )
-from kseg.ops.recover_kept import write_kept_segments
+from kseg.ops.recover_kept import kafka_files, write_kept_segments
 from kseg.ops.recover_output import write_kept_partition_files, write_log_dir_files, write_partition_files
 from kseg.ops.recover_report import (
     CREATED,
@@ -311,6 +311,8 @@ def recover_partition(
         results, copied, written, left = _write_as_kafka(source.directory, out_dir, prediction, results,
                                                          interval, max_batch_bytes)
         log_end, log_start = _kafka_ends(prediction, out_dir)
+    elif target == DRY_RUN and source.whole_partition and not salvage and _kafka_keeps_something(prediction):
+        results = _dry_run_as_kafka(source.directory, prediction, results)
     elif whole_output and out_dir is not None:
         segments = _outcomes(results, views)
         copied, written, log_end, log_start, left = write_partition_files(
@@ -362,6 +364,20 @@ def _kafka_ends(prediction: PartitionPrediction, out_dir: Path) -> tuple[int | N
     log_start = prediction.log_start_offset or 0
     bases = [base_offset_from_name(log) or 0 for log in out_dir.glob("*.log")]
     return log_end, (log_start if bases and log_start > min(bases) else 0)
+
+
+def _dry_run_as_kafka(directory: Path, prediction: PartitionPrediction, results: list[_Done]) -> list[_Done]:
+    """A dry run says what ``-o`` would write: what Kafka keeps of each segment."""
+    files = kafka_files(directory, prediction)
+    done: list[_Done] = []
+    for log, plan, action, build, written in results:
+        kept = files.get(log.name)
+        if kept is None or kept.source != log:
+            action = SEG_KAFKA_DELETES
+        elif kept.size == plan.size and plan.changed:
+            action = SEG_KEPT_AS_KAFKA
+        done.append((log, plan, action, build, written))
+    return done
 
 
 def _write_as_kafka(

@@ -201,6 +201,9 @@ def action_line(outcome: SegmentOutcome) -> str:
             return "  not written: Kafka deletes it at startup (--salvage keeps it)"
         case report_kinds.SEG_KAFKA_DELETES:
             return "  not written: a .swap replaces it at startup (R2.3), written in its place"
+    if outcome.action == report_kinds.SEG_KEPT_AS_KAFKA and not outcome.files:
+        return (f"  dry run: would write {plural(plan.size, 'byte')}, damage and all, as Kafka keeps it: it does "
+                "not recover this segment; --salvage cuts it")
     log = outcome.files[0]
     if outcome.action == report_kinds.SEG_KEPT_AS_KAFKA:
         return (f"  wrote {log.path} ({plural(log.size, 'byte')}, damage and all, as Kafka keeps it: it does not "

@@ -396,7 +396,7 @@ def _write_as_kafka(
         else:
             action = SEG_KEPT_AS_KAFKA if kept.size == plan.size and plan.changed else SEG_WRITTEN
             done.append((log, plan, action, build, per_log.pop(log.name)))
-    copied, written, left = write_kept_partition_files(out_dir, files, prediction, cap)
+    copied, written, left = write_kept_partition_files(out_dir, files, prediction, cap, directory.parent)
     others = tuple(w for files_of in per_log.values() for w in files_of if w.kind == "log")
     return done, copied, others + written, left
 

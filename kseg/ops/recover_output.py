@@ -33,6 +33,7 @@ from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
 from kseg.ops.recover_kept import KeptFile
 from kseg.ops.recover_report import CREATED, CheckpointChange, Report, SegmentOutcome, Written
+from kseg.ops.recover_topics import METADATA_DIR, known_topic_id
 from kseg.recovery.loading import PartitionPrediction
 from kseg.recovery.loading.checkpoints import format_checkpoint
 from kseg.recovery.loading.logdir import (
@@ -202,10 +203,12 @@ def write_partition_files(
     the files left out with the reason: a broken ``partition.metadata``).
     """
     meta = directory / METADATA_FILE
-    copied, left = _metadata(KeptFile(METADATA_FILE, meta, 0) if meta.is_file() else None, out_dir)
+    topic = prediction.topic if prediction is not None else None
+    copied, fresh, left = _metadata(KeptFile(METADATA_FILE, meta, 0) if meta.is_file() else None, out_dir,
+                                    directory.parent, topic)
     log_end = output_log_end(outcomes)
     if log_end is None:
-        return tuple(copied), (), None, 0, tuple(left)
+        return tuple(copied), tuple(fresh), None, 0, tuple(left)
     logs = [o.files[0].path for o in outcomes if o.files]
     first_base = next(o.plan.base_offset for o in outcomes if o.files)
     # a log start at or past the salvaged log end would hide every batch kept: the entry is dropped
@@ -214,7 +217,7 @@ def write_partition_files(
     epochs = output_epochs(cached, batch_epochs(logs, beyond), log_end, log_start)
     data = format_checkpoint(epochs)
     write_file(out_dir / EPOCH_FILE, data)
-    written = [Written(EPOCH_FILE, out_dir / EPOCH_FILE, CREATED, len(data), len(epochs))]
+    written = [*fresh, Written(EPOCH_FILE, out_dir / EPOCH_FILE, CREATED, len(data), len(epochs))]
     if log_end > max(log_start, first_base):
         snapshot = out_dir / f"{log_end:020d}.snapshot"
         data = producer_snapshot(logs, max_batch_bytes)
@@ -226,20 +229,30 @@ def write_partition_files(
 # -- one partition of OUTDIR as Kafka keeps it (the default mode) ------------------------------------
 
 
-def _metadata(kept: KeptFile | None, out_dir: Path) -> tuple[list[Written], list[tuple[Path, str]]]:
-    """``partition.metadata`` copied when Kafka can read it; a broken one is left out, and why."""
+def _metadata(
+    kept: KeptFile | None, out_dir: Path, log_dir: Path, topic: str | None
+) -> tuple[list[Written], list[Written], list[tuple[Path, str]]]:
+    """``partition.metadata``: copied when Kafka can read it; else written anew from the topic id the log
+    directory's metadata log knows, or left out, and why.  Returns (copied, written, left out)."""
     if kept is None or kept.source is None:
-        return [], []
+        return [], [], []
     data = read_small_file(kept.source)
     try:
         parse_partition_metadata(data)
     except KsegError as err:
-        why = (f"Kafka's reader throws on it ({err}); without it a KRaft broker renames the directory "
-               "<topic>-<partition>.<uuid>-stray: write 'version: 0' and 'topic_id: <the topic's id>' into "
-               "OUTDIR's copy before starting a broker on it")
-        return [], [(kept.source, why)]
+        topic_id = None if topic is None else known_topic_id(log_dir, topic)
+        if topic_id is not None:  # PartitionMetadata.encode: no newline after the id
+            text = f"version: 0\ntopic_id: {topic_id}".encode()
+            write_file(out_dir / METADATA_FILE, text)
+            why = (f"Kafka's reader throws on it ({err}); OUTDIR has a new one with the topic id {topic_id} "
+                   f"of the TopicRecord in {log_dir / METADATA_DIR}")
+            return [], [Written(METADATA_FILE, out_dir / METADATA_FILE, CREATED, len(text))], [(kept.source, why)]
+        why = (f"Kafka's reader throws on it ({err}); the topic id is not in {log_dir / METADATA_DIR}, and "
+               "without the file a KRaft broker renames the directory <topic>-<partition>.<uuid>-stray: write "
+               "'version: 0' and 'topic_id: <the topic's id>' into OUTDIR's copy before starting a broker on it")
+        return [], [], [(kept.source, why)]
     write_file(out_dir / METADATA_FILE, data)
-    return [Written(METADATA_FILE, out_dir / METADATA_FILE, CREATED, len(data))], []
+    return [Written(METADATA_FILE, out_dir / METADATA_FILE, CREATED, len(data))], [], []
 
 
 def _kept_epochs(kept: KeptFile | None, prediction: PartitionPrediction) -> bytes | None:
@@ -254,15 +267,15 @@ def _kept_epochs(kept: KeptFile | None, prediction: PartitionPrediction) -> byte
 
 
 def write_kept_partition_files(
-    out_dir: Path, files: dict[str, KeptFile], prediction: PartitionPrediction, max_batch_bytes: int
+    out_dir: Path, files: dict[str, KeptFile], prediction: PartitionPrediction, max_batch_bytes: int,
+    log_dir: Path,
 ) -> tuple[tuple[Written, ...], tuple[Written, ...], tuple[tuple[Path, str], ...]]:
     """Beside the segments Kafka keeps: its epoch checkpoint, its snapshots and ``partition.metadata``.
 
     Returns (copied, written, left out with the reason).  A snapshot Kafka keeps is copied; one it
     writes is kseg's replay of the output's segments below its offset (``writeSnapshot``'s fields).
     """
-    copied, left = _metadata(files.get(METADATA_FILE), out_dir)
-    written = []
+    copied, written, left = _metadata(files.get(METADATA_FILE), out_dir, log_dir, prediction.topic)
     epochs = _kept_epochs(files.get(EPOCH_FILE), prediction)
     if epochs is not None:
         write_file(out_dir / EPOCH_FILE, epochs)

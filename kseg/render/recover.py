@@ -297,6 +297,8 @@ def files_lines(report: Report) -> list[str]:
             at = int(f.path.name[:20])
             where = f"the log end {at}" if at == report.output_log_end else f"offset {at}"
             lines.append(f"wrote {f.path.name} (producer state at {where})")
+        elif f.kind == "partition.metadata":
+            lines.append(f"wrote {f.path.name} (the input's cannot be read: see below)")
         elif f.kind == "log":
             lines.append(f"wrote {f.path.name} ({plural(f.size, 'byte')}: a segment Kafka's load makes, R2.4/R4.6)")
         else:

@@ -89,6 +89,13 @@ def broken_partition_metadata(root: Path) -> Path:
     return logdir.finish()
 
 
+def broken_partition_metadata_known_id(root: Path) -> Path:
+    """fixtures/dump/logdir with orders-0's partition.metadata garbled; its metadata log has the TopicRecord."""
+    shutil.copytree(FIXTURES / "dump" / "logdir", root)
+    (root / "orders-0" / "partition.metadata").write_bytes(b"version: 0\ntopic_id: JiPG0GbKRRqpJrShexbM\n")
+    return root
+
+
 def swap_leftover(root: Path) -> Path:
     """R2.2-R2.4: a .log.swap replacing segment 5 (a compaction that did not finish its renames)."""
     logdir = LogDir(root)
@@ -157,6 +164,7 @@ CASES: dict[str, Callable[[Path], Path]] = {
     case.__name__: case
     for case in (
         log_start_beyond_end, log_start_beyond_end_unclean, log_start_at_end, broken_partition_metadata,
+        broken_partition_metadata_known_id,
         swap_leftover, no_epochs, clean_damage, below_recovery_point, unclean_cut_deletes,
         real_damaged_clean, real_damaged_unclean, real_below_recovery_point,
     )
@@ -268,7 +276,7 @@ def test_out_keeps_what_kafka_keeps_and_loads_unchanged(runs):
     found = {name: problems for name, problems in runs["kafka"].found.items() if problems}
     assert found == NOT_AT_REST
     assert len(runs["kafka"].inputs) == len(CASES) + 6 + len(FIXTURE_LOGDIRS)
-    assert sum(len(parts) for parts in runs["kafka"].kafka.values()) == 64
+    assert sum(len(parts) for parts in runs["kafka"].kafka.values()) == 66
 
 
 def test_salvage_out_loads_unchanged(runs):
@@ -334,6 +342,22 @@ def test_a_broken_partition_metadata_is_left_out_and_said_so(runs):
     assert "renames the directory <topic>-<partition>.<uuid>-stray" in why
     assert "not copied: partition.metadata (Kafka's reader throws on it" in "\n".join(
         str(line) for line in log_dir_lines(kafka.reports["broken_partition_metadata"], 100))
+
+
+def test_a_broken_partition_metadata_is_written_anew_when_the_metadata_log_knows_the_topic(runs):
+    """Known difference 4, the topic id known: __cluster_metadata-0 has TopicRecord(orders, JiPG...); OUT gets
+    PartitionMetadata.encode's text and Kafka loads the partition with that id, not renamed -stray."""
+    kafka = runs["kafka"]
+    assert kafka.kafka["broken_partition_metadata_known_id"]["orders-0"]["outcome"] == "fails"
+    text = b"version: 0\ntopic_id: JiPG0GbKRRqpJrShexbMfw"
+    assert _files(kafka, "broken_partition_metadata_known_id", "orders-0")["partition.metadata"] == text
+    assert text == (FIXTURES / "dump" / "logdir" / "orders-0" / "partition.metadata").read_bytes()
+    loaded = kafka.out["broken_partition_metadata_known_id"]["orders-0"]
+    assert (loaded["disposition"], loaded["topic_id"]) == ("current", "JiPG0GbKRRqpJrShexbMfw")
+    report = kafka.reports["broken_partition_metadata_known_id"].partitions[1]
+    [(_, why)] = [(p, w) for p, w in report.not_copied if p.name == "partition.metadata"]
+    assert why.endswith("OUTDIR has a new one with the topic id JiPG0GbKRRqpJrShexbMfw of the TopicRecord in "
+                        f"{kafka.inputs['broken_partition_metadata_known_id'] / '__cluster_metadata-0'}")
 
 
 def test_damage_kafka_does_not_recover_is_kept_whole(runs):

@@ -21,7 +21,7 @@ from kseg.ops.discover import (
     partition_files,
     segment_logs,
 )
-from kseg.ops.recover_kafka import STARTUP_FATE
+from kseg.ops.recover_kafka import STARTUP_FATE, special_kind
 from kseg.ops.recover_report import DRY_RUN, IN_PLACE, OUTPUT, RecoverRefused
 from kseg.recovery.index_compare import INDEX_KINDS
 from kseg.recovery.loading.logdir import (
@@ -61,6 +61,8 @@ def log_dir_partitions(path: Path) -> list[Path] | None:
     if not path.is_dir() or is_partition_dir(path):
         return None
     parts = [p for p in partition_dirs(path) if not p.name.startswith(METADATA_TOPIC + "-")]
+    # -delete, -stray and -future directories are Kafka's own leftovers: carried over as they are
+    parts = [p for p in parts if not special_kind(p)]
     # a partition directory without a .log is loaded too (Kafka creates its first segment, R4.6)
     return parts if any(segment_logs(p) for p in parts) else None
 

@@ -15,6 +15,7 @@ directory among the fixtures (:data:`FIXTURE_LOGDIRS`).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -483,3 +484,56 @@ def test_the_real_corpus(kafka_storage, tmp_path):
     partitions = [p for parts in result.kafka.values() for p in parts.values()]
     logs = [name for p in partitions for name in _logs(p)]
     assert (len(partitions), len(logs)) == (193, 215)
+
+
+#: every N-th log directory of the corpus is damaged in test_the_real_corpus_damaged (1: all of them, ~90 s here)
+CORPUS_SHARE = int(os.environ.get("KSEG_RECOVER_CORPUS_SHARE", "4"))
+
+
+def _damaged_corpus(corpus: Path, root: Path) -> dict[str, Path]:
+    """Copies of corpus log directories with a byte flipped in the middle of each .log of 200 bytes or more,
+    once after an unclean shutdown (no marker) and once after a clean one."""
+    logdirs = sorted({p.parent.parent for p in corpus.rglob("*.log") if is_partition_dir(p.parent)})
+    inputs = {}
+    for i, path in enumerate(d for d in logdirs if log_dir_partitions(d) is not None):
+        if i % CORPUS_SHARE != CORPUS_SHARE - 1:  # the default 4 takes 3, 7, 11, ...: loads that throw among them
+            continue
+        for variant in ("unclean", "clean"):
+            copy = root / f"{i}-{variant}"
+            shutil.copytree(path, copy, symlinks=True)
+            for log in sorted(copy.rglob("*.log")):
+                if not log.parent.name.startswith("__cluster_metadata") and log.stat().st_size >= 200:
+                    _flip(log, log.stat().st_size // 2)
+            marker = copy / ".kafka_cleanshutdown"
+            marker.unlink(missing_ok=True)
+            if variant == "clean":
+                marker.write_text('{"version":0,"brokerEpoch":1}')
+            inputs[f"{path.relative_to(corpus)} ({variant})"] = copy
+    return inputs
+
+
+def test_the_real_corpus_damaged(kafka_storage, tmp_path):
+    """The corpus damaged: OUT is what Kafka keeps and loads unchanged, except where Kafka's own load throws or
+    splits a segment (R4.4/R4.5, offsets past the segment): what Kafka keeps is then not defined, kseg writes
+    no guess for that segment, and OUT's load only creates the empty segment Kafka makes (R4.6)."""
+    inputs = _damaged_corpus(require_dir(CORPUS_REAL, "the corpus of real Kafka log files"), tmp_path / "in")
+    result = run(kafka_storage, inputs, tmp_path / "out", salvage=False)
+    undefined = set()
+    for name, report in result.reports.items():
+        for part in report.partitions:
+            prediction = part.prediction
+            assert prediction is not None
+            kafka = result.kafka[name][part.path.name]
+            assert (kafka["outcome"] == "fails") == (prediction.error is not None), (name, part.path.name)
+            if prediction.error is not None or prediction.log_end_offset is None:
+                undefined.add((name, part.path.name))
+                loaded = result.out[name][part.path.name]
+                assert loaded["error"] is None and not loaded["files_changed"] and not loaded["files_deleted"]
+    found = [(name, line.split(":")[0]) for name, lines in result.found.items() for line in lines]
+    assert {item for item in found if item not in undefined} == set()
+    if CORPUS_SHARE == 4:  # the default share: 16 log directories, twice
+        partitions = sum(len(parts) for parts in result.kafka.values())
+        assert (len(inputs), partitions, len(undefined)) == EXPECTED_DAMAGED, (len(inputs), partitions, undefined)
+
+
+EXPECTED_DAMAGED = (32, 116, 16)  # inputs, partitions, partitions whose load throws or splits

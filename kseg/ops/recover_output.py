@@ -20,9 +20,10 @@ written and fsynced whole, so the next start recovers nothing (R4.1).
 
 from __future__ import annotations
 
-import shutil
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from kseg.errors import KsegError, LimitExceeded
 from kseg.format.checkpoints import parse_partition_metadata, read_leader_epochs
@@ -45,6 +46,8 @@ from kseg.recovery.loading.logdir import (
 )
 from kseg.recovery.producer_state import TxnTracker, track_producer_batch
 from kseg.segment import MappedFile, atomic_write, read_small_file
+
+COPY_CHUNK = 1 << 20  # bytes per write when copying: memory stays flat for any file size
 
 EPOCH_FILE = "leader-epoch-checkpoint"
 METADATA_FILE = "partition.metadata"
@@ -185,12 +188,24 @@ def offset_checkpoint(entries: dict[tuple[str, int], int]) -> bytes:
 
 
 def output_log_end(outcomes: Sequence[SegmentOutcome]) -> int | None:
-    """``readNextOffset`` of the output's last segment: one past its last kept offset, or its base."""
+    """``LogSegment.readNextOffset`` of the output's last segment: the last batch's next offset, or its base.
+
+    The last batch's, not the highest: offsets that go backwards inside what recovery keeps (a flipped
+    base offset, which the CRC does not cover) stay, and Kafka's log end follows the file's last batch.
+    """
     written = [o for o in outcomes if o.files]
     if not written:
         return None
-    plan = written[-1].plan
-    return max((run.last_offset for run in plan.runs), default=plan.base_offset - 1) + 1
+    last = written[-1]
+    next_offset = last.plan.base_offset
+    with MappedFile(last.files[0].path) as mapped:
+        buf = mapped.buf
+        for pos, _, _, header, _ in BatchWalk(buf, 0, None, strict=False).frames():
+            if header is not None:
+                next_offset = header[0] + header[6] + 1
+            elif pos + 8 <= len(buf):  # a V0/V1 entry's offset field: its (last) offset
+                next_offset = int.from_bytes(buf[pos : pos + 8], "big") + 1
+    return next_offset
 
 
 def write_partition_files(
@@ -327,6 +342,37 @@ def checkpoint_changes(log_dir: Path, files: Sequence[tuple[str, dict[tuple[str,
     return tuple(changes)
 
 
+def copy_file(source: Path, target: Path) -> int:
+    """``source`` byte for byte as a new ``target``, written whole through a temporary; its size."""
+    size = source.stat().st_size
+    with atomic_write(target, replace=False, like=source) as out:
+        if size:
+            with MappedFile(source) as mapped:
+                _copy_mapped(mapped, size, out)
+    return size
+
+
+def _copy_mapped(mapped: MappedFile, size: int, out: BinaryIO) -> None:
+    with memoryview(mapped.buf) as view:
+        for pos in range(0, size, COPY_CHUNK):
+            out.write(view[pos : min(size, pos + COPY_CHUNK)])
+            mapped.release(min(size, pos + COPY_CHUNK))
+
+
+def copy_tree(source: Path, target: Path) -> int:
+    """A directory byte for byte, file by file through temporaries (symbolic links as links); the bytes."""
+    target.mkdir()
+    total = 0
+    for entry in sorted(source.iterdir(), key=lambda p: p.name):
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), target / entry.name)
+        elif entry.is_dir():
+            total += copy_tree(entry, target / entry.name)
+        elif entry.is_file():
+            total += copy_file(entry, target / entry.name)
+    return total
+
+
 def carry_over(log_dir: Path, out_dir: Path, recovered: Sequence[str], written: Sequence[str]) -> tuple[Written, ...]:
     """Everything of the log directory recover does not model, copied byte for byte (directories whole)."""
     carried = []
@@ -334,14 +380,13 @@ def carry_over(log_dir: Path, out_dir: Path, recovered: Sequence[str], written: 
         if entry.name in recovered or entry.name in written:
             continue
         target = out_dir / entry.name
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.copytree(entry, target, symlinks=True)
-            size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
-            carried.append(Written("directory", target, CREATED, size))
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), target)
+            carried.append(Written("link", target, CREATED, 0))
+        elif entry.is_dir():
+            carried.append(Written("directory", target, CREATED, copy_tree(entry, target)))
         elif entry.is_file():
-            data = read_small_file(entry)
-            write_file(target, data)
-            carried.append(Written("file", target, CREATED, len(data)))
+            carried.append(Written("file", target, CREATED, copy_file(entry, target)))
     return tuple(carried)
 
 

@@ -107,6 +107,17 @@ def leftover_directories(root: Path) -> Path:
     return logdir.finish()
 
 
+def offsets_backwards(root: Path) -> Path:
+    """A flipped base offset (the CRC does not cover it): offsets 64-65, then 2-3, in the active segment.
+    Kafka's recovery keeps both batches and its log end follows the last one (4), not the highest (66)."""
+    logdir = LogDir(root)
+    part = logdir.partition("t", 0, {0: [batch(0, 2), batch(2, 2)]})
+    data = bytearray(part.file(".log", 0).read_bytes())
+    data[7] ^= 0x40
+    part.file(".log", 0).write_bytes(bytes(data))
+    return logdir.finish(clean=False)
+
+
 def swap_leftover(root: Path) -> Path:
     """R2.2-R2.4: a .log.swap replacing segment 5 (a compaction that did not finish its renames)."""
     logdir = LogDir(root)
@@ -175,7 +186,7 @@ CASES: dict[str, Callable[[Path], Path]] = {
     case.__name__: case
     for case in (
         log_start_beyond_end, log_start_beyond_end_unclean, log_start_at_end, broken_partition_metadata,
-        broken_partition_metadata_known_id, leftover_directories,
+        broken_partition_metadata_known_id, leftover_directories, offsets_backwards,
         swap_leftover, no_epochs, clean_damage, below_recovery_point, unclean_cut_deletes,
         real_damaged_clean, real_damaged_unclean, real_below_recovery_point,
     )
@@ -295,7 +306,7 @@ def test_out_keeps_what_kafka_keeps_and_loads_unchanged(runs):
     found = {name: problems for name, problems in runs["kafka"].found.items() if problems}
     assert found == NOT_AT_REST
     assert len(runs["kafka"].inputs) == len(CASES) + 6 + len(FIXTURE_LOGDIRS)
-    assert sum(len(parts) for parts in runs["kafka"].kafka.values()) == 69
+    assert sum(len(parts) for parts in runs["kafka"].kafka.values()) == 70
 
 
 def test_salvage_out_loads_unchanged(runs):
@@ -303,6 +314,13 @@ def test_salvage_out_loads_unchanged(runs):
     assert {name: problems for name, problems in runs["salvage"].found.items() if problems} == {}
     out = runs["salvage"].outs["unclean_cut_deletes"] / "t-0"
     assert (out / "00000000000000000007.log").stat().st_size == 115
+
+
+def test_salvage_log_end_is_the_last_batchs_next_offset(runs):
+    """readNextOffset: the log end follows the file's last batch (4), even below an earlier batch's 64-65."""
+    report = runs["salvage"].reports["offsets_backwards"].partitions[0]
+    assert report.output_log_end == 4 == runs["salvage"].out["offsets_backwards"]["t-0"]["log_end_offset"]
+    assert "00000000000000000004.snapshot" in _files(runs["salvage"], "offsets_backwards")
 
 
 def _files(run: Run, name: str, part: str = "t-0") -> dict[str, bytes]:

@@ -311,21 +311,25 @@ def write_kept_partition_files(
 # -- the log directory of OUTDIR ---------------------------------------------------------------
 
 
-def _log_dir_entries(reports: Sequence[Report], hw: dict[tuple[str, int], int]) -> list[dict[tuple[str, int], int]]:
-    """Recovery points (every output's log end), log starts and high watermarks (cut to the log end)."""
-    points: dict[tuple[str, int], int] = {}
-    starts: dict[tuple[str, int], int] = {}
-    marks: dict[tuple[str, int], int] = {}
+def _log_dir_entries(reports: Sequence[Report], inputs: Sequence[dict[tuple[str, int], int]]) -> list[dict[tuple[str, int], int]]:
+    """Recovery points (every output's log end), log starts and high watermarks (cut to the log end).
+
+    ``inputs``: the input's three checkpoints, in that order.  Entries of partitions recover does not
+    write (the metadata log, carried-over directories, entries without a directory) stay as they are; a
+    log start entry stays where it equals the output's log start.
+    """
+    keys = {(r.prediction.topic, r.prediction.partition) for r in reports if r.prediction is not None}
+    points, starts, marks = ({k: v for k, v in entries.items() if k not in keys} for entries in inputs)
     for report in reports:
         pred = report.prediction
         if pred is None or pred.kind or report.output_log_end is None:
             continue
         key = (pred.topic, pred.partition)
         points[key] = report.output_log_end
-        if report.output_log_start:
+        if report.output_log_start or inputs[1].get(key) == report.output_log_start:
             starts[key] = report.output_log_start
-        if key in hw:
-            marks[key] = min(hw[key], report.output_log_end)
+        if key in inputs[2]:
+            marks[key] = min(inputs[2][key], report.output_log_end)
     return [points, starts, marks]
 
 
@@ -402,8 +406,8 @@ def write_log_dir_files(
     data = read_small_file(marker) if marker.is_file() else CLEAN_SHUTDOWN_TEXT
     files: list[tuple[str, bytes]] = [(CLEAN_SHUTDOWN, data)]
     hw_path = log_dir / HIGH_WATERMARK
-    hw = read_offsets(log_dir, HIGH_WATERMARK).entries
-    points, starts, marks = _log_dir_entries(reports, hw)
+    inputs = [read_offsets(log_dir, name).entries for name in (RECOVERY_POINT, LOG_START, HIGH_WATERMARK)]
+    points, starts, marks = _log_dir_entries(reports, inputs)
     entries = [(RECOVERY_POINT, points), (LOG_START, starts)]
     files += [(RECOVERY_POINT, offset_checkpoint(points)), (LOG_START, offset_checkpoint(starts))]
     if hw_path.is_file():

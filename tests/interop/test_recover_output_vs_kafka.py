@@ -454,6 +454,9 @@ def test_what_recover_does_not_model_is_carried_over(runs):
         for path in [source / name, *sorted((source / name).rglob("*"))]:
             if path.is_file():
                 assert (out / path.relative_to(source)).read_bytes() == path.read_bytes(), path
+    # entries of partitions recover does not write (the metadata log's recovery point) stay; nothing changed
+    assert runs["kafka"].reports["dump/logdir"].checkpoint_changes == ()
+    assert "__cluster_metadata 0 4\n" in (out / "recovery-point-offset-checkpoint").read_text()
     # Kafka's own leftovers (R2.7) are not recovered: as they are, and Kafka loads them as it would the input's
     report = runs["kafka"].reports["leftover_directories"]
     assert [p.path.name for p in report.partitions] == ["t-0"]

@@ -82,6 +82,15 @@ class SegmentOutcome:
         return self.action == SEG_KAFKA_DELETES or (self.plan.changed and self.action != SEG_KEPT_AS_KAFKA)
 
     @property
+    def output_bytes(self) -> int | None:
+        """Bytes of this segment in the output (None: Kafka's recovery throws, nothing is written)."""
+        if self.action == SEG_KAFKA_DELETES:
+            return 0
+        if self.action == SEG_KEPT_AS_KAFKA:
+            return self.plan.size
+        return None if self.plan.refused is not None else self.plan.output_size
+
+    @property
     def lost_bytes(self) -> int:
         if self.action == SEG_KAFKA_DELETES:
             return self.plan.size

@@ -190,7 +190,7 @@ def action_line(outcome: SegmentOutcome) -> str:
     plan = outcome.plan
     match outcome.action:
         case report_kinds.SEG_DRY_RUN if plan.refused is None:
-            return f"  dry run: would write {plural(plan.output_size, 'byte')}"
+            return f"  dry run: would write {plural(outcome.output_bytes or 0, 'byte')}"
         case report_kinds.SEG_DRY_RUN:
             return "  dry run: would write nothing"
         case report_kinds.SEG_REFUSED:

@@ -73,7 +73,6 @@ def written_json(f: Written) -> dict[str, Any]:
 def segment_json(outcome: SegmentOutcome) -> dict[str, Any]:
     plan = outcome.plan
     kafka = plan.kafka
-    refused = plan.refused
     return {
         "log": str(outcome.log),
         "base_offset": plan.base_offset,
@@ -82,7 +81,7 @@ def segment_json(outcome: SegmentOutcome) -> dict[str, Any]:
         "changed": plan.changed,
         "cut": outcome.cut,
         "action": outcome.action,
-        "output_bytes": plan.output_size if refused is None else None,
+        "output_bytes": outcome.output_bytes,
         "first_offset": plan.first_offset,
         "last_offset": plan.last_offset,
         "kafka_recovery": {

@@ -208,6 +208,8 @@ def test_a_dry_run_says_what_the_default_output_writes(logdir, three):
     assert result.exit_code == 0
     assert ("  dry run: would write 97 bytes, damage and all, as Kafka keeps it: it does not recover this "
             "segment; --salvage cuts it") in result.stdout.splitlines()
+    as_json = json.loads(CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)]).stdout)
+    assert [s["output_bytes"] for s in as_json["partitions"][0]["segments"]] == [212, 97, 115]
     salvage = CliRunner().invoke(cli, ["recover", "--dry-run", "--salvage", str(root)])
     assert salvage.exit_code == 1 and "  dry run: would write 0 bytes" in salvage.stdout.splitlines()
 
@@ -219,8 +221,8 @@ def test_a_dry_run_of_an_unclean_cut_leaves_the_deleted_segment_out(logdir, thre
     result = CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)])
     assert result.exit_code == 1
     [part] = json.loads(result.stdout)["partitions"]
-    assert [(s["action"], s["cut"]) for s in part["segments"]] == [
-        ("dry-run", False), ("dry-run", True), ("not-written-kafka-deletes", True)]
+    assert [(s["action"], s["cut"], s["output_bytes"]) for s in part["segments"]] == [
+        ("dry-run", False, 212), ("dry-run", True, 0), ("not-written-kafka-deletes", True, 0)]
 
 
 def test_a_name_of_the_log_directory_already_in_outdir_is_refused(tmp_path, logdir, three):

@@ -54,8 +54,10 @@ def recover(
     recovered in order) or a log directory (every partition; with -o, OUTDIR
     is a log directory Kafka loads without changing a file).  What Kafka does
     at the next start comes from kseg's model of Kafka 4.3.0's log loading.
-    By default exactly Kafka's valid prefix is kept;
-    with --salvage every intact batch after the damage is kept too.  Give one
+    By default -o OUTDIR gets exactly what Kafka's next start keeps (a
+    single .log: Kafka's valid prefix); with --salvage every segment and
+    every intact batch after the damage is kept too.  Checkpoint entries
+    OUTDIR rewrites are reported.  Give one
     of -o OUTDIR, --in-place or --dry-run.  Exit 0 when nothing had to be
     cut, 1 when something was, 2 on usage errors or unreadable input (an
     OUTDIR this run started is removed), 130 on Ctrl-C.

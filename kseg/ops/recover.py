@@ -7,23 +7,27 @@ read per segment by :mod:`kseg.ops.recover_kafka`); this module only reads
 and writes files.  The input is a ``.log``, a partition directory, or a log
 directory (every partition, each with the same model).  Targets, one per run:
 
-* ``-o OUTDIR``: every segment of the input is written to OUTDIR under its
-  own name -- recovered ones and, for a partition, the unchanged ones too
-  (copied byte for byte), each with rebuilt ``.index``/``.timeindex`` (and
-  ``.txnindex`` when a transaction was aborted) -- plus ``partition.metadata``,
-  the ``leader-epoch-checkpoint`` as Kafka leaves it after the load and a
-  producer snapshot at the log end (:mod:`kseg.ops.recover_output`).  A log
-  directory becomes ``OUTDIR/<partition>/...`` plus the clean-shutdown marker
-  and checkpoints, so Kafka 4.3.0 loads OUTDIR without changing a file.  Any
-  existing target is refused before anything is written (:mod:`kseg.ops.recover_inputs`).
+* ``-o OUTDIR`` on a partition or log directory, without ``--salvage``:
+  exactly the files Kafka's next start keeps (:mod:`kseg.ops.recover_kept`,
+  :func:`kseg.ops.recover_output.write_kept_partition_files`) -- the model's
+  actions replayed.  With ``--salvage`` (or a single ``.log``, or a load the
+  model sees throw): every segment of the input under its own name, each
+  with rebuilt ``.index``/``.timeindex`` (and ``.txnindex`` when a
+  transaction was aborted), plus ``partition.metadata``, the
+  ``leader-epoch-checkpoint`` and a producer snapshot at the log end
+  (:mod:`kseg.ops.recover_output`).  A log directory becomes
+  ``OUTDIR/<partition>/...`` plus the clean-shutdown marker and checkpoints
+  (each entry rewritten is reported) and a byte-for-byte copy of everything
+  else, so Kafka 4.3.0 loads OUTDIR without changing a file.  Any existing
+  target is refused before anything is written (:mod:`kseg.ops.recover_inputs`).
 * ``--in-place``: only segments that change are rewritten; the original
   ``.log`` (and each replaced index) is kept beside it as ``<name>.bak``
   (:func:`kseg.segment.backup_path`), every replacement atomic.  Refused
   while another process (a running broker) holds the log directory's ``.lock``.
 * ``--dry-run``: the report only; nothing is created.
 
-Later segments are never deleted, in any mode: the report says which ones
-Kafka's ``LogLoader`` deletes, and why (reference §4.3).
+No input segment is ever deleted: the report says which ones Kafka's
+``LogLoader`` deletes, and why (reference §4.3); the default ``-o`` leaves them out of OUTDIR.
 
 Each segment's files go through :class:`kseg.recovery.segment_files.SegmentFiles`:
 every new file is written whole as a hidden ``.<name>.<random>.kseg-tmp``
@@ -54,6 +58,7 @@ from kseg.ops.recover_inputs import (
     later_segments,
     log_dir_partitions,
     not_copied,
+    partition_input,
     partition_name,
     refuse_log_dir_outputs,
     refuse_outputs,
@@ -61,6 +66,7 @@ from kseg.ops.recover_inputs import (
     tracker_before,
 )
 from kseg.ops.recover_kafka import (
+    KafkaView,
     Startup,
     kafka_views,
     predict,
@@ -68,7 +74,8 @@ from kseg.ops.recover_kafka import (
     startup_from,
     with_recovers_from,
 )
-from kseg.ops.recover_output import write_log_dir_files, write_partition_files
+from kseg.ops.recover_kept import kafka_files, write_kept_segments
+from kseg.ops.recover_output import write_kept_partition_files, write_log_dir_files, write_partition_files
 from kseg.ops.recover_report import (
     CREATED,
     DRY_RUN,
@@ -77,6 +84,8 @@ from kseg.ops.recover_report import (
     OUTPUT,
     REPLACED,
     SEG_DRY_RUN,
+    SEG_KAFKA_DELETES,
+    SEG_KEPT_AS_KAFKA,
     SEG_REFUSED,
     SEG_REWRITTEN,
     SEG_UNTOUCHED,
@@ -250,7 +259,7 @@ def _recover_log_dir(
     """Every partition of a log directory, each with the model's prediction from ``predict_log_dir``."""
     if target == IN_PLACE:
         refuse_in_place_while_locked(path.resolve())
-    sources = [resolve_input(part) for part in parts]
+    sources = [partition_input(part) for part in parts]
     if out_dir is not None:
         refuse_log_dir_outputs(path, sources, out_dir)
     prediction = predict_log_dir(path, cap)
@@ -263,8 +272,8 @@ def _recover_log_dir(
         part_out = None if out_dir is None else out_dir / source.directory.name
         reports.append(recover_partition(source.directory, source, startup, predicted, target, part_out,
                                          salvage, interval, cap))
-    written = write_log_dir_files(path, out_dir, reports) if out_dir is not None else ()
-    return LogDirReport(path, salvage, target, out_dir, prediction, tuple(reports), written)
+    written, carried, changes = write_log_dir_files(path, out_dir, reports) if out_dir is not None else ((), (), ())
+    return LogDirReport(path, salvage, target, out_dir, prediction, tuple(reports), written, carried, changes)
 
 
 def recover_partition(
@@ -285,22 +294,28 @@ def recover_partition(
     tracker = tracker_before(source, max_batch_bytes)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
+    whole_output = target == OUTPUT and source.whole_partition and out_dir is not None
+    # with no segment there is nothing to salvage: OUTDIR gets what Kafka keeps in either mode
+    as_kafka = whole_output and (not salvage or not source.logs) and _kafka_keeps_something(prediction)
     results: list[_Done] = []
     for log in source.logs:
-        done, tracker = _recover_one(log, tracker, target, out_dir, salvage, interval)
+        done, tracker = _recover_one(log, tracker, DRY_RUN if as_kafka else target, out_dir, salvage, interval)
         results.append(done)
     startup = with_recovers_from(startup, prediction)
     views, deletion = kafka_views(startup, prediction, source.all_logs, {log: plan for log, plan, *_ in results})
-    segments = tuple(
-        SegmentOutcome(log, plan, views[log], action, build, files)
-        for log, plan, action, build, files in results
-    )
     copied: tuple[Written, ...] = ()
     written: tuple[Written, ...] = ()
+    left: tuple[tuple[Path, str], ...] = ()
     log_end, log_start = None, 0
-    whole_output = target == OUTPUT and source.whole_partition
-    if whole_output and out_dir is not None:
-        copied, written, log_end, log_start = write_partition_files(
+    if as_kafka and out_dir is not None:
+        results, copied, written, left = _write_as_kafka(source.directory, out_dir, prediction, results,
+                                                         interval, max_batch_bytes)
+        log_end, log_start = _kafka_ends(prediction, out_dir)
+    elif target == DRY_RUN and source.whole_partition and not salvage and _kafka_keeps_something(prediction):
+        results = _dry_run_as_kafka(source.directory, prediction, results)
+    elif whole_output and out_dir is not None:
+        segments = _outcomes(results, views)
+        copied, written, log_end, log_start, left = write_partition_files(
             source.directory, out_dir, segments, prediction, startup.log_start_offset, max_batch_bytes
         )
     return Report(
@@ -310,16 +325,80 @@ def recover_partition(
         out_dir,
         source.whole_partition,
         startup,
-        segments,
+        _outcomes(results, views),
         deletion,
         () if source.whole_partition else later_segments(source),
         copied,
-        not_copied(source.directory) if whole_output else (),
+        _left_out(source.directory, left, as_kafka) if whole_output else (),
         prediction,
         written,
         log_end,
         log_start,
+        as_kafka,
     )
+
+
+def _left_out(directory: Path, left: tuple[tuple[Path, str], ...], as_kafka: bool) -> tuple[tuple[Path, str], ...]:
+    """The partition's files OUTDIR does not get, and why (what Kafka keeps of snapshots is copied)."""
+    found = not_copied(directory)
+    if as_kafka:
+        why = "producer snapshot: Kafka's load deletes or rewrites it; OUTDIR has the snapshots Kafka leaves"
+        found = tuple((path, why if path.suffix == ".snapshot" else reason) for path, reason in found)
+    return found + left
+
+
+def _outcomes(results: list[_Done], views: dict[Path, KafkaView]) -> tuple[SegmentOutcome, ...]:
+    return tuple(
+        SegmentOutcome(log, plan, views[log], action, build, files) for log, plan, action, build, files in results
+    )
+
+
+def _kafka_keeps_something(prediction: PartitionPrediction) -> bool:
+    """The model finishes the load of this partition: what Kafka keeps is known (else: kseg's own cut)."""
+    return prediction.error is None and prediction.log_end_offset is not None and not prediction.kind
+
+
+def _kafka_ends(prediction: PartitionPrediction, out_dir: Path) -> tuple[int | None, int]:
+    """(log end, log-start checkpoint entry) of OUTDIR: Kafka's own; the entry only above the first base."""
+    log_end = prediction.log_end_offset
+    log_start = prediction.log_start_offset or 0
+    bases = [base_offset_from_name(log) or 0 for log in out_dir.glob("*.log")]
+    return log_end, (log_start if bases and log_start > min(bases) else 0)
+
+
+def _dry_run_as_kafka(directory: Path, prediction: PartitionPrediction, results: list[_Done]) -> list[_Done]:
+    """A dry run says what ``-o`` would write: what Kafka keeps of each segment."""
+    files = kafka_files(directory, prediction)
+    done: list[_Done] = []
+    for log, plan, action, build, written in results:
+        kept = files.get(log.name)
+        if kept is None or kept.source != log:
+            action = SEG_KAFKA_DELETES
+        elif kept.size == plan.size and plan.changed:
+            action = SEG_KEPT_AS_KAFKA
+        done.append((log, plan, action, build, written))
+    return done
+
+
+def _write_as_kafka(
+    directory: Path, out_dir: Path, prediction: PartitionPrediction, results: list[_Done], interval: int, cap: int
+) -> tuple[list[_Done], tuple[Written, ...], tuple[Written, ...], tuple[tuple[Path, str], ...]]:
+    """OUTDIR gets the files Kafka's next start keeps; each input segment's outcome says what became of it."""
+    files, per_log = write_kept_segments(directory, out_dir, prediction, interval, cap)
+    done: list[_Done] = []
+    for log, plan, _, build, _ in results:
+        kept = files.get(log.name)
+        if kept is None or kept.source != log:
+            done.append((log, plan, SEG_KAFKA_DELETES, build, ()))
+        elif not per_log.get(log.name):
+            per_log.pop(log.name, None)
+            done.append((log, plan, SEG_REFUSED, build, ()))
+        else:
+            action = SEG_KEPT_AS_KAFKA if kept.size == plan.size and plan.changed else SEG_WRITTEN
+            done.append((log, plan, action, build, per_log.pop(log.name)))
+    copied, written, left = write_kept_partition_files(out_dir, files, prediction, cap, directory.parent)
+    others = tuple(w for files_of in per_log.values() for w in files_of if w.kind == "log")
+    return done, copied, others + written, left
 
 
 def _recover_one(

@@ -21,7 +21,7 @@ from kseg.ops.discover import (
     partition_files,
     segment_logs,
 )
-from kseg.ops.recover_kafka import STARTUP_FATE
+from kseg.ops.recover_kafka import STARTUP_FATE, special_kind
 from kseg.ops.recover_report import DRY_RUN, IN_PLACE, OUTPUT, RecoverRefused
 from kseg.recovery.index_compare import INDEX_KINDS
 from kseg.recovery.loading.logdir import (
@@ -61,8 +61,16 @@ def log_dir_partitions(path: Path) -> list[Path] | None:
     if not path.is_dir() or is_partition_dir(path):
         return None
     parts = [p for p in partition_dirs(path) if not p.name.startswith(METADATA_TOPIC + "-")]
-    parts = [p for p in parts if segment_logs(p)]
-    return parts or None
+    # -delete, -stray and -future directories are Kafka's own leftovers: carried over as they are
+    parts = [p for p in parts if not special_kind(p)]
+    # a partition directory without a .log is loaded too (Kafka creates its first segment, R4.6)
+    return parts if any(segment_logs(p) for p in parts) else None
+
+
+def partition_input(path: Path) -> Input:
+    """A partition directory of a log directory, with or without segments."""
+    logs = tuple(segment_logs(path))
+    return Input(path, logs, logs, True) if not logs else resolve_input(path)
 
 
 def resolve_input(path: Path) -> Input:
@@ -123,8 +131,10 @@ def refuse_log_dir_outputs(log_dir: Path, sources: list[Input], out_dir: Path) -
         raise RecoverRefused(f"{out_dir} is the input log directory; use --in-place (keeps backups) or another -o")
     if out_dir.exists() and not out_dir.is_dir():
         raise RecoverRefused(f"{out_dir}: not a directory")
-    for name in LOG_DIR_FILES:
-        if (out_dir / name).exists():
+    recovered = {source.directory.name for source in sources}
+    carried = [entry.name for entry in log_dir.iterdir() if entry.name not in recovered]  # copied as they are
+    for name in (*LOG_DIR_FILES, *carried):
+        if (out_dir / name).exists() or (out_dir / name).is_symlink():
             raise RecoverRefused(f"{out_dir / name} exists; refusing to replace it (choose an empty -o directory)")
     for source in sources:
         refuse_outputs(source, out_dir / source.directory.name)

@@ -140,7 +140,7 @@ def read_startup(directory: Path, name: tuple[str, int] | None) -> Startup:
     return startup_from(directory, name, (log_dir / CLEAN_SHUTDOWN).exists(), checkpoints)
 
 
-def _kind(directory: Path) -> str:
+def special_kind(directory: Path) -> str:
     """``-delete``/``-future``/``-stray`` directories load with their own rules (R2.7)."""
     suffix = directory.name.rsplit("-", 1)[-1]
     return suffix if "." in directory.name and suffix in _SPECIAL_KINDS else ""
@@ -159,7 +159,7 @@ def predict(
         startup.recovery_point,
         startup.log_start_offset,
         startup.high_watermark,
-        _kind(startup.directory),
+        special_kind(startup.directory),
         max_batch_bytes,
     )
     return predict_partition(startup.directory, topic, number, inputs)
@@ -257,6 +257,7 @@ __all__ = [
     "kafka_views",
     "predict",
     "read_startup",
+    "special_kind",
     "startup_from",
     "with_recovers_from",
 ]

@@ -32,6 +32,9 @@ SEG_REWRITTEN = "rewritten"  # in place
 SEG_UNTOUCHED = "untouched"  # in place, nothing to cut
 SEG_REFUSED = "not-written"  # kafka mode: Kafka's recovery throws on it; nothing is written
 SEG_DRY_RUN = "dry-run"
+#: -o OUTDIR without --salvage: OUTDIR gets what Kafka's next start keeps (kseg.ops.recover_kept)
+SEG_KEPT_AS_KAFKA = "written-as-kafka-keeps"  # copied whole although damaged: Kafka does not recover it
+SEG_KAFKA_DELETES = "not-written-kafka-deletes"  # Kafka deletes it (R4.3, R8.2) or a .swap replaces it
 
 
 class RecoverRefused(Refused):
@@ -54,6 +57,17 @@ class Written:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckpointChange:
+    """One entry of a log-directory checkpoint that OUTDIR's copy holds differently from the input's."""
+
+    checkpoint: str  # recovery-point-offset-checkpoint | log-start-offset-checkpoint | replication-offset-checkpoint
+    topic: str
+    partition: int
+    before: int | None  # None: no entry in the input
+    after: int | None  # None: no entry in OUTDIR
+
+
+@dataclass(frozen=True, slots=True)
 class SegmentOutcome:
     log: Path
     plan: Plan
@@ -61,6 +75,26 @@ class SegmentOutcome:
     action: str  # SEG_*
     output: IndexBuild | None = None  # recovery's walk over the written .log (its indexes)
     files: tuple[Written, ...] = ()
+
+    @property
+    def cut(self) -> bool:
+        """The output lacks bytes of this segment (kept whole as Kafka keeps it: no, even if damaged)."""
+        return self.action == SEG_KAFKA_DELETES or (self.plan.changed and self.action != SEG_KEPT_AS_KAFKA)
+
+    @property
+    def output_bytes(self) -> int | None:
+        """Bytes of this segment in the output (None: Kafka's recovery throws, nothing is written)."""
+        if self.action == SEG_KAFKA_DELETES:
+            return 0
+        if self.action == SEG_KEPT_AS_KAFKA:
+            return self.plan.size
+        return None if self.plan.refused is not None else self.plan.output_size
+
+    @property
+    def lost_bytes(self) -> int:
+        if self.action == SEG_KAFKA_DELETES:
+            return self.plan.size
+        return self.plan.lost_bytes if self.cut else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +114,12 @@ class Report:
     written: tuple[Written, ...] = ()  # files OUTDIR gets as Kafka would leave them (epochs, snapshot)
     output_log_end: int | None = None  # the log end offset of the partition written to OUTDIR
     output_log_start: int = 0  # its log-start checkpoint entry (0: none)
+    kafka_kept: bool = False  # OUTDIR holds what Kafka's next start keeps (-o without --salvage)
 
     @property
     def changed(self) -> bool:
-        """Something was (or would be) cut, salvaged around or refused."""
-        return any(outcome.plan.changed for outcome in self.segments)
+        """Something was (or would be) cut, salvaged around, refused or left out as Kafka deletes it."""
+        return any(outcome.cut for outcome in self.segments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +147,8 @@ class LogDirReport:
     prediction: LogDirPrediction
     partitions: tuple[Report, ...]
     written: tuple[Written, ...] = ()  # log-directory files of OUTDIR (marker, checkpoints)
+    carried: tuple[Written, ...] = ()  # files and directories recover does not model, copied byte for byte
+    checkpoint_changes: tuple[CheckpointChange, ...] = ()  # entries OUTDIR's checkpoints rewrote
 
     @property
     def changed(self) -> bool:
@@ -125,8 +162,8 @@ class LogDirReport:
             len(reports),
             sum(1 for r in reports if r.changed),
             sum(len(r.segments) for r in reports),
-            sum(1 for r in reports for s in r.segments if s.plan.changed),
-            sum(s.plan.lost_bytes for r in reports for s in r.segments),
+            sum(1 for r in reports for s in r.segments if s.cut),
+            sum(s.lost_bytes for r in reports for s in r.segments),
             sum(len(d.segments) for d in deletions),
             sum(d.bytes for d in deletions),
             sum(1 for r in reports if r.prediction is not None and r.prediction.error is not None),

@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING
 
 from kseg.ops import recover_kafka as loader
 from kseg.ops import recover_report as report_kinds
-from kseg.ops.recover_kafka import KafkaView, Startup
+from kseg.ops.recover_kafka import Deletion, KafkaView, Startup
 from kseg.ops.recover_report import Report, SegmentOutcome, Written
 from kseg.recovery.loading import BROKER_STOPS, LoadError
 from kseg.recovery.plan import KAFKA, Loss, Plan, Run
@@ -191,14 +191,24 @@ def action_line(outcome: SegmentOutcome) -> str:
     plan = outcome.plan
     match outcome.action:
         case report_kinds.SEG_DRY_RUN if plan.refused is None:
-            return f"  dry run: would write {plural(plan.output_size, 'byte')}"
+            return f"  dry run: would write {plural(outcome.output_bytes or 0, 'byte')}"
         case report_kinds.SEG_DRY_RUN:
             return "  dry run: would write nothing"
         case report_kinds.SEG_REFUSED:
             return "  not written: Kafka's recovery throws on this segment (--salvage keeps what it can)"
         case report_kinds.SEG_UNTOUCHED:
             return "  in place: nothing to cut, left untouched"
+        case report_kinds.SEG_KAFKA_DELETES if outcome.kafka.why == loader.DELETED:
+            return "  not written: Kafka deletes it at startup (--salvage keeps it)"
+        case report_kinds.SEG_KAFKA_DELETES:
+            return "  not written: a .swap replaces it at startup (R2.3), written in its place"
+    if outcome.action == report_kinds.SEG_KEPT_AS_KAFKA and not outcome.files:
+        return (f"  dry run: would write {plural(plan.size, 'byte')}, damage and all, as Kafka keeps it: it does "
+                "not recover this segment; --salvage cuts it")
     log = outcome.files[0]
+    if outcome.action == report_kinds.SEG_KEPT_AS_KAFKA:
+        return (f"  wrote {log.path} ({plural(log.size, 'byte')}, damage and all, as Kafka keeps it: it does not "
+                "recover this segment; --salvage cuts it); " + _index_summary(outcome.files[1:]))
     if log.action == report_kinds.REPLACED:
         head = f"  rewrote {log.path} ({plural(log.size, 'byte')}, old kept as {log.backup})"
     else:
@@ -261,17 +271,22 @@ def deletion_lines(report: Report) -> list[str]:
     deletion = report.deletion
     if deletion is None:
         return []
-    names = ", ".join(p.name for p in deletion.segments)
+    if report.kafka_kept:
+        return [deletion_head(deletion), f"  not in {report.out_dir}: Kafka keeps none of them (--salvage keeps them)"]
     if report.target == report_kinds.OUTPUT and report.whole_partition:
         kept = f"each is in {report.out_dir}, recovered on its own"
     else:
         kept = "they are untouched"
+    return [deletion_head(deletion), f"  kseg deleted nothing: {kept}"]
+
+
+def deletion_head(deletion: Deletion) -> str:
+    """Which segments Kafka's loader deletes, and why."""
+    names = ", ".join(p.name for p in deletion.segments)
     count = f"{plural(len(deletion.segments), 'segment')} ({plural(deletion.bytes, 'byte')})"
     if deletion.after is None:
-        head = f"Kafka would delete {count}: {deletion.message}: {names}"
-    else:
-        head = f'Kafka would delete {count} after truncating {deletion.after.name} ("{deletion.message}"): {names}'
-    return [head, f"  kseg deleted nothing: {kept}"]
+        return f"Kafka would delete {count}: {deletion.message}: {names}"
+    return f'Kafka would delete {count} after truncating {deletion.after.name} ("{deletion.message}"): {names}'
 
 
 def files_lines(report: Report) -> list[str]:
@@ -280,7 +295,13 @@ def files_lines(report: Report) -> list[str]:
         lines.append("copied " + ", ".join(f.path.name for f in report.copied))
     for f in report.written:
         if f.kind == "snapshot":
-            lines.append(f"wrote {f.path.name} (producer state at the log end {report.output_log_end})")
+            at = int(f.path.name[:20])
+            where = f"the log end {at}" if at == report.output_log_end else f"offset {at}"
+            lines.append(f"wrote {f.path.name} (producer state at {where})")
+        elif f.kind == "partition.metadata":
+            lines.append(f"wrote {f.path.name} (the input's cannot be read: see below)")
+        elif f.kind == "log":
+            lines.append(f"wrote {f.path.name} ({plural(f.size, 'byte')}: a segment Kafka's load makes, R2.4/R4.6)")
         else:
             epochs = plural(f.entries or 0, "epoch")
             lines.append(f"wrote {f.path.name} ({epochs}, as Kafka leaves it after the load)")
@@ -291,7 +312,8 @@ def files_lines(report: Report) -> list[str]:
 
 def summary_line(report: Report) -> str:
     segments = report.segments
-    changed = [s for s in segments if s.plan.changed]
+    kept_damaged = [s for s in segments if s.action == report_kinds.SEG_KEPT_AS_KAFKA]
+    changed = [s for s in segments if s.plan.changed and s.action != report_kinds.SEG_KEPT_AS_KAFKA]
     refused = [s for s in changed if s.plan.refused is not None]
     cut = [s for s in changed if s.plan.refused is None]
     parts = []
@@ -312,7 +334,9 @@ def summary_line(report: Report) -> str:
         parts.append(text + ")")
     if refused:
         parts.append(f"{len(refused)} on which Kafka's recovery throws")
-    parts.append(f"{len(segments) - len(changed)} unchanged")
+    if kept_damaged:
+        parts.append(f"{len(kept_damaged)} damaged but kept whole, as Kafka keeps {'it' if len(kept_damaged) == 1 else 'them'}")
+    parts.append(f"{len(segments) - len(changed) - len(kept_damaged)} unchanged")
     text = f"{plural(len(segments), 'segment')}: " + ", ".join(parts)
     if report.deletion is not None:
         deleted = report.deletion
@@ -323,9 +347,18 @@ def summary_line(report: Report) -> str:
 # -- the whole report --------------------------------------------------------------------------
 
 
+def mode_text(salvage: bool, kafka_kept: bool) -> str:
+    """Which of recover's modes ran: what Kafka keeps, each segment's valid prefix, or salvage."""
+    if salvage:
+        return "--salvage"
+    if kafka_kept:
+        return "what Kafka 4.3.0's next start keeps"
+    return "Kafka's rules"
+
+
 def report_lines(report: Report, width: int) -> Iterator[str | Text]:
     """Lines (str, or rich Text for the maps) of the text report."""
-    mode = "--salvage" if report.salvage else "Kafka's rules"
+    mode = mode_text(report.salvage, report.kafka_kept)
     where = {report_kinds.IN_PLACE: "in place", report_kinds.DRY_RUN: "dry run, nothing written"}.get(
         report.target, f"into {report.out_dir}"
     )
@@ -382,4 +415,4 @@ def print_report(report: Report, file: IO[str] | None = None) -> None:
     print_lines(lambda width: report_lines(report, width), file)
 
 
-__all__ = ["partition_lines", "print_lines", "print_report", "report_lines", "summary_line"]
+__all__ = ["mode_text", "partition_lines", "print_lines", "print_report", "report_lines", "summary_line"]

@@ -73,15 +73,15 @@ def written_json(f: Written) -> dict[str, Any]:
 def segment_json(outcome: SegmentOutcome) -> dict[str, Any]:
     plan = outcome.plan
     kafka = plan.kafka
-    refused = plan.refused
     return {
         "log": str(outcome.log),
         "base_offset": plan.base_offset,
         "bytes": plan.size,
         "mode": plan.mode,
         "changed": plan.changed,
+        "cut": outcome.cut,
         "action": outcome.action,
-        "output_bytes": plan.output_size if refused is None else None,
+        "output_bytes": outcome.output_bytes,
         "first_offset": plan.first_offset,
         "last_offset": plan.last_offset,
         "kafka_recovery": {
@@ -125,6 +125,7 @@ def report_json(report: Report) -> dict[str, Any]:
     return {
         "path": str(report.path),
         "mode": "salvage" if report.salvage else "kafka",
+        "kafka_kept": report.kafka_kept,
         "target": report.target,
         "output_dir": _path(report.out_dir),
         "partition_directory": report.whole_partition,
@@ -185,6 +186,12 @@ def log_dir_json(report: LogDirReport) -> dict[str, Any]:
         "error": None if error is None else {**error.as_json(), "consequence": error.consequence},
         "partitions": [report_json(p) for p in report.partitions],
         "written": [written_json(f) for f in report.written],
+        "carried_over": [written_json(f) for f in report.carried],
+        "checkpoint_changes": [
+            {"checkpoint": c.checkpoint, "topic": c.topic, "partition": c.partition, "before": c.before,
+             "after": c.after}
+            for c in report.checkpoint_changes
+        ],
         "totals": {
             "partitions": t.partitions,
             "changed_partitions": t.changed_partitions,

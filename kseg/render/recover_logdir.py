@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
 from kseg.ops import recover_report as report_kinds
-from kseg.ops.recover_report import LogDirReport
-from kseg.render.recover import partition_lines, plural, print_lines, summary_line
+from kseg.ops.recover_report import CheckpointChange, LogDirReport
+from kseg.recovery.loading.logdir import HIGH_WATERMARK
+from kseg.render.recover import mode_text, partition_lines, plural, print_lines, summary_line
 from kseg.render.recover_map import LEGEND
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def _head(report: LogDirReport) -> str:
-    mode = "--salvage" if report.salvage else "Kafka's rules"
+    mode = mode_text(report.salvage, any(p.kafka_kept for p in report.partitions))
     where = {report_kinds.IN_PLACE: "in place", report_kinds.DRY_RUN: "dry run, nothing written"}.get(
         report.target, f"into {report.out_dir}"
     )
@@ -49,6 +50,19 @@ def totals_line(report: LogDirReport) -> str:
     return text
 
 
+def _offset(value: int | None) -> str:
+    return "no entry" if value is None else str(value)
+
+
+def checkpoint_change_line(change: CheckpointChange) -> str:
+    """One checkpoint entry OUTDIR holds differently: a high watermark cut to the new end is data lost."""
+    text = (f"rewrote {change.checkpoint} {change.topic}-{change.partition}: "
+            f"{_offset(change.before)} -> {_offset(change.after)}")
+    if change.checkpoint == HIGH_WATERMARK and change.before is not None and (change.after or 0) < change.before:
+        text += " (committed offsets up to the old high watermark are not all in OUTDIR)"
+    return text
+
+
 def log_dir_lines(report: LogDirReport, width: int) -> Iterator[str | Text]:
     """Lines of the text report for a log directory."""
     yield _head(report)
@@ -59,6 +73,10 @@ def log_dir_lines(report: LogDirReport, width: int) -> Iterator[str | Text]:
         yield summary_line(partition)
     if report.written:
         yield "wrote " + ", ".join(f.path.name for f in report.written)
+    for change in report.checkpoint_changes:
+        yield checkpoint_change_line(change)
+    if report.carried:
+        yield "copied as they are: " + ", ".join(f.path.name for f in report.carried)
     yield LEGEND
     yield totals_line(report)
 
@@ -67,4 +85,4 @@ def print_log_dir(report: LogDirReport, file: IO[str] | None = None) -> None:
     print_lines(lambda width: log_dir_lines(report, width), file)
 
 
-__all__ = ["log_dir_lines", "print_log_dir", "totals_line"]
+__all__ = ["checkpoint_change_line", "log_dir_lines", "print_log_dir", "totals_line"]

@@ -86,9 +86,17 @@ def test_a_cut_in_recover_log_deletes_the_later_segments(tmp_path, logdir, three
     out = tmp_path / "out"
     recover_path(root, out_dir=out)
     assert_loads_clean(out)
-    # kseg deletes nothing: segment 7 is in OUTDIR, and its epoch 2 is in the checkpoint Kafka reads
-    assert (out / "t-0" / "00000000000000000007.log").read_bytes() == three.segments[7]
-    assert (out / "t-0" / "leader-epoch-checkpoint").read_text() == "0\n3\n0 0\n1 3\n2 7\n"
+    # by default OUTDIR is what Kafka keeps: no segment 7, and epoch 2 (which started at 7) is gone
+    assert not (out / "t-0" / "00000000000000000007.log").exists()
+    assert (out / "t-0" / "leader-epoch-checkpoint").read_text() == "0\n2\n0 0\n1 3\n"
+    text = [str(line) for line in log_dir_lines(recover_path(root, out_dir=tmp_path / "again"), 100)]
+    assert "  not written: Kafka deletes it at startup (--salvage keeps it)" in text
+    # --salvage deletes nothing: segment 7 is in OUTDIR, and its epoch 2 is in the checkpoint Kafka reads
+    salvaged = tmp_path / "salvaged"
+    recover_path(root, out_dir=salvaged, salvage=True)
+    assert_loads_clean(salvaged)
+    assert (salvaged / "t-0" / "00000000000000000007.log").read_bytes() == three.segments[7]
+    assert (salvaged / "t-0" / "leader-epoch-checkpoint").read_text() == "0\n3\n0 0\n1 3\n2 7\n"
 
 
 def test_an_offset_below_base_makes_the_load_throw(tmp_path, logdir, kit):
@@ -190,3 +198,40 @@ def test_in_place_goes_ahead_once_the_lock_is_released(logdir, three):
     damage(three.file(".log", 7))
     result = CliRunner().invoke(cli, ["recover", "--in-place", str(root / "t-0")])
     assert result.exit_code == 1 and (root / "t-0" / "00000000000000000007.log.bak").exists()
+
+
+def test_a_dry_run_says_what_the_default_output_writes(logdir, three):
+    """--dry-run reports what -o writes by default: damage Kafka does not recover kept whole (R4.1), exit 0."""
+    damage(three.file(".log", 5))
+    root = logdir.finish()
+    result = CliRunner().invoke(cli, ["recover", "--dry-run", str(root)])
+    assert result.exit_code == 0
+    assert ("  dry run: would write 97 bytes, damage and all, as Kafka keeps it: it does not recover this "
+            "segment; --salvage cuts it") in result.stdout.splitlines()
+    as_json = json.loads(CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)]).stdout)
+    assert [s["output_bytes"] for s in as_json["partitions"][0]["segments"]] == [212, 97, 115]
+    salvage = CliRunner().invoke(cli, ["recover", "--dry-run", "--salvage", str(root)])
+    assert salvage.exit_code == 1 and "  dry run: would write 0 bytes" in salvage.stdout.splitlines()
+
+
+def test_a_dry_run_of_an_unclean_cut_leaves_the_deleted_segment_out(logdir, three):
+    """R4.3: the segment Kafka deletes is not written by the default -o: the dry run says so, exit 1."""
+    damage(three.file(".log", 5))
+    root = logdir.finish(clean=False, recovery_points={("t", 0): 3})
+    result = CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)])
+    assert result.exit_code == 1
+    [part] = json.loads(result.stdout)["partitions"]
+    assert [(s["action"], s["cut"], s["output_bytes"]) for s in part["segments"]] == [
+        ("dry-run", False, 212), ("dry-run", True, 0), ("not-written-kafka-deletes", True, 0)]
+
+
+def test_a_name_of_the_log_directory_already_in_outdir_is_refused(tmp_path, logdir, three):
+    """Everything recover does not model is carried over: an existing name in OUTDIR is refused up front."""
+    root = logdir.finish()
+    (root / "meta.properties").write_text("node.id=1\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "meta.properties").write_text("other\n")
+    result = CliRunner().invoke(cli, ["recover", str(root), "-o", str(out)])
+    assert result.exit_code == 2 and "meta.properties exists; refusing to replace it" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["meta.properties"]

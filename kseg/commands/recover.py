@@ -57,8 +57,8 @@ def recover(
     By default -o OUTDIR gets exactly what Kafka's next start keeps (a
     single .log: Kafka's valid prefix); with --salvage every segment and
     every intact batch after the damage is kept too.  Checkpoint entries
-    OUTDIR rewrites are reported.  Give one
-    of -o OUTDIR, --in-place or --dry-run.  Exit 0 when nothing had to be
+    OUTDIR rewrites are reported.  Give one of -o OUTDIR, --in-place or
+    --dry-run.  Exit 0 when nothing had to be
     cut, 1 when something was, 2 on usage errors or unreadable input (an
     OUTDIR this run started is removed), 130 on Ctrl-C.
 

@@ -72,8 +72,7 @@ def recover(
     check_named_inputs([path])
     if output_dir is not None:
         refuse_output_dir([path], output_dir)
-    # a refusal (RecoverRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
-    # and what -o OUTDIR got so far is removed; OUTDIR holds KSEG-UNFINISHED until the run is done
+    # refusals end at the CLI edge (one line, exit 2); OUTDIR holds KSEG-UNFINISHED until the run is done
     with (
         in_place_locks([path], in_place),
         marked_unfinished(output_dir),

@@ -149,7 +149,7 @@ DELIBERATE: list[Deliberate] = [
                r"\(14\)(?: in the log at byte \d+)?"),
     Deliberate(1, ("fixtures", "damaged"), _EXC + r"org\.apache\.kafka\.common\.InvalidRecordException: " + _MSG,
                _AT + r"(?:control record at offset \d+: |entry \d+ \(offset \d+\): )?{msg}(?: \((?:at byte \d+ of the decompressed records|"
-               r"Varint is too long.*)\))?"),
+               r"Var(?:int|long) is too long.*)\))?"),
     Deliberate(1, ("fixtures", "crafted", "damaged"), _EXC + r"java\.lang\.IllegalArgumentException: (?P<msg>(?:Unknown "
                r"compression type id: \d+|Invalid magic used in LegacyRecord: -?\d+))", _AT + "{msg}"),
     Deliberate(1, ("fixtures", "indexes"), _EXC + r"org\.apache\.kafka\.storage\.internals\.log\."

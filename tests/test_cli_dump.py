@@ -302,6 +302,76 @@ def test_corrupt_batch_reports_position_and_goes_on():
     ]
 
 
+def _overrun_log(folder: Path, key_length: int, value_length: int) -> None:
+    """A V1 message (key b"key", value b"value", 42 bytes) with its stored key and value lengths replaced,
+    then a plain one: kseg's writer, then the two ints (entry header 12, crc 4, magic+attributes 2, ts 8)."""
+    from kseg.format import RecordSpec, encode_batch
+
+    message = bytearray(encode_batch([RecordSpec(0, 1700000000000, b"key", b"value")], magic=1))
+    message[26:30] = key_length.to_bytes(4, "big", signed=True)
+    message[33:37] = value_length.to_bytes(4, "big", signed=True)
+    plain = encode_batch([RecordSpec(1, 1700000000001, b"k", b"v")], magic=1, base_offset=1)
+    folder.mkdir()
+    (folder / LOG).write_bytes(bytes(message) + plain)
+
+
+_OVERRUN_HEAD = (
+    f"Dumping t-0/{LOG}\nLog starting offset: 0\n"
+    "offset: 0 position: 0 CreateTime: 1700000000000 size: 42 magic: 1 compresscodec: none crc: 1792040376 "
+    "isvalid: false\n"
+)
+_OVERRUN_NEXT = ("offset: 1 position: 42 CreateTime: 1700000000001 size: 36 magic: 1 compresscodec: none "
+                 "crc: 4171781107 isvalid: true\n")
+
+
+@pytest.mark.parametrize(("key_length", "value_length", "options", "stdout", "stderr"), [
+    # the value length (6) runs past the 5 bytes left: Kafka's LegacyRecord prints the stored sizes and goes on
+    (3, 6, ["--deep-iteration"],
+     _OVERRUN_HEAD + "| offset: 0 CreateTime: 1700000000000 keySize: 3 valueSize: 6 isValid: false crc: 1792040376\n"
+     + _OVERRUN_NEXT + "| offset: 1 CreateTime: 1700000000001 keySize: 1 valueSize: 1 isValid: true crc: 4171781107\n",
+     "byte 33: message.value of 6 bytes runs past the end of the message (5 bytes left)"),
+    # ... and without the metadata it reads neither size
+    (3, 6, ["--deep-iteration", "--skip-record-metadata"], _OVERRUN_HEAD + "\n" + _OVERRUN_NEXT + "\n",
+     "byte 33: message.value of 6 bytes runs past the end of the message (5 bytes left)"),
+    # printing the value, Kafka dies after the metadata (newLimit > capacity): the file stops there
+    (3, 6, ["--print-data-log"],
+     _OVERRUN_HEAD + "| offset: 0 CreateTime: 1700000000000 keySize: 3 valueSize: 6 isValid: false crc: 1792040376\n",
+     "byte 33: message.value of 6 bytes runs past the end of the message (5 bytes left)"),
+    # a key length of 1024 puts the value length past the message: Kafka dies before the record's line
+    (1024, 5, ["--deep-iteration"], _OVERRUN_HEAD,
+     "byte 26: message.key of 1024 bytes runs past the end of the message (12 bytes left)"),
+    # a key length of 6 reads the value length from the value's bytes: printed as stored
+    (6, 5, ["--deep-iteration"],
+     _OVERRUN_HEAD + "| offset: 0 CreateTime: 1700000000000 keySize: 6 valueSize: 91644268 isValid: false "
+     "crc: 1792040376\n" + _OVERRUN_NEXT
+     + "| offset: 1 CreateTime: 1700000000001 keySize: 1 valueSize: 1 isValid: true crc: 4171781107\n",
+     "byte 36: message.value of 91644268 bytes runs past the end of the message (2 bytes left)"),
+])
+def test_legacy_length_overrun_prints_kafkas_line(tmp_path, key_length, value_length, options, stdout, stderr):
+    """docs/dump.md row 18: an uncompressed V0/V1 message whose key or value length runs past it prints the
+    line Kafka's lazy LegacyRecord prints, as far as Kafka gets (test_dump_vs_dumplogsegments checks it against
+    Kafka 4.3.0); kseg reports the message and exits 1."""
+    _overrun_log(tmp_path / "t-0", key_length, value_length)
+    result = run(["--files", f"t-0/{LOG}", *options], cwd=tmp_path)
+    assert (result.exit_code, result.stdout, result.stderr) == (1, stdout, f"kseg: t-0/{LOG}: {stderr}\n")
+
+
+@pytest.mark.parametrize("output_format", ["json", "table"])
+def test_legacy_length_overrun_in_kseg_formats_is_not_a_record(tmp_path, output_format):
+    """kseg's own formats show no record it cannot read: the batch, then the problem, and the file stops."""
+    _overrun_log(tmp_path / "t-0", 3, 6)
+    result = run(["--files", f"t-0/{LOG}", "--deep-iteration", "--format", output_format], cwd=tmp_path)
+    assert result.exit_code == 1
+    assert result.stderr == f"kseg: t-0/{LOG}: byte 33: message.value of 6 bytes runs past the end of the message " \
+        "(5 bytes left)\n"
+    if output_format == "json":
+        batches = [json.loads(line) for line in result.stdout.splitlines() if '"type":"batch"' in line]
+        assert [(b["position"], b["records"]) for b in batches] == [(0, [])]
+    else:
+        assert [line.split()[:2] for line in result.stdout.splitlines() if "v1 none" in line] == [["0", "0"]]
+        assert "hdrs" not in result.stdout  # no records table
+
+
 def test_decoder_classes():
     plain = run(["--print-data-log", f"worked-v2/{LOG}"])
     implied = run([f"worked-v2/{LOG}", "--value-decoder-class"])  # optional argument: StringDecoder

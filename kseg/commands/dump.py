@@ -224,6 +224,7 @@ def _dump_options(
         max_batches=max_batches,
         json_records=output_format == "json" and decoder is None,
         encoded_records=output_format == "text" and decoder is None and core_renders(),
+        kafka_text=output_format == "text",
         decoder=decoder,
         dialect=dialect,
         max_batch_bytes=max_batch_bytes,

@@ -231,6 +231,27 @@ class LegacyBatch:
     delete_horizon_ms = None
     has_producer_id = False
 
+    def lazy_sizes(self) -> tuple[int | None, int | None]:
+        """(keySize, valueSize) as Kafka's lazy ``LegacyRecord`` reads this message: the stored ints, the
+        value's at ``keyOffset + max(0, keySize)``; None where ``getInt`` would throw (past the message).
+
+        Unlike :meth:`records` it does not check that the key and value fit: Kafka's dump tool prints these
+        two before it slices either (:mod:`kseg.ops.dump.legacy`).
+        """
+        key_offset = _key_size_offset(self._msg.magic)
+        key_size = self._int_in_message(key_offset)
+        if key_size is None:
+            return None, None
+        return key_size, self._int_in_message(key_offset + LENGTH.size + max(0, key_size))
+
+    def _int_in_message(self, offset: int) -> int | None:
+        """``buffer.getInt(offset)`` on the message's bytes (from its crc); None past them."""
+        start = self._msg.position + LOG_OVERHEAD
+        length = min(self._msg.message_size, len(self._msg.buf) - start)
+        if offset + LENGTH.size > length:
+            return None
+        return int(LENGTH.unpack_from(self._msg.buf, start + offset)[0])
+
     # -- checks -------------------------------------------------------------------
     def compute_crc(self) -> int:
         return self._msg.compute_crc()

@@ -38,15 +38,13 @@ def _read_unsigned(buf: Readable, pos: int, max_bytes: int, end: int | None) -> 
         if not byte & 0x80:
             return value, pos + i + 1
         shift += 7
-    kind = "Varint" if max_bytes == _MAX_VARINT_BYTES else "Varlong"
-    nth = "5th" if max_bytes == _MAX_VARINT_BYTES else "10th"
+    # Kafka's two messages differ by a word: "the most significant bit" (varint), "most significant bit"
+    # (varlong) -- ByteUtils.illegalVarintException / illegalVarlongException, kept as Kafka words them.
+    head = ("Varint is too long, the most significant bit in the 5th byte" if max_bytes == _MAX_VARINT_BYTES
+            else "Varlong is too long, most significant bit in the 10th byte")
     # Kafka accumulates in a Java int (long): the bits shifted past 32 (64) are lost.
     mask = 0xFFFFFFFF if max_bytes == _MAX_VARINT_BYTES else 0xFFFFFFFFFFFFFFFF
-    raise InvalidRecord(
-        f"{kind} is too long, the most significant bit in the {nth} byte is set, "
-        f"converted value: {value & mask:x}",
-        offset=pos,
-    )
+    raise InvalidRecord(f"{head} is set, converted value: {value & mask:x}", offset=pos)
 
 
 def decode_unsigned_varint(buf: Readable, pos: int, end: int | None = None) -> tuple[int, int]:

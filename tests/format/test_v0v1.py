@@ -200,3 +200,21 @@ def test_builder_refuses_what_magic_1_cannot_hold(kwargs, message):
 def test_builder_refuses_headers_below_magic_2():
     with pytest.raises(EncodeError, match="Magic v0 does not support record headers"):
         encode_batch([RecordSpec(0, TS, b"k", b"v", (("h", b"x"),))], magic=0)
+
+
+@pytest.mark.parametrize(("message", "edits", "sizes"), [
+    (V1_MESSAGE, {}, (1, 1)),  # a whole message: the stored ints
+    (V1_MESSAGE, {31: 2}, (1, 2)),  # the value runs past the end: its length still reads
+    (V1_MESSAGE, {26: 2}, (2, 0x176)),  # the key takes the value length's first byte: read one byte on
+    (V1_MESSAGE, {26: 3}, (3, None)),  # the value length would end past the message
+    (V1_MESSAGE, {26: 2**31 - 1}, (2**31 - 1, None)),  # Java's int index overflows: getInt throws
+    (V1_MESSAGE, {26: -5}, (-5, 0x6B000000)),  # a negative key length counts as 0: read from the key's place
+    (V0_MESSAGE, {18: 1, 23: 7}, (1, 7)),  # magic 0: the key length at 6 of the message
+])
+def test_lazy_sizes_read_the_stored_ints_as_kafkas_legacy_record(message, edits, sizes):
+    """``LegacyBatch.lazy_sizes``: LegacyRecord.keySize()/valueSize() read without checking that the key and
+    value fit (docs/dump.md row 18): the value length at keyOffset + max(0, keySize); None where getInt throws."""
+    data = bytearray(message)
+    for at, value in edits.items():
+        struct.pack_into(">i", data, at, value)
+    assert LegacyBatch(bytes(data), 0).lazy_sizes() == sizes

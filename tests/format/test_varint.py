@@ -71,8 +71,11 @@ def test_varint_with_continuation_in_fifth_byte_is_refused():
 
 
 def test_varlong_with_continuation_in_tenth_byte_is_refused():
-    with pytest.raises(InvalidRecord, match="Varlong is too long"):
-        decode_varlong(b"\x80" * 10 + b"\x01", 0)
+    with pytest.raises(InvalidRecord) as err:
+        decode_varlong(b"\xfd" + b"\xff" * 9 + b"\x01", 0)
+    # ByteUtils.illegalVarlongException's words: no "the" before "most", unlike the varint's
+    assert err.value.message == ("Varlong is too long, most significant bit in the 10th byte is set, "
+                                 "converted value: fffffffffffffffd")
 
 
 def test_varint_cut_short_is_truncated_with_position():

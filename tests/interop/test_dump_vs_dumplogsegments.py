@@ -20,7 +20,7 @@ Inputs:
   zeroed regions);
 * offset and time indexes over those segments (as written, off by one, torn), alone and many to a run;
 * crafted bytes Kafka's builder cannot write (negative key/value lengths other than -1, magic bytes 3 and
-  -126, a V1 key length past the message's end).
+  -126, a V1 key or value length past the message's end, alone or in a gzip wrapper).
 
 Every difference must be one of ``DELIBERATE``: a table of the rows of docs/dump.md "Deliberate differences from
 Kafka 4.3.0's tool", each saying what Kafka prints (its first stderr line: the exception class and message --
@@ -37,6 +37,7 @@ the pure-Python renderer (the default run uses the compiled core where it applie
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -44,6 +45,7 @@ import random
 import re
 import shutil
 import struct
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,16 +145,21 @@ DELIBERATE: list[Deliberate] = [
     Deliberate(1, ("fixtures", "damaged"),
                _EXC + r"org\.apache\.kafka\.common\.errors\.CorruptRecordException: Found record size "
                r"(?P<size>-?\d+) smaller than minimum record overhead \(14\) in file .*\.",
-               _AT + r"Found record size {size} smaller than minimum record overhead \(14\)"),
+               _AT + r"(?:entry \d+ \(offset \d+\): )?Found record size {size} smaller than minimum record overhead "
+               r"\(14\)(?: in the log at byte \d+)?"),
     Deliberate(1, ("fixtures", "damaged"), _EXC + r"org\.apache\.kafka\.common\.InvalidRecordException: " + _MSG,
-               _AT + r"(?:control record at offset \d+: )?{msg}(?: \((?:at byte \d+ of the decompressed records|"
-               r"Varint is too long.*)\))?"),
-    Deliberate(1, ("fixtures",), _EXC + r"java\.lang\.IllegalArgumentException: (?P<msg>Unknown compression type "
-               r"id: \d+)", _AT + "{msg}"),
-    Deliberate(1, ("crafted", "damaged"), _EXC + r"java\.lang\.IllegalArgumentException: (?P<msg>(?:Unknown "
+               _AT + r"(?:control record at offset \d+: |entry \d+ \(offset \d+\): )?{msg}(?: \((?:at byte \d+ of the decompressed records|"
+               r"Var(?:int|long) is too long.*)\))?"),
+    Deliberate(1, ("fixtures", "crafted", "damaged"), _EXC + r"java\.lang\.IllegalArgumentException: (?P<msg>(?:Unknown "
                r"compression type id: \d+|Invalid magic used in LegacyRecord: -?\d+))", _AT + "{msg}"),
     Deliberate(1, ("fixtures", "indexes"), _EXC + r"org\.apache\.kafka\.storage\.internals\.log\."
                r"CorruptIndexException: " + _MSG, _AT + "{msg}", sidefx=_TRUNCATED_INDEXES),
+    # a bare IndexOutOfBoundsException (no message): a V2 batch whose size field is below its header's 61 bytes
+    # (DefaultRecordBatch.count), a V0/V1 wrapper too short for its own key length (LegacyRecord.keySize); kseg
+    # says which, where Kafka's ensureValid / LegacyRecord would have
+    Deliberate(1, ("fixtures", "damaged"), _EXC + r"java\.lang\.IndexOutOfBoundsException",
+               _AT + r"(?:entry \d+ \(offset \d+\): )?(?:Record batch is corrupt \(the size \d+ is smaller than the "
+               r"minimum allowed overhead 61\)|message\.key length runs past the end of the message)"),
     Deliberate(1, ("fixtures", "indexes"), _EXC + r"java\.util\.NoSuchElementException",
                _AT + r"entry \d+ \(offset \d+\): no whole batch at log position \d+ within --max-message-size "
                r"\(\d+ bytes\)", sidefx=_TRUNCATED_INDEXES),
@@ -176,8 +183,7 @@ DELIBERATE: list[Deliberate] = [
     Deliberate(3, ("corpus",), _EXC + r"java\.nio\.file\.NoSuchFileException: .*\.log",
                r"kseg: {path}: \d{{20}}\.log not found beside it \(Kafka needs it to dump this file\)"),
     Deliberate(3, ("fixtures",), ".*", "", stdout="same", kafka_exit=0, kseg_exit=0,  # the same text; Kafka wrote
-               files=r"fixtures/dump/sanity/00000000000000000020\.index",
-               sidefx=r"modified .*/00000000000000000020\.index \(11 -> 8 bytes\)\n"),
+               files=r"\.index$", sidefx=r"modified .*\.index \(\d+ -> \d+ bytes\)\n"),
     Deliberate(3, ("indexes",), ".*", "", stdout="same", kafka_exit=None, kseg_exit=0,
                sidefx=r"(?:modified .*\.(?:time)?index \(\d+ -> \d+ bytes\)\n)+"),
     Deliberate(3, ("fixtures",), r"Ignoring unknown file .*", "", kafka_exit=0, kseg_exit=0, drops_kafka_line=True,
@@ -198,9 +204,18 @@ DELIBERATE: list[Deliberate] = [
     # row 17: a file named on the command line that no handler takes (docs/cli.md, "Named inputs").
     Deliberate(17, ("fixtures",), r"Ignoring unknown file (?P<name>.*)",
                r"kseg: error: {name}: not a Kafka file \(.*\)", stdout="none", kafka_exit=0, kseg_exit=2),
-    # row 18: a V0/V1 message whose key or value length runs past its end, or a wrapper whose inner messages
-    # do not read: Kafka reads them lazily, printing what it can; kseg reads a message (or a wrapper's inner
-    # messages) whole before printing its records, reports it and goes on with the next file.
+    # row 18: an uncompressed V0/V1 message whose key or value length runs past its end: kseg prints the line
+    # Kafka prints (the stored sizes) and reports the message; where Kafka goes on (it prints no key or value)
+    # kseg goes on too, but exits 1; where it dies (a size int past the message: before the line; the key or
+    # value printed: after it) kseg stops the file there.
+    Deliberate(18, ("crafted", "damaged"), "", _AT + r"message\.(?:key|value)(?: length)? (?:of \d+ bytes )?runs "
+               r"past the end of the message.*", stdout="same", kafka_exit=0),
+    Deliberate(18, ("crafted", "damaged"), _EXC + r"java\.lang\.(?:IndexOutOfBoundsException|"
+               r"IllegalArgumentException: newLimit > capacity: \(\d+ > \d+\))",
+               _AT + r"message\.(?:key|value)(?: length)? (?:of \d+ bytes )?runs past the end of the message.*"),
+    # row 18: a wrapper whose inner messages do not read: Kafka reads them lazily, printing what it can; kseg
+    # reads a wrapper's inner messages whole before printing its records, reports it and goes on with the
+    # next file.
     Deliberate(18, ("crafted", "damaged"), ".*", _AT + r"(?:message\.(?:key|value)(?: length)? (?:of \d+ bytes )?"
                r"runs past the end of the message|Inner messages must not be compressed|Record size is less than "
                r"the minimum record overhead \(\d+\)).*", stdout="kseg-prefix", kafka_exit=None,
@@ -620,7 +635,11 @@ def crafted_segments() -> dict[str, bytes]:
     * ``legacy-magic``: a V1 message whose magic byte is 0x82 (-126): Kafka's iterator takes any magic below 2
       for a legacy batch and dies printing it;
     * ``legacy-key-overrun``: an uncompressed V1 message whose key length (1024) runs past its end, then a
-      plain message (row 18 of docs/dump.md's deliberate differences).
+      plain message (row 18 of docs/dump.md's deliberate differences): Kafka cannot read the value length;
+    * ``legacy-value-overrun``: the same with a value length of 6 where 5 bytes are left: Kafka prints the
+      message's line and goes on unless it prints the value;
+    * ``legacy-wrapper-overrun``: a gzip V1 wrapper whose first inner message's key length (1024) runs past
+      it, then a plain message.
     """
     plain = encode_batch([RecordSpec(1, TS + 1, b"k", b"v")], base_offset=1)
     negative = bytearray(encode_batch([RecordSpec(0, TS, None, None)]))
@@ -634,12 +653,28 @@ def crafted_segments() -> dict[str, bytes]:
     overrun = bytearray(legacy_v1)
     struct.pack_into(">i", overrun, 12 + 4 + 2 + 8, 1024)  # entry header 12, crc 4, magic+attributes 2, ts 8
     plain_v1 = encode_batch([RecordSpec(1, TS + 1, b"k", b"v")], magic=1, base_offset=1)
+    value_overrun = bytearray(legacy_v1)
+    struct.pack_into(">i", value_overrun, 12 + 4 + 2 + 8 + 4 + 3, 6)  # ... key length 4, key "key"
     return {
         "negative-lengths": _refresh_crc(negative) + plain,
         "magic-3": _refresh_crc(magic3) + plain,
         "legacy-magic": bytes(legacy_bad) + plain_v1,
         "legacy-key-overrun": bytes(overrun) + plain_v1,
+        "legacy-value-overrun": bytes(value_overrun) + plain_v1,
+        "legacy-wrapper-overrun": _legacy_wrapper(bytes(overrun) + encode_batch(
+            [RecordSpec(1, TS + 1, b"k", b"v")], magic=1, base_offset=1)) + encode_batch(
+            [RecordSpec(2, TS + 2, b"k", b"v")], magic=1, base_offset=2),
     }
+
+
+def _legacy_wrapper(inner: bytes) -> bytes:
+    """A gzip V1 wrapper at offset 1 around ``inner`` (V1 entries at relative offsets 0 and 1): a V1 message
+    whose value is ``inner`` compressed, its attributes then saying gzip and its CRC-32 recomputed."""
+    wrapper = bytearray(encode_batch([RecordSpec(1, TS + 1, None, gzip.compress(inner, mtime=0))], magic=1,
+                                     base_offset=1))
+    wrapper[17] = 1  # attributes: codec gzip, CreateTime
+    struct.pack_into(">I", wrapper, 12, zlib.crc32(wrapper[16:]))
+    return bytes(wrapper)
 
 
 def test_crafted_segments(kafka_storage, tmp_path):

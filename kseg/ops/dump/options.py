@@ -40,6 +40,9 @@ class DumpOptions:
     ``dialect`` is the release whose tool's text is reproduced (``--kafka-version``).
     ``max_batch_bytes`` is the read cap (``--max-batch-bytes``): the most bytes
     one batch may decompress to, past which its records are a problem naming it.
+    ``kafka_text`` says the output is kafka-dump-log's text (``--format text``): an uncompressed V0/V1
+    message whose key or value length runs past it then comes as the record Kafka's lazy reader prints
+    (:mod:`kseg.ops.dump.legacy`); kseg's own formats never show a record it cannot read.
     """
 
     deep_iteration: bool = False
@@ -60,6 +63,7 @@ class DumpOptions:
     decoder: str | None = None
     dialect: Dialect = DEFAULT_DIALECT
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+    kafka_text: bool = False
 
     @property
     def deep(self) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from kseg.errors import KsegError
-from kseg.format import Batch
+from kseg.format import Batch, LegacyBatch
 from kseg.format.model import Record
 from kseg.format.records_render import check_parts
 from kseg.format.v2 import V2Batch
@@ -26,6 +26,7 @@ from kseg.ops.dump.events import (
     Problem,
     RecordsEvent,
 )
+from kseg.ops.dump.legacy import LazyMessage, lazy_message
 from kseg.ops.dump.options import DumpOptions
 from kseg.ops.dump.summaries import Summaries
 
@@ -106,6 +107,10 @@ def _decoded_events(
         records, err = decode_records(batch, options.max_batch_bytes)
         problem = None if err is None else _problem(display, batch, err)
         return (yield from _control_events(records, display, batch, options, state, problem))
+    if isinstance(batch, LegacyBatch) and options.kafka_text:
+        lazy = lazy_message(batch, options.max_batch_bytes)
+        if lazy is not None:
+            return (yield from _lazy_message_events(lazy, display, batch, options, state))
     aborts: list[Problem] = []
     chunks = _record_chunks(batch, options.max_batch_bytes)
     for records, last in chunks:
@@ -184,6 +189,23 @@ class _RecordChunks:
             self.error = err
             return False
         return True
+
+
+def _lazy_message_events(
+    lazy: LazyMessage, display: str, batch: Batch, options: DumpOptions, state: RecordState
+) -> Generator[Event, None, bool]:
+    """A V0/V1 message whose key or value length runs past it: the line Kafka prints (its stored sizes), then
+    kseg's problem.  Kafka dies before the line when ``printRecordMetadata`` cannot read a size, or (metadata
+    skipped) when the data it prints needs one; after it when it prints the key and value; else it goes on."""
+    state.track([lazy.record.offset])
+    problem = _problem(display, batch, lazy.error)
+    skip = options.skip_record_metadata
+    if (not skip and not lazy.sizes_readable) or (skip and options.print_data_log):
+        yield problem
+        return True
+    yield RecordsEvent(display, [lazy.record])  # no key or value: with --print-data-log only the metadata
+    yield problem
+    return options.print_data_log
 
 
 def _record_chunks(batch: Batch, max_batch_bytes: int) -> _RecordChunks:

@@ -36,6 +36,10 @@ class RecoveryAbort(Exception):
         self.consequence = consequence
 
 
+#: :meth:`TxnTracker.state`: open transactions by producer, by first offset, and whether any producer was seen.
+TrackerState = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...], bool]
+
+
 class TxnTracker:
     """The transaction bookkeeping of Kafka's producer-state tracking, across the segments of one partition.
 
@@ -56,14 +60,17 @@ class TxnTracker:
         self.max_batch_bytes = max_batch_bytes  # the read cap for the control batches fed to the tracker
         self._open_by_producer: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
+        #: a batch with a producer id was fed: Kafka's producer map has an entry (a snapshot is not empty)
+        self.has_producers = False
 
-    def state(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    def state(self) -> TrackerState:
         """The whole state, hashable: equal states give equal results for the same segment."""
-        return tuple(self._open_by_producer.items()), tuple(self._ongoing.items())
+        return tuple(self._open_by_producer.items()), tuple(self._ongoing.items()), self.has_producers
 
-    def restore(self, state: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]) -> None:
+    def restore(self, state: TrackerState) -> None:
         """Take a state :meth:`state` returned."""
         self._open_by_producer, self._ongoing = dict(state[0]), dict(state[1])
+        self.has_producers = state[2]
 
     @property
     def open_transactions(self) -> dict[int, int]:
@@ -157,6 +164,7 @@ def end_txn_marker(batch: V2Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESS
 
 def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | None:
     """``LogSegment.updateProducerState`` for one magic-2 batch with a producer id."""
+    tracker.has_producers = True  # ProducerStateManager.update: every such batch makes or updates an entry
     if batch.is_control:
         marker = _end_txn_marker(batch, tracker.max_batch_bytes)
         if marker is None:

@@ -53,7 +53,10 @@ def test_clean_shutdown_healthy_is_clean(logdir, three, readonly):
     assert part.as_json() | {"path": None} == {
         "type": "partition", "path": None, "topic": "t", "partition": 0, "outcome": "clean",
         "log_start_offset": 0, "log_end_offset": 10, "truncated_bytes": 0, "deleted_segments": [],
-        "lost_offsets": [], "error": None, "leader_epochs": [[0, 0], [1, 3], [2, 7]]}
+        "lost_offsets": [], "error": None, "leader_epochs": [[0, 0], [1, 3], [2, 7]],
+        "recovery_point": 10, "number_of_segments": 3, "disposition": "current", "renamed_to": None,
+        "files_created": [], "files_changed": [], "files_deleted": [], "pending_async_deletes": [],
+        "lost_offsets_behind_damage": []}
     assert part.recovery_point == 10 and part.high_watermark == 10
     assert changes(part) == []
     assert {(a.kind, a.rule) for a in part.actions} == {("resize", "R4.7"), ("rewrite", "R7.5")}

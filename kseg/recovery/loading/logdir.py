@@ -144,14 +144,15 @@ def predict_log_dir(
 
 
 def _stray(prediction: PartitionPrediction, path: Path, kind: str) -> None:
-    """R1.5: a KRaft broker renames a partition without ``partition.metadata`` (no topic id) ``-stray``."""
+    """R1.5: a KRaft broker renames a partition without ``partition.metadata`` (no topic id) ``-stray``.
+
+    The rename changes no file of the directory: the outcome stays what the load made it (§13).
+    """
     if kind or prediction.error is not None or (path / "partition.metadata").exists():
         return
     prediction.actions.append(Action(RENAME, path.name, "R1.5", f"{LM}.loadLog (isStray -> UnifiedLog.renameDir)",
                                      detail="no partition.metadata: no topic id",
                                      target=f"{path.name}.<uuid>-stray"))
-    if prediction.outcome == "clean":
-        prediction.outcome = "rebuilt"
 
 
 def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, int]]) -> None:

@@ -19,6 +19,10 @@ TRUNCATED = "truncated"  # a .log loses bytes, is deleted, or is replaced by a .
 FAILS = "fails"  # the load throws
 OUTCOMES = (CLEAN, REBUILT, TRUNCATED, FAILS)
 
+#: ``PartitionPrediction.disposition``: what ``LogManager.loadLog`` does with the loaded log (R1.5, R2.7).
+CURRENT, FUTURE, STRAY, RENAMED_STRAY, PENDING_DELETE = "current", "future", "stray", "renamed_stray", "pending_delete"
+_DISPOSITION_OF_KIND = {"": CURRENT, "future": FUTURE, "stray": STRAY, "delete": PENDING_DELETE}
+
 #: ``Action.kind``.
 CREATE, REWRITE, DELETE, RENAME, TRUNCATE, RESIZE = "create", "rewrite", "delete", "rename", "truncate", "resize"
 
@@ -106,6 +110,28 @@ class PartitionPrediction:
     leader_epochs: list[list[int]] | None = None  # None when the load fails before the cache exists
     actions: list[Action] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # rules the model does not follow for this partition
+    number_of_segments: int | None = None  # after the load; None when it fails
+    #: file names relative to the partition directory, sorted, as the next start leaves them (§13)
+    files_created: list[str] = field(default_factory=list)
+    files_changed: list[str] = field(default_factory=list)
+    files_deleted: list[str] = field(default_factory=list)
+    pending_async_deletes: list[str] = field(default_factory=list)  # renamed *.deleted, removed 60 s later
+    #: offsets of intact batches behind a header Kafka's iterator cannot read, in bytes the load cuts (§13)
+    lost_offsets_behind_damage: list[list[int]] = field(default_factory=list)
+
+    @property
+    def disposition(self) -> str | None:
+        """``current``, ``future``, ``stray``, ``renamed_stray`` or ``pending_delete``; None when the load fails."""
+        if self.error is not None or self.log_end_offset is None:
+            return None
+        if self.renamed_to is not None:
+            return RENAMED_STRAY
+        return _DISPOSITION_OF_KIND.get(self.kind, CURRENT)
+
+    @property
+    def renamed_to(self) -> str | None:
+        """The directory's new name: ``topic-partition.<uuid>-stray`` (Kafka's uuid is random: a pattern)."""
+        return next((a.target for a in self.actions if a.kind == RENAME and a.rule == "R1.5"), None)
 
     def as_json(self) -> dict[str, object]:
         """One ``{"type": "partition", ...}`` object of ``kseg triage --format json``."""
@@ -122,6 +148,15 @@ class PartitionPrediction:
             "lost_offsets": [list(r) for r in self.lost_offsets],
             "error": None if self.error is None else self.error.as_json(),
             "leader_epochs": None if self.leader_epochs is None else [list(e) for e in self.leader_epochs],
+            "recovery_point": self.recovery_point,
+            "number_of_segments": self.number_of_segments,
+            "disposition": self.disposition,
+            "renamed_to": self.renamed_to,
+            "files_created": list(self.files_created),
+            "files_changed": list(self.files_changed),
+            "files_deleted": list(self.files_deleted),
+            "pending_async_deletes": list(self.pending_async_deletes),
+            "lost_offsets_behind_damage": [list(r) for r in self.lost_offsets_behind_damage],
         }
 
     @property

@@ -60,6 +60,7 @@ class SegmentRecovery:
         pdir = self.loader.pdir
 
         def run(seg: Seg, start: int, end: int | None, tracker: TxnTracker) -> None:
+            pdir.loaded_indexes.add(seg.name(".index"))  # segment.read maps the offset index (R4.8)
             replay(pdir, seg, start, end, tracker)
 
         return run

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kseg.errors import KsegError
-from kseg.format.snapshot import check_snapshot, read_snapshot
+import time
+
+from kseg.format.snapshot import check_snapshot, encode_snapshot, read_snapshot
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
 from kseg.recovery.loading.segments import Seg, file_name
 from kseg.recovery.loading.state import PartitionDir
@@ -22,6 +24,8 @@ from kseg.recovery.producer_state import TxnTracker
 
 SUFFIX = ".snapshot"
 PSM = "ProducerStateManager"
+PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
+EMPTY_SNAPSHOT = encode_snapshot([])  # writeSnapshot of an empty producer map
 
 
 def snapshot_offsets(pdir: PartitionDir) -> dict[int, str]:
@@ -47,6 +51,11 @@ class ProducerStates:
         self.snapshots = snapshot_offsets(pdir)
         self.last_snap = self.last_map = 0
         self.tracker = TxnTracker(max_batch_bytes)
+        self.loaded_producers = False  # loadFromSnapshot kept an entry (its bytes are not modelled)
+
+    def known_empty(self) -> bool:
+        """The producer map is empty, so a snapshot's bytes are known: ``EMPTY_SNAPSHOT``."""
+        return not self.loaded_producers and not self.tracker.has_producers
 
     def latest_snapshot(self) -> int | None:
         return max(self.snapshots) if self.snapshots else None
@@ -63,6 +72,7 @@ class ProducerStates:
                 self._delete(offset, "truncateAndReload")
         if log_end != self.last_map:
             self.tracker = TxnTracker(self.max_batch_bytes)
+            self.loaded_producers = False
             self._load_from_snapshot(log_start)
 
     def _load_from_snapshot(self, log_start: int) -> None:
@@ -74,13 +84,19 @@ class ProducerStates:
                 self._delete(offset, "loadFromSnapshot (CorruptSnapshotException)")
                 continue
             for producer_id, txn_first in entries:
-                self.tracker.append_data(producer_id, txn_first, True)
+                if txn_first >= 0:
+                    self.tracker.append_data(producer_id, txn_first, True)
+                self.loaded_producers = True
             self.last_snap = self.last_map = offset
             return
         self.last_snap = self.last_map = log_start
 
     def _read(self, name: str) -> list[tuple[int, int]] | None:
-        """(producer id, open transaction's first offset) of a snapshot, None if Kafka finds it corrupt."""
+        """(producer id, open transaction's first offset or -1) of the entries ``loadFromSnapshot`` keeps.
+
+        None if Kafka finds the snapshot corrupt.  An entry without an open transaction idle for
+        ``producer.id.expiration.ms`` by the wall clock is dropped (``isProducerExpired``).
+        """
         data = self.pdir.current(name)
         if data is None:
             return self.pdir.written_snapshots.get(name, [])  # written by this load
@@ -89,14 +105,21 @@ class ProducerStates:
             check_snapshot(snapshot)
         except KsegError:
             return None
-        return [(e.producer_id, e.current_txn_first_offset) for e in snapshot.entries if e.current_txn_first_offset >= 0]
+        now = int(time.time() * 1000)
+        return [(e.producer_id, e.current_txn_first_offset) for e in snapshot.entries
+                if e.current_txn_first_offset >= 0 or now - e.timestamp < PRODUCER_ID_EXPIRATION_MS]
 
     def take_snapshot(self, rule: str | None = None) -> None:
         """``takeSnapshot``: a new file only when the map end passed the last snapshot."""
         if self.last_map > self.last_snap:
             name = file_name(self.last_map, SUFFIX)
-            self.pdir.rewrite(name, 0, rule or self.rule, f"{PSM}.takeSnapshot", f"snapshot at {self.last_map}")
-            self.pdir.written_snapshots[name] = list(self.tracker.open_transactions.items())
+            method, detail = f"{PSM}.takeSnapshot", f"snapshot at {self.last_map}"
+            if self.known_empty():
+                self.pdir.overwrite(name, EMPTY_SNAPSHOT, rule or self.rule, method, detail)
+            else:  # producers: the bytes are not modelled (only their open transactions are)
+                self.pdir.rewrite(name, 0, rule or self.rule, method, detail)
+                self.pdir.written_snapshots[name] = [
+                    (pid, first) for pid, first in self.tracker.open_transactions.items()] or [(-1, -1)]
             self.snapshots[self.last_map] = name
             self.last_snap = self.last_map
 
@@ -124,6 +147,7 @@ class ProducerStates:
         for snap in list(self.snapshots):
             self._delete(snap, "truncateFullyAndStartAt", "R8.2")
         self.tracker = TxnTracker(self.max_batch_bytes)
+        self.loaded_producers = False
         self.last_snap, self.last_map = 0, offset
 
 

@@ -118,6 +118,20 @@ class PartitionPrediction:
     pending_async_deletes: list[str] = field(default_factory=list)  # renamed *.deleted, removed 60 s later
     #: offsets of intact batches behind a header Kafka's iterator cannot read, in bytes the load cuts (§13)
     lost_offsets_behind_damage: list[list[int]] = field(default_factory=list)
+    #: batches beyond the log end Kafka computes: they stay on disk but are never served (R5.5)
+    unserved_offsets: list[list[int]] = field(default_factory=list)
+
+    @property
+    def gone_offsets(self) -> list[list[int]]:
+        """Every offset the start takes out of service: lost, behind the damage, or beyond the log end."""
+        ranges = [(a, b) for a, b in self.lost_offsets + self.lost_offsets_behind_damage + self.unserved_offsets]
+        merged: list[list[int]] = []
+        for first, last in sorted(ranges):
+            if merged and first <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], last)
+            else:
+                merged.append([first, last])
+        return merged
 
     @property
     def disposition(self) -> str | None:
@@ -157,13 +171,14 @@ class PartitionPrediction:
             "files_deleted": list(self.files_deleted),
             "pending_async_deletes": list(self.pending_async_deletes),
             "lost_offsets_behind_damage": [list(r) for r in self.lost_offsets_behind_damage],
+            "unserved_offsets": [list(r) for r in self.unserved_offsets],
         }
 
     @property
     def lost_above_high_watermark(self) -> bool:
         """True when every lost offset is at or above the high watermark (nothing committed lost)."""
         hw = self.high_watermark
-        return hw is not None and all(first >= hw for first, _ in self.lost_offsets)
+        return hw is not None and all(first >= hw for first, _ in self.gone_offsets)
 
 
 @dataclass(slots=True)

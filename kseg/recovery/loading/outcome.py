@@ -95,7 +95,7 @@ def drop_pending_deletes(pdir: PartitionDir) -> list[str]:
                       if a.kind == RENAME and a.target is not None and a.target.endswith(DELETED)})
     for name in pending:
         pdir.files.pop(name, None)
-    return [name for name in pending]
+    return pending
 
 
 # -- the files before and after ---------------------------------------------------------------------
@@ -171,9 +171,8 @@ def behind_damage(path: Path, size: int) -> list[tuple[int, int]]:
         stop = size if walk.end is None else walk.end.position
         if stop >= size:
             return found
-        for item in scan(buf, stop, size):
-            if not isinstance(item, Gap):
-                found.append((first_offset_of(item), item.last_offset))
+        found.extend((first_offset_of(item), item.last_offset) for item in scan(buf, stop, size)
+                     if not isinstance(item, Gap))
     return found
 
 
@@ -206,11 +205,10 @@ def finish_prediction(pred: PartitionPrediction, pdir: PartitionDir, loader: Loa
     if loader is None:
         return
     pred.deleted_segments = sorted(loader.deleted)
-    lost = list(loader.lost)
-    if pred.error is None and pred.log_end_offset is not None:
+    pred.lost_offsets = merge_ranges(loader.lost)
+    if pred.error is None and pred.log_end_offset is not None and pred.kind != "delete":
         tail = _beyond_end(loader, pred.log_end_offset)
         if tail is not None:
-            lost.append(tail)
-    pred.lost_offsets = merge_ranges(lost)
-    if pred.outcome == CLEAN and pred.lost_offsets:
+            pred.unserved_offsets = merge_ranges([tail])
+    if pred.outcome == CLEAN and pred.unserved_offsets:
         pred.notes.append("batches beyond the log end stay on disk but are never served (R5.5)")

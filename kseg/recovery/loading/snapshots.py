@@ -11,11 +11,10 @@ recovery of the next segment needs.  :func:`rebuild_producer_state` is
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 from kseg.errors import KsegError
-import time
-
 from kseg.format.snapshot import check_snapshot, encode_snapshot, read_snapshot
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
 from kseg.recovery.loading.segments import Seg, file_name

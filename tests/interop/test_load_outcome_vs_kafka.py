@@ -1,0 +1,271 @@
+"""The loading model's outcome and file-level prediction against Kafka 4.3.0's own load (LoadLogDir).
+
+Every case is a log directory built as Kafka leaves it (tests/logdirs.py: Kafka's index rules, an empty
+producer snapshot at the log end and -- ``base_snapshots`` -- at each roll) and then damaged the way its
+kind needs.  All cases load in one JVM (``KafkaStorage.load``: a broker start of a copy, then
+``UnifiedLog.close``); each test compares the model's partition with the line LoadLogDir printed for it,
+field by field, and states what the case is about (docs/kafka-log-loading.md §13):
+
+1. after an unclean shutdown Kafka recovers from the recovery point, but rewrites indexes, snapshots and the
+   leader-epoch checkpoint to the bytes already there (or never reads damage below the recovery point):
+   ``clean``, no file changes (R4.2, R4.8, R6.3, §13);
+2. after a clean shutdown the close trims the active segment's odd-sized ``.index``/``.timeindex`` (R4.8);
+3. ``lost_offsets`` is what Kafka's ``FileRecords`` iterator yielded before the load and not after: it stops
+   at a header it cannot read, so the intact batches behind that header are counted apart, in kseg's
+   ``lost_offsets_behind_damage``; batches beyond the log end Kafka computes stay on disk and are yielded
+   after the load too, so they are kseg's ``unserved_offsets`` (R5.5);
+4. ``files_created``/``files_changed``/``files_deleted``/``pending_async_deletes``, ``disposition`` and
+   ``renamed_to`` (``topic-partition.<uuid>-stray``: Kafka's uuid is random).
+
+Runs in about 5 s here (one JVM, 17 log directories).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from kafka_storage import KafkaStorage
+
+from kseg.recovery.loading import PartitionPrediction, predict_log_dir
+from tests.logdirs import LogDir, Partition, batch
+from tests.support import REPO
+
+#: The fields of LoadLogDir's partition line the model answers, compared as they are.
+FIELDS = ("outcome", "log_start_offset", "log_end_offset", "recovery_point", "number_of_segments",
+          "leader_epochs", "truncated_bytes", "deleted_segments", "lost_offsets", "files_created",
+          "files_changed", "files_deleted", "pending_async_deletes", "disposition")
+UUID_STRAY = re.compile(r"^(?P<name>.+)\.[0-9a-f]{32}-stray$")
+EPOCHS = [(0, 0), (1, 3), (2, 7)]
+
+
+def _two_segments(ld: LogDir, topic: str = "t", *, metadata: bool = True) -> Partition:
+    """Offsets 0..9 in segments 0 (0-2 epoch 0, 3-4 epoch 1) and 5 (5-6 epoch 1, 7-9 epoch 2)."""
+    part = ld.partition(topic, 0, {0: [batch(0, 3), batch(3, 2, epoch=1)],
+                                   5: [batch(5, 2, epoch=1), batch(7, 3, epoch=2)]},
+                        epochs=EPOCHS, base_snapshots=True)
+    if not metadata:
+        (part.path / "partition.metadata").unlink()
+    return part
+
+
+def _patch(path: Path, at: int, data: bytes) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[at : at + len(data)] = data
+    path.write_bytes(bytes(raw))
+
+
+def _second_batch(path: Path) -> int:
+    """Byte position of the second batch of a .log."""
+    return 12 + int.from_bytes(path.read_bytes()[8:12], "big")
+
+
+def _unclean(rp: int) -> Callable[[LogDir, Partition], None]:
+    def finish(ld: LogDir, part: Partition) -> None:
+        ld.finish(clean=False, recovery_points={("t", 0): rp})
+    return finish
+
+
+# -- the cases: (kind, how the directory is damaged), what kseg alone says ----------------------------------
+
+
+def unclean_rp_0(ld: LogDir, part: Partition) -> None:
+    """Kind 1: every segment recovered from 0; indexes, snapshots and epochs come out byte for byte."""
+    _unclean(0)(ld, part)
+
+
+def unclean_rp_inside_last(ld: LogDir, part: Partition) -> None:
+    """Kind 1: recovery starts at the segment holding rp 6 (R4.2)."""
+    _unclean(6)(ld, part)
+
+
+def unclean_rp_at_end(ld: LogDir, part: Partition) -> None:
+    """Kind 1: rp = log end: the active segment is still recovered (R4.2)."""
+    _unclean(10)(ld, part)
+
+
+def unclean_damage_below_rp(ld: LogDir, part: Partition) -> None:
+    """Kind 1: a CRC error in segment 0, below rp 6: Kafka never reads it."""
+    _unclean(6)(ld, part)
+    _patch(part.file(".log", 0), part.file(".log", 0).stat().st_size - 1, b"\xee")
+
+
+def clean_active_index_odd(ld: LogDir, part: Partition) -> None:
+    """Kind 2: 3 bytes after the active .index's entries: the close trims them (R4.8)."""
+    ld.finish()
+    with part.file(".index", 5).open("ab") as f:
+        f.write(b"\x01\x02\x03")
+
+
+def clean_active_timeindex_garbage(ld: LogDir, part: Partition) -> None:
+    """Kind 2: 17 garbage bytes as the active .timeindex: trimmed to its one 12-byte "entry" (R4.8)."""
+    ld.finish()
+    part.file(".timeindex", 5).write_bytes(b"\xab" * 17)
+
+
+def clean_inactive_index_odd(ld: LogDir, part: Partition) -> None:
+    """Kind 2: an odd-sized .index of a segment a clean start never maps: untouched."""
+    ld.finish()
+    with part.file(".index", 0).open("ab") as f:
+        f.write(b"\x01\x02\x03")
+
+
+def clean_stale_active_index(ld: LogDir, part: Partition) -> None:
+    """Kind 3: R5.5: the last .index slot points past the data: log end 5, batches 5-9 stay on disk."""
+    ld.finish()
+    part.file(".index", 5).write_bytes(bytes.fromhex("0000000200001000"))
+
+
+def unclean_size_below_14_in_active(ld: LogDir, part: Partition) -> None:
+    """Kind 3: size 5 at batch 7-9 of segment 5: the iterator stops there; batch 7-9 itself is gone."""
+    _unclean(0)(ld, part)
+    _patch(part.file(".log", 5), _second_batch(part.file(".log", 5)) + 8, (5).to_bytes(4, "big"))
+
+
+def unclean_size_past_end_then_intact(ld: LogDir, part: Partition) -> None:
+    """Kind 3: batch 5-6's size runs past the file's end: Kafka's iterator yields nothing of segment 5,
+    so lost_offsets is empty, though intact batch 7-9 behind it is cut (kseg: lost_offsets_behind_damage)."""
+    _unclean(0)(ld, part)
+    _patch(part.file(".log", 5), 8, (10**6).to_bytes(4, "big"))
+
+
+def unclean_header_damage_first_segment(ld: LogDir, part: Partition) -> None:
+    """Kind 3/4: size 5 at batch 3-4 of segment 0: cut there, segment 5 deleted (renamed .deleted)."""
+    _unclean(0)(ld, part)
+    _patch(part.file(".log", 0), _second_batch(part.file(".log", 0)) + 8, (5).to_bytes(4, "big"))
+
+
+def unclean_crc_first_segment(ld: LogDir, part: Partition) -> None:
+    """Kind 3/4: a CRC error in batch 3-4: the iterator still yields it, so it counts as lost."""
+    _unclean(0)(ld, part)
+    _patch(part.file(".log", 0), part.file(".log", 0).stat().st_size - 1, b"\xee")
+
+
+def unclean_torn_tail(ld: LogDir, part: Partition) -> None:
+    """Kind 3: half a batch after the last one: 30 bytes cut, no offset lost."""
+    _unclean(10)(ld, part)
+    with part.file(".log", 5).open("ab") as f:
+        f.write(batch(10, 2, epoch=2)[:30])
+
+
+def unclean_without_snapshots(ld: LogDir, part: Partition) -> None:
+    """Kind 4: no producer snapshot at all: Kafka writes empty ones at the bases and the log end."""
+    _unclean(0)(ld, part)
+    for snapshot in part.path.glob("*.snapshot"):
+        snapshot.unlink()
+
+
+def clean_no_partition_metadata(ld: LogDir, part: Partition) -> None:
+    """Kind 4: no topic id: renamed topic-partition.<uuid>-stray; no file changes, so ``clean``."""
+    ld.finish()
+    (part.path / "partition.metadata").unlink()
+
+
+def _special(suffix: str) -> Callable[[LogDir, Partition], None]:
+    def finish(ld: LogDir, part: Partition) -> None:
+        ld.finish(clean=False, recovery_points={})
+        part.path.rename(part.path.with_name(f"t-0.0123456789abcdef0123456789abcdef-{suffix}"))
+    finish.__doc__ = f"Kind 4: a -{suffix} directory (R2.7, R1.5)."
+    return finish
+
+
+CASES: dict[str, Callable[[LogDir, Partition], None]] = {f.__name__: f for f in (
+    unclean_rp_0, unclean_rp_inside_last, unclean_rp_at_end, unclean_damage_below_rp,
+    clean_active_index_odd, clean_active_timeindex_garbage, clean_inactive_index_odd, clean_stale_active_index,
+    unclean_size_below_14_in_active, unclean_size_past_end_then_intact, unclean_header_damage_first_segment,
+    unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots, clean_no_partition_metadata)}
+CASES |= {f"{kind}_dir": _special(kind) for kind in ("delete", "future", "stray")}
+
+#: What each case is about, as Kafka answers it (checked against LoadLogDir below, not only asserted).
+EXPECT = {
+    "unclean_rp_0": {"outcome": "clean", "files_changed": []},
+    "unclean_rp_inside_last": {"outcome": "clean"},
+    "unclean_rp_at_end": {"outcome": "clean"},
+    "unclean_damage_below_rp": {"outcome": "clean"},
+    "clean_active_index_odd": {"outcome": "rebuilt", "files_changed": ["00000000000000000005.index"]},
+    "clean_active_timeindex_garbage": {"outcome": "rebuilt", "files_changed": ["00000000000000000005.timeindex"]},
+    "clean_inactive_index_odd": {"outcome": "clean"},
+    "clean_stale_active_index": {"log_end_offset": 5, "lost_offsets": []},
+    "unclean_size_below_14_in_active": {"outcome": "truncated", "lost_offsets": []},
+    "unclean_size_past_end_then_intact": {"outcome": "truncated", "lost_offsets": []},
+    "unclean_header_damage_first_segment": {"deleted_segments": [5], "pending_async_deletes": [
+        "00000000000000000005.index.deleted", "00000000000000000005.log.deleted",
+        "00000000000000000005.timeindex.deleted"]},
+    "unclean_crc_first_segment": {"lost_offsets": [[3, 9]]},
+    "unclean_torn_tail": {"truncated_bytes": 30, "lost_offsets": []},
+    "unclean_without_snapshots": {"files_created": ["00000000000000000005.snapshot",
+                                                    "00000000000000000010.snapshot"]},
+    "clean_no_partition_metadata": {"outcome": "clean", "disposition": "renamed_stray"},
+    "delete_dir": {"disposition": "pending_delete", "log_end_offset": 0, "lost_offsets": []},
+    "future_dir": {"disposition": "future"},
+    "stray_dir": {"disposition": "stray"},
+}
+
+#: kseg's own fields (Kafka has none): offsets behind an unreadable header, offsets beyond the log end.
+KSEG_ONLY = {
+    "clean_stale_active_index": {"unserved_offsets": [[5, 9]], "lost_offsets_behind_damage": []},
+    "unclean_size_past_end_then_intact": {"lost_offsets_behind_damage": [[7, 9]], "unserved_offsets": []},
+    "unclean_size_below_14_in_active": {"lost_offsets_behind_damage": [], "unserved_offsets": []},
+    "unclean_crc_first_segment": {"lost_offsets_behind_damage": [], "unserved_offsets": []},
+}
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory, kafka_storage: KafkaStorage) -> dict[str, tuple[dict, Path]]:
+    """Per case: LoadLogDir's partition line and the log directory (built once, loaded in one JVM)."""
+    root = tmp_path_factory.mktemp("load-outcome")
+    dirs = []
+    for name, damage in CASES.items():
+        ld = LogDir(root / name)
+        damage(ld, _two_segments(ld))
+        dirs.append(ld.path)
+    results = kafka_storage.load(dirs, "--no-kafka-log", "--no-files")
+    found = {}
+    for name, path, lines in zip(CASES, dirs, results, strict=True):
+        [line] = [o for o in lines if o["type"] == "partition"]
+        found[name] = (line, path)
+    return found
+
+
+def _model(path: Path) -> PartitionPrediction:
+    [part] = predict_log_dir(path).partitions
+    return part
+
+
+def _renamed(value: str | None) -> str | None:
+    """Kafka's random uuid replaced by kseg's placeholder."""
+    match = UUID_STRAY.match(value or "")
+    return f"{match.group('name')}.<uuid>-stray" if match else value
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_model_equals_kafka(case: str, loaded: dict[str, tuple[dict, Path]]) -> None:
+    kafka, path = loaded[case]
+    mine = _model(path).as_json()
+    assert {f: mine[f] for f in FIELDS} == {f: kafka[f] for f in FIELDS}
+    assert mine["renamed_to"] == _renamed(kafka["renamed_to"])
+    assert (mine["error"] is None) == (kafka["error"] is None)
+    assert {k: kafka[k] for k in EXPECT[case]} == EXPECT[case]  # the point of the case, on Kafka's side
+    for key, value in KSEG_ONLY.get(case, {}).items():
+        assert mine[key] == value
+
+
+def test_triage_json_carries_the_prediction(tmp_path: Path, loaded: dict[str, tuple[dict, Path]]) -> None:
+    """``kseg triage --format json``: the same fields, per partition, as LoadLogDir's, on the damaged cases."""
+    cases = ["unclean_rp_0", "clean_active_index_odd", "unclean_header_damage_first_segment",
+             "clean_no_partition_metadata"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for case in cases:
+        kafka, path = loaded[case]
+        proc = subprocess.run([sys.executable, "-m", "kseg", "triage", "--format", "json", str(path)],
+                              capture_output=True, text=True, env=env, check=False)
+        assert proc.returncode == (1 if kafka["lost_offsets"] or kafka["truncated_bytes"] else 0), proc.stderr
+        [part] = [json.loads(line) for line in proc.stdout.splitlines() if '"partition"' in line[:30]]
+        assert {f: part[f] for f in FIELDS} == {f: kafka[f] for f in FIELDS}
+        assert part["renamed_to"] == _renamed(kafka["renamed_to"])

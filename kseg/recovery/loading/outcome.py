@@ -192,8 +192,8 @@ def finish_prediction(pred: PartitionPrediction, pdir: PartitionDir, loader: Loa
     if loader is not None and loaded:
         close_indexes(loader)
         pred.number_of_segments = len(loader.segments)
-    elif pred.error is not None:  # no close: R4.7's preallocation stays on disk
-        preallocated = {a.path.rsplit("/", 1)[-1] for a in pdir.actions if a.kind == "resize"}
+    elif pred.error is not None:  # no close: R4.7's resize and a failed recover's reset stay on disk
+        preallocated = {a.path.rsplit("/", 1)[-1] for a in pdir.actions if a.kind == "resize"} | pdir.preallocated
         preallocated &= set(pdir.files) & set(pdir.original)
     pred.pending_async_deletes = drop_pending_deletes(pdir)
     pred.actions = list(pdir.actions)

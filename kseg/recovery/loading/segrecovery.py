@@ -92,6 +92,8 @@ class SegmentRecovery:
         loader.epochs.assign_from_recovery(rec.epochs, seg.name(".log"))
         if rec.failure is not None:
             apply_recovery(loader.pdir, seg, rec, rule)
+            # recover threw after offsetIndex().reset()/timeIndex().reset(): both stay preallocated (R4.5, R4.8)
+            loader.pdir.preallocated.update(seg.name(kind) for kind in (".index", ".timeindex"))
             self._failure(seg, rec, rec.failure)
         size = loader.pdir.size(seg.name(".log"))
         if rec.build.valid_bytes < size:

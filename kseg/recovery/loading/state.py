@@ -48,6 +48,8 @@ class PartitionDir:
         self.prefixes: Mapping[str, CleanPrefix] = prefixes or {}
         #: index files the load maps (``LazyIndex.get``): ``LogSegment.close`` trims them (R4.8)
         self.loaded_indexes: set[str] = set()
+        #: indexes left at their preallocated size (``AbstractIndex.reset``/``resize``) until a close trims them
+        self.preallocated: set[str] = set()
         with os.scandir(path) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=True):

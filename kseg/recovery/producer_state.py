@@ -20,6 +20,7 @@ from kseg.format.layout import Buffer
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
 from kseg.index import AbortedTxn
+from kseg.recovery.producer_map import MapState, ProducerMap
 from kseg.segment import MappedFile
 
 #: An exception LogLoader does not handle: LogManager.loadLogs rethrows it and the broker halts (R9.1).
@@ -36,8 +37,8 @@ class RecoveryAbort(Exception):
         self.consequence = consequence
 
 
-#: :meth:`TxnTracker.state`: open transactions by producer, by first offset, and whether any producer was seen.
-TrackerState = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...], bool]
+#: :meth:`TxnTracker.state`: open transactions by producer, by first offset, and the producer map.
+TrackerState = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...], MapState]
 
 
 class TxnTracker:
@@ -60,17 +61,17 @@ class TxnTracker:
         self.max_batch_bytes = max_batch_bytes  # the read cap for the control batches fed to the tracker
         self._open_by_producer: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
-        #: a batch with a producer id was fed: Kafka's producer map has an entry (a snapshot is not empty)
-        self.has_producers = False
+        #: Kafka's producer map (what a producer snapshot holds), fed by :func:`track_producer_batch`
+        self.producers = ProducerMap()
 
     def state(self) -> TrackerState:
         """The whole state, hashable: equal states give equal results for the same segment."""
-        return tuple(self._open_by_producer.items()), tuple(self._ongoing.items()), self.has_producers
+        return tuple(self._open_by_producer.items()), tuple(self._ongoing.items()), self.producers.state()
 
     def restore(self, state: TrackerState) -> None:
         """Take a state :meth:`state` returned."""
         self._open_by_producer, self._ongoing = dict(state[0]), dict(state[1])
-        self.has_producers = state[2]
+        self.producers.restore(state[2])
 
     @property
     def open_transactions(self) -> dict[int, int]:
@@ -116,8 +117,8 @@ class TxnTracker:
         return AbortedTxn(0, producer_id, first, marker_offset, last_stable)
 
 
-def _end_txn_marker(batch: V2Batch, max_batch_bytes: int) -> tuple[int, int] | None:
-    """(control type, coordinator epoch) of a control batch's first record (``ProducerAppendInfo.append``).
+def _end_txn_marker(batch: V2Batch, max_batch_bytes: int) -> tuple[int, int, int] | None:
+    """(control type, coordinator epoch, timestamp) of a control batch's first record (``ProducerAppendInfo.append``).
 
     None for a control batch without records (its transaction was cleaned).
     InvalidRecord propagates (Kafka catches it and stops recovery after this
@@ -149,7 +150,7 @@ def _end_txn_marker(batch: V2Batch, max_batch_bytes: int) -> tuple[int, int] | N
     if first.value is None:
         raise RecoveryAbort("NullPointerException", "end transaction marker with a null value", FAILS_TO_LOAD)
     marker = decode_end_txn_marker(first.value)
-    return key.type_id, marker.coordinator_epoch
+    return key.type_id, marker.coordinator_epoch, first.timestamp
 
 
 def end_txn_marker(batch: V2Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> tuple[int, int] | None:
@@ -159,18 +160,24 @@ def end_txn_marker(batch: V2Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESS
     uses), for callers that keep more producer state than the transaction index needs;
     ``max_batch_bytes`` is the read cap.
     """
-    return _end_txn_marker(batch, max_batch_bytes)
+    marker = _end_txn_marker(batch, max_batch_bytes)
+    return None if marker is None else marker[:2]
 
 
 def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | None:
     """``LogSegment.updateProducerState`` for one magic-2 batch with a producer id."""
-    tracker.has_producers = True  # ProducerStateManager.update: every such batch makes or updates an entry
+    producers = tracker.producers
     if batch.is_control:
         marker = _end_txn_marker(batch, tracker.max_batch_bytes)
         if marker is None:
+            producers.touch(batch.producer_id)  # update() still makes an entry for a new producer
             return None
-        return tracker.append_marker(batch.producer_id, batch.base_offset, marker[0] == ABORT)
+        aborted = tracker.append_marker(batch.producer_id, batch.base_offset, marker[0] == ABORT)
+        producers.marker(batch.producer_id, batch.producer_epoch, marker[1], marker[2])
+        return aborted
     tracker.append_data(batch.producer_id, batch.base_offset, batch.is_transactional)
+    producers.data(batch.producer_id, batch.producer_epoch, batch.last_sequence, batch.base_offset,
+                   batch.last_offset, batch.max_timestamp, batch.is_transactional)
     return None
 
 

@@ -25,16 +25,20 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from kafka_storage import KafkaStorage
 
+from kseg.format import encode_batch
+from kseg.format.model import RecordSpec
 from kseg.recovery.loading import PartitionPrediction, predict_log_dir
-from tests.logdirs import LogDir, Partition, batch
+from tests.logdirs import LogDir, Partition, batch, checkpoint
 from tests.support import REPO
 
 #: The fields of LoadLogDir's partition line the model answers, compared as they are.
@@ -280,3 +284,87 @@ def test_triage_json_carries_the_prediction(tmp_path: Path, loaded: dict[str, tu
         [part] = [json.loads(line) for line in proc.stdout.splitlines() if '"partition"' in line[:30]]
         assert {f: part[f] for f in FIELDS} == {f: kafka[f] for f in FIELDS}
         assert part["renamed_to"] == _renamed(kafka["renamed_to"])
+
+
+# -- producer snapshots with producers: Kafka writes them, then the model must predict Kafka's rewrite ----------
+
+#: Recent timestamps: producer.id.expiration.ms (1 day, by the wall clock) keeps these producers; OLD drops them.
+NOW = int(time.time() * 1000) - 60_000
+OLD = 1_700_000_000_000
+
+
+def _producer(offset: int, count: int, pid: int, pepoch: int, seq: int, txn: bool = False, ts: int = NOW) -> bytes:
+    records = [RecordSpec(offset + i, ts + i, b"k", b"v" * 10) for i in range(count)]
+    return encode_batch(records, producer_id=pid, producer_epoch=pepoch, base_sequence=seq, is_transactional=txn,
+                        partition_leader_epoch=0)
+
+
+def _marker(offset: int, pid: int, pepoch: int, commit: bool, coordinator_epoch: int = 3) -> bytes:
+    key = b"\x00\x00\x00\x01" if commit else b"\x00\x00\x00\x00"
+    value = b"\x00\x00" + coordinator_epoch.to_bytes(4, "big")
+    return encode_batch([RecordSpec(offset, NOW + 500, key, value)], producer_id=pid, producer_epoch=pepoch,
+                        is_transactional=True, is_control=True, partition_leader_epoch=0)
+
+
+#: Segments per case.  colliding: producer ids 1, 17, 33, 49 share a HashMap bucket (the snapshot keeps their
+#: insertion order), a committed and an aborted transaction, an epoch bump; many: 22 producers, so the map
+#: grows from 16 to 32 buckets (the order changes); open_txn: a transaction still open at the log end.
+PRODUCER_CASES: dict[str, dict[int, list[bytes]]] = {
+    "one_idempotent": {0: [_producer(0, 3, 1000, 0, 0), _producer(3, 2, 1000, 0, 3)],
+                       5: [_producer(5, 2, 1000, 0, 5), _producer(7, 3, 1000, 0, 7)]},
+    "one_idempotent_expired": {0: [_producer(0, 3, 1000, 0, 0, ts=OLD), _producer(3, 2, 1000, 0, 3, ts=OLD)],
+                               5: [_producer(5, 2, 1000, 0, 5, ts=OLD), _producer(7, 3, 1000, 0, 7, ts=OLD)]},
+    "colliding": {0: [_producer(0, 1, 17, 0, 0), _producer(1, 1, 1, 0, 0), _producer(2, 2, 33, 2, 0, txn=True),
+                      _producer(4, 1, 5, 0, 0)],
+                  5: [_marker(5, 33, 2, True), _producer(6, 1, 1, 1, 0), _producer(7, 1, 49, 0, 0, txn=True),
+                      _marker(8, 49, 1, False), _producer(9, 1, 17, 0, 1)]},
+    "many": {0: [_producer(i, 1, 100 + 17 * i, 0, 0) for i in range(10)],
+             10: [_producer(10 + i, 1, 300 + 7 * i, 0, 0) for i in range(12)]},
+    "open_txn": {0: [_producer(0, 2, 7, 0, 0), _producer(2, 2, 8, 0, 0, txn=True)], 4: [_producer(4, 1, 7, 0, 2)]},
+}
+#: How each directory Kafka left is started again: a recovery point (unclean) or the clean-shutdown marker.
+STARTS = {"unclean_rp_0": 0, "unclean_rp_5": 5, "unclean_rp_end": 1 << 40, "clean": None}
+
+
+@pytest.fixture(scope="module")
+def producer_loads(tmp_path_factory: pytest.TempPathFactory,
+                   kafka_storage: KafkaStorage) -> dict[str, tuple[dict, Path]]:
+    """Kafka loads each raw directory (no snapshot: it writes them, LoadLogDir --work keeps the result); each
+    result is then started again per STARTS, in one more JVM.  Keys: ``<case>/first`` and ``<case>/<start>``."""
+    root = tmp_path_factory.mktemp("load-producers")
+    raw = []
+    for name, segments in PRODUCER_CASES.items():
+        ld = LogDir(root / "raw" / name)
+        ld.partition("t", 0, segments, epochs=[(0, 0)], snapshot=False)
+        ld.finish(clean=False, recovery_points={})
+        raw.append(ld.path)
+    first = kafka_storage.load(raw, "--no-kafka-log", "--no-files", "--work", str(root / "kafka"))
+    again = []
+    for name in PRODUCER_CASES:
+        for start, rp in STARTS.items():
+            target = root / f"{name}-{start}"
+            shutil.copytree(root / "kafka" / name, target)
+            if rp is None:
+                (target / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":5}')
+            else:
+                (target / "recovery-point-offset-checkpoint").write_text(checkpoint([("t", 0, rp)]))
+            again.append((f"{name}/{start}", target))
+    second = kafka_storage.load([p for _, p in again], "--no-kafka-log", "--no-files")
+    found = {}
+    for name, path, lines in zip(PRODUCER_CASES, raw, first, strict=True):
+        found[f"{name}/first"] = ([o for o in lines if o["type"] == "partition"][0], path)
+    for (key, path), lines in zip(again, second, strict=True):
+        found[key] = ([o for o in lines if o["type"] == "partition"][0], path)
+    return found
+
+
+@pytest.mark.parametrize("start", ["first", *STARTS])
+@pytest.mark.parametrize("case", list(PRODUCER_CASES))
+def test_producer_snapshots_equal_kafka(case: str, start: str, producer_loads: dict[str, tuple[dict, Path]]) -> None:
+    """Kind 1 with producers: the snapshots Kafka rewrites hold the same entries in the same (HashMap) order, so
+    a restart of what Kafka left changes no file; the first load creates them (``rebuilt``)."""
+    kafka, path = producer_loads[f"{case}/{start}"]
+    mine = _model(path).as_json()
+    assert {f: mine[f] for f in FIELDS} == {f: kafka[f] for f in FIELDS}
+    expected = "rebuilt" if start == "first" else "clean"
+    assert (kafka["outcome"], kafka["files_changed"]) == (expected, [])

@@ -10,7 +10,7 @@ and every change Kafka would make is replayed on an in-memory picture
   with :mod:`.startup` (leftovers, swaps, ``loadSegmentFiles``), :mod:`.segrecovery`
   (``recoverSegment``), :mod:`.segments` (``readNextOffset``, ``recover``, replay),
   :mod:`.snapshots` (producer snapshots), :mod:`.epochs` (leader-epoch cache),
-  :mod:`.outcome` (issue 13's verdict).
+  :mod:`.outcome` (the close, the files and the verdict).
 """
 
 from kseg.recovery.loading.logdir import predict_broker, predict_log_dir

@@ -5,14 +5,14 @@ directory, each holding one :class:`PartitionPrediction` per partition
 directory.  Every file Kafka would create, rewrite, delete or rename is an
 :class:`Action` naming the rule of ``docs/kafka-log-loading.md`` (``R#``) and
 the Kafka method it comes from, so a caller can show *why* as well as *what*.
-``outcome`` and the loss fields follow issue 13's contract for ``kseg triage``.
+``outcome``, the files and the loss fields are the contract of ``kseg triage`` (docs/triage.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: ``PartitionPrediction.outcome`` (issue 13).
+#: ``PartitionPrediction.outcome`` (docs/triage.md, docs/kafka-log-loading.md §13).
 CLEAN = "clean"  # no file of the partition directory changes
 REBUILT = "rebuilt"  # every .log byte kept; another file is created, rewritten or deleted
 TRUNCATED = "truncated"  # a .log loses bytes, is deleted, or is replaced by a .swap

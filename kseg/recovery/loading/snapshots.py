@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from kseg.errors import KsegError
-from kseg.format.snapshot import check_snapshot, encode_snapshot, read_snapshot
+from kseg.format.snapshot import ProducerEntry, check_snapshot, encode_snapshot, read_snapshot
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
 from kseg.recovery.loading.segments import Seg, file_name
 from kseg.recovery.loading.state import PartitionDir
@@ -24,7 +24,6 @@ from kseg.recovery.producer_state import TxnTracker
 SUFFIX = ".snapshot"
 PSM = "ProducerStateManager"
 PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms
-EMPTY_SNAPSHOT = encode_snapshot([])  # writeSnapshot of an empty producer map
 
 
 def snapshot_offsets(pdir: PartitionDir) -> dict[int, str]:
@@ -50,11 +49,12 @@ class ProducerStates:
         self.snapshots = snapshot_offsets(pdir)
         self.last_snap = self.last_map = 0
         self.tracker = TxnTracker(max_batch_bytes)
-        self.loaded_producers = False  # loadFromSnapshot kept an entry (its bytes are not modelled)
 
-    def known_empty(self) -> bool:
-        """The producer map is empty, so a snapshot's bytes are known: ``EMPTY_SNAPSHOT``."""
-        return not self.loaded_producers and not self.tracker.has_producers
+    def _clear(self) -> None:
+        """``clearProducerIds`` and the transactions: a new tracker, the map's capacity kept (``HashMap.clear``)."""
+        capacity = self.tracker.producers.capacity
+        self.tracker = TxnTracker(self.max_batch_bytes)
+        self.tracker.producers.capacity = capacity
 
     def latest_snapshot(self) -> int | None:
         return max(self.snapshots) if self.snapshots else None
@@ -70,8 +70,7 @@ class ProducerStates:
             if offset > log_end or offset <= log_start:
                 self._delete(offset, "truncateAndReload")
         if log_end != self.last_map:
-            self.tracker = TxnTracker(self.max_batch_bytes)
-            self.loaded_producers = False
+            self._clear()
             self._load_from_snapshot(log_start)
 
     def _load_from_snapshot(self, log_start: int) -> None:
@@ -82,30 +81,36 @@ class ProducerStates:
             if entries is None:
                 self._delete(offset, "loadFromSnapshot (CorruptSnapshotException)")
                 continue
-            for producer_id, txn_first in entries:
-                if txn_first >= 0:
+            if isinstance(entries, list):
+                for entry in entries:
+                    if entry.current_txn_first_offset >= 0:
+                        self.tracker.append_data(entry.producer_id, entry.current_txn_first_offset, True)
+                    self.tracker.producers.load(entry)
+            else:  # written by this load with bytes the model does not know: only its open transactions
+                for producer_id, txn_first in entries[1]:
                     self.tracker.append_data(producer_id, txn_first, True)
-                self.loaded_producers = True
+                self.tracker.producers.unknown = True
             self.last_snap = self.last_map = offset
             return
         self.last_snap = self.last_map = log_start
 
-    def _read(self, name: str) -> list[tuple[int, int]] | None:
-        """(producer id, open transaction's first offset or -1) of the entries ``loadFromSnapshot`` keeps.
+    def _read(self, name: str) -> list[ProducerEntry] | tuple[None, list[tuple[int, int]]] | None:
+        """The entries ``loadFromSnapshot`` keeps, in file order; None if Kafka finds the snapshot corrupt.
 
-        None if Kafka finds the snapshot corrupt.  An entry without an open transaction idle for
-        ``producer.id.expiration.ms`` by the wall clock is dropped (``isProducerExpired``).
+        An entry without an open transaction idle for ``producer.id.expiration.ms`` by the wall
+        clock is dropped (``isProducerExpired``).  A snapshot this load wrote with bytes the model
+        does not know gives ``(None, open transactions)``.
         """
         data = self.pdir.current(name)
         if data is None:
-            return self.pdir.written_snapshots.get(name, [])  # written by this load
+            return None, self.pdir.written_snapshots.get(name, [])
         try:
             snapshot = read_snapshot(data)
             check_snapshot(snapshot)
         except KsegError:
             return None
         now = int(time.time() * 1000)
-        return [(e.producer_id, e.current_txn_first_offset) for e in snapshot.entries
+        return [e for e in snapshot.entries
                 if e.current_txn_first_offset >= 0 or now - e.timestamp < PRODUCER_ID_EXPIRATION_MS]
 
     def take_snapshot(self, rule: str | None = None) -> None:
@@ -113,12 +118,13 @@ class ProducerStates:
         if self.last_map > self.last_snap:
             name = file_name(self.last_map, SUFFIX)
             method, detail = f"{PSM}.takeSnapshot", f"snapshot at {self.last_map}"
-            if self.known_empty():
-                self.pdir.overwrite(name, EMPTY_SNAPSHOT, rule or self.rule, method, detail)
-            else:  # producers: the bytes are not modelled (only their open transactions are)
+            producers = self.tracker.producers
+            if not producers.unknown:
+                data = encode_snapshot(producers.ordered())
+                self.pdir.overwrite(name, data, rule or self.rule, method, detail)
+            else:  # the map's order is not modelled: bytes unknown, open transactions kept
                 self.pdir.rewrite(name, 0, rule or self.rule, method, detail)
-                self.pdir.written_snapshots[name] = [
-                    (pid, first) for pid, first in self.tracker.open_transactions.items()] or [(-1, -1)]
+                self.pdir.written_snapshots[name] = list(self.tracker.open_transactions.items())
             self.snapshots[self.last_map] = name
             self.last_snap = self.last_map
 
@@ -145,8 +151,7 @@ class ProducerStates:
         """``truncateFullyAndStartAt`` (R8.2): every snapshot the manager knows is deleted."""
         for snap in list(self.snapshots):
             self._delete(snap, "truncateFullyAndStartAt", "R8.2")
-        self.tracker = TxnTracker(self.max_batch_bytes)
-        self.loaded_producers = False
+        self._clear()
         self.last_snap, self.last_map = 0, offset
 
 

@@ -17,7 +17,7 @@ field by field, and states what the case is about (docs/kafka-log-loading.md §1
 4. ``files_created``/``files_changed``/``files_deleted``/``pending_async_deletes``, ``disposition`` and
    ``renamed_to`` (``topic-partition.<uuid>-stray``: Kafka's uuid is random).
 
-Runs in about 10 s here (one JVM, 19 log directories).
+Runs in about 15 s here (three JVMs: 20 log directories, then 5 with producers loaded twice).
 """
 
 from __future__ import annotations
@@ -165,6 +165,16 @@ def unclean_without_snapshots(ld: LogDir, part: Partition) -> None:
         snapshot.unlink()
 
 
+def unclean_log_start_beyond_cut(ld: LogDir, part: Partition) -> None:
+    """Kind 4: log start 6, garbage after segment 0: recovery cuts it, deletes segment 5, then the log end 5 is
+    below the log start: every segment goes, a new one starts at 6 (R4.3, R8.2). The recovery's temporary
+    producer state moved its map end up to the log start (onLogStartOffsetIncremented), so it writes no
+    snapshot, and the final one has its last snapshot at 6: no 6.snapshot either."""
+    ld.finish(clean=False, recovery_points={("t", 0): 0}, log_starts={("t", 0): 6})
+    with part.file(".log", 0).open("ab") as f:
+        f.write(b"\x07" * 20)
+
+
 def fails_split_refused(ld: LogDir, part: Partition) -> None:
     """Kind 4 on a failing load: batch 4 after 7-9 in segment 5, whose .index is missing: recovered at once,
     the overflow split is refused (R3.4, R4.5). No close: the reset .timeindex stays preallocated (R4.8)."""
@@ -191,7 +201,8 @@ CASES: dict[str, Callable[[LogDir, Partition], None]] = {f.__name__: f for f in 
     unclean_rp_0, unclean_rp_inside_last, unclean_rp_at_end, unclean_damage_below_rp,
     clean_active_index_odd, clean_active_timeindex_garbage, clean_inactive_index_odd, clean_stale_active_index,
     unclean_size_below_14_in_active, unclean_size_past_end_then_intact, unclean_header_damage_first_segment,
-    unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots, fails_split_refused,
+    unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots, unclean_log_start_beyond_cut,
+    fails_split_refused,
     clean_no_partition_metadata)}
 CASES |= {f"{kind}_dir": _special(kind) for kind in ("delete", "future", "stray")}
 
@@ -214,6 +225,8 @@ EXPECT = {
     "unclean_torn_tail": {"truncated_bytes": 30, "lost_offsets": []},
     "unclean_without_snapshots": {"files_created": ["00000000000000000005.snapshot",
                                                     "00000000000000000010.snapshot"]},
+    "unclean_log_start_beyond_cut": {"files_created": [
+        "00000000000000000006.index", "00000000000000000006.log", "00000000000000000006.timeindex"]},
     "fails_split_refused": {"outcome": "fails", "disposition": None, "files_created": ["00000000000000000005.index"],
                             "files_changed": ["00000000000000000005.timeindex"]},
     "clean_no_partition_metadata": {"outcome": "clean", "disposition": "renamed_stray"},

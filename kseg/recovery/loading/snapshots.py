@@ -74,7 +74,8 @@ class ProducerStates:
             self._load_from_snapshot(log_start)
         else:  # onLogStartOffsetIncremented: the map end moves up to the log start; lastSnap = newest or start
             self.last_map = max(self.last_map, log_start)
-            self.last_snap = self.latest_snapshot() if self.snapshots else log_start
+            latest = self.latest_snapshot()
+            self.last_snap = log_start if latest is None else latest
 
     def _load_from_snapshot(self, log_start: int) -> None:
         """``loadFromSnapshot``: the newest readable snapshot; a corrupt one is deleted and the next tried."""

@@ -17,7 +17,7 @@ field by field, and states what the case is about (docs/kafka-log-loading.md §1
 4. ``files_created``/``files_changed``/``files_deleted``/``pending_async_deletes``, ``disposition`` and
    ``renamed_to`` (``topic-partition.<uuid>-stray``: Kafka's uuid is random).
 
-Runs in about 15 s here (three JVMs: 20 log directories, then 5 with producers loaded twice).
+Runs in about 15 s here (three JVMs: 21 log directories, then 5 with producers loaded twice).
 """
 
 from __future__ import annotations
@@ -145,6 +145,14 @@ def unclean_header_damage_first_segment(ld: LogDir, part: Partition) -> None:
     _patch(part.file(".log", 0), _second_batch(part.file(".log", 0)) + 8, (5).to_bytes(4, "big"))
 
 
+def unclean_magic_1_first_batch(ld: LogDir, part: Partition) -> None:
+    """Kind 3: magic 1 and codec bits 5 in batch 0-2: recovery cuts segment 0 at byte 0 and deletes segment 5;
+    Kafka's iterator throws on that batch's baseOffset() (CompressionType.forId(5)), so batch 3-4 behind it
+    is not in lost_offsets (kseg: lost_offsets_behind_damage) while segment 5's batches are."""
+    _unclean(0)(ld, part)
+    _patch(part.file(".log", 0), 16, b"\x01\x05")
+
+
 def unclean_crc_first_segment(ld: LogDir, part: Partition) -> None:
     """Kind 3/4: a CRC error in batch 3-4: the iterator still yields it, so it counts as lost."""
     _unclean(0)(ld, part)
@@ -201,7 +209,7 @@ CASES: dict[str, Callable[[LogDir, Partition], None]] = {f.__name__: f for f in 
     unclean_rp_0, unclean_rp_inside_last, unclean_rp_at_end, unclean_damage_below_rp,
     clean_active_index_odd, clean_active_timeindex_garbage, clean_inactive_index_odd, clean_stale_active_index,
     unclean_size_below_14_in_active, unclean_size_past_end_then_intact, unclean_header_damage_first_segment,
-    unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots, unclean_log_start_beyond_cut,
+    unclean_magic_1_first_batch, unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots, unclean_log_start_beyond_cut,
     fails_split_refused,
     clean_no_partition_metadata)}
 CASES |= {f"{kind}_dir": _special(kind) for kind in ("delete", "future", "stray")}
@@ -221,6 +229,7 @@ EXPECT = {
     "unclean_header_damage_first_segment": {"deleted_segments": [5], "pending_async_deletes": [
         "00000000000000000005.index.deleted", "00000000000000000005.log.deleted",
         "00000000000000000005.timeindex.deleted"]},
+    "unclean_magic_1_first_batch": {"outcome": "truncated", "lost_offsets": [[5, 9]], "deleted_segments": [5]},
     "unclean_crc_first_segment": {"lost_offsets": [[3, 9]]},
     "unclean_torn_tail": {"truncated_bytes": 30, "lost_offsets": []},
     "unclean_without_snapshots": {"files_created": ["00000000000000000005.snapshot",
@@ -241,6 +250,7 @@ KSEG_ONLY = {
     "unclean_size_past_end_then_intact": {"lost_offsets_behind_damage": [[7, 9]], "unserved_offsets": []},
     "unclean_size_below_14_in_active": {"lost_offsets_behind_damage": [], "unserved_offsets": []},
     "unclean_crc_first_segment": {"lost_offsets_behind_damage": [], "unserved_offsets": []},
+    "unclean_magic_1_first_batch": {"lost_offsets_behind_damage": [[3, 4]], "unserved_offsets": []},
 }
 
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.scan import Gap, scan
-from kseg.format.walk import BatchWalk
 from kseg.index import OFFSET_ENTRY, TIME_ENTRY
 from kseg.recovery.loading.loadstate import LoadState
 from kseg.recovery.loading.model import (
@@ -37,6 +37,7 @@ from kseg.recovery.loading.model import (
     PartitionPrediction,
 )
 from kseg.recovery.loading.segments import Seg, framed_range
+from kseg.recovery.loading.segrecovery import kafka_batches
 from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.salvage import first_offset_of
 from kseg.segment import MappedFile, read_small_file
@@ -155,20 +156,18 @@ def _beyond_end(loader: LoadState, log_end: int) -> tuple[int, int] | None:
     return framed_range(loader.pdir, seg, 0, loader.pdir.size(name), log_end)
 
 
-def behind_damage(path: Path, size: int) -> list[tuple[int, int]]:
+def behind_damage(path: Path, size: int, cap: int) -> list[tuple[int, int]]:
     """Offsets of intact batches after the header where Kafka's iterator stops in ``path[:size]``.
 
     ``FileLogInputStream.nextBatch`` stops at a size field below 14 or one that runs past the
-    end; the salvage scan (:func:`kseg.format.scan.scan`, as ``kseg recover --salvage`` uses it)
-    finds the whole, CRC-valid batches behind it.
+    end, and ``LoadLogDir`` at a batch whose offsets cannot be read (:func:`kafka_batches`); the
+    salvage scan (:func:`kseg.format.scan.scan`, as ``kseg recover --salvage`` uses it) finds the
+    whole, CRC-valid batches behind that point.
     """
     found: list[tuple[int, int]] = []
     with MappedFile(path) as mapped:
         buf = mapped.buf
-        walk = BatchWalk(buf, 0, size, strict=False)
-        for _ in walk.frames():
-            pass
-        stop = size if walk.end is None else walk.end.position
+        _, stop = kafka_batches(buf, 0, size, cap, str(path))
         if stop >= size:
             return found
         found.extend((first_offset_of(item), item.last_offset) for item in scan(buf, stop, size)
@@ -176,12 +175,12 @@ def behind_damage(path: Path, size: int) -> list[tuple[int, int]]:
     return found
 
 
-def _lost_behind_damage(pdir: PartitionDir, changed: list[str], deleted: list[str]) -> list[list[int]]:
+def _lost_behind_damage(pdir: PartitionDir, changed: list[str], deleted: list[str], cap: int) -> list[list[int]]:
     ranges: list[tuple[int, int]] = []
     for name in sorted(changed + deleted):
         before = pdir.original[name]
         if is_segment_log(name) and before.source is not None and before.readable:
-            ranges.extend(behind_damage(before.source, before.size))
+            ranges.extend(behind_damage(before.source, before.size, cap))
     return merge_ranges(ranges)
 
 
@@ -201,7 +200,8 @@ def finish_prediction(pred: PartitionPrediction, pdir: PartitionDir, loader: Loa
     pred.files_created, pred.files_changed, pred.files_deleted = created, changed, deleted
     pred.outcome = outcome_of(changed, created, deleted, pred.error is not None or pred.outcome == FAILS)
     pred.truncated_bytes = _truncated_bytes(pdir, changed)
-    pred.lost_offsets_behind_damage = _lost_behind_damage(pdir, changed, deleted)
+    cap = loader.inputs.max_batch_bytes if loader is not None else DEFAULT_MAX_DECOMPRESSED
+    pred.lost_offsets_behind_damage = _lost_behind_damage(pdir, changed, deleted, cap)
     if loader is None:
         return
     pred.deleted_segments = sorted(loader.deleted)

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kseg.errors import KsegError, LimitExceeded
+from kseg.format.layout import Buffer
+from kseg.format.v0v1 import LegacyBatch
+from kseg.format.walk import BatchWalk
 from kseg.recovery.indexes import RecoveryFailure
 from kseg.recovery.loading.loadstate import LoadState
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
@@ -22,13 +26,14 @@ from kseg.recovery.loading.segments import (
     Recovered,
     Seg,
     apply_recovery,
-    framed_range,
     has_overflow,
     replay,
     run_recover,
 )
 from kseg.recovery.loading.snapshots import ProducerStates, Replayer, rebuild_producer_state
+from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.producer_state import TxnTracker
+from kseg.segment import MappedFile
 
 #: Kafka's classes for the simple names :mod:`kseg.recovery.indexes` and producer_state use.
 JAVA_CLASSES = {
@@ -126,9 +131,48 @@ class SegmentRecovery:
         return LoadFailed(LoadError(exception, message, BROKER_STOPS, rule, "LogSegment.recover"))
 
     def _note_lost(self, seg: Seg, start: int, end: int) -> None:
-        found = framed_range(self.loader.pdir, seg, start, end, 0)
+        found = yielded_range(self.loader.pdir, seg, start, end, self.loader.inputs.max_batch_bytes)
         if found is not None:
             self.loader.lost.append(found)
+
+
+def kafka_batches(buf: Buffer, start: int, end: int, cap: int, path: str) -> tuple[list[tuple[int, int]], int]:
+    """([(first, last)], stop position) of the batches Kafka's ``FileRecords.batches()`` yields in ``[start, end)``.
+
+    What ``LoadLogDir`` counts as lost (§13): it reads ``baseOffset()``/``lastOffset()`` of each
+    batch and stops at the first that throws.  A frame with magic 0/1 is a
+    ``LegacyFileChannelRecordBatch``: its ``baseOffset()`` reads the record, and a compressed one
+    (attributes & 7, in a magic-2 batch the CRC's top byte after a flipped magic) must decompress
+    -- where kseg cannot decode it either, the iteration stops there.  A wrapper past kseg's read
+    cap ``cap`` raises :class:`~kseg.errors.LimitExceeded` (kseg's refusal, not a prediction).
+    """
+    found: list[tuple[int, int]] = []
+    walk = BatchWalk(buf, start, end, strict=False)
+    for pos, _, magic, header, _ in walk.frames():
+        if magic >= 2:
+            low = int.from_bytes(buf[pos : pos + 8], "big", signed=True)
+            found.append((low, low if header is None else header[0] + header[6]))
+            continue
+        try:
+            legacy = LegacyBatch(buf, pos)
+            found.append((legacy.first_offset(cap), legacy.last_offset))
+        except LimitExceeded as err:
+            raise err.with_path(path) from None
+        except KsegError:
+            return found, pos
+    return found, end if walk.end is None else walk.end.position
+
+
+def yielded_range(pdir: PartitionDir, seg: Seg, start: int, end: int, cap: int) -> tuple[int, int] | None:
+    """(first, last) offsets of the batches Kafka's iterator yields in ``[start, end)`` (:func:`kafka_batches`)."""
+    source = pdir.source(seg.name(".log"))
+    if source is None:
+        return None
+    with MappedFile(source) as mapped:
+        found, _ = kafka_batches(mapped.buf, start, end, cap, str(source))
+    if not found:
+        return None
+    return min(low for low, _ in found), max(high for _, high in found)
 
 
 def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, method: str) -> None:
@@ -136,7 +180,7 @@ def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, metho
     pdir = loader.pdir
     for seg in segments:
         size = pdir.size(seg.name(".log")) if pdir.exists(seg.name(".log")) else 0
-        found = framed_range(pdir, seg, 0, size, 0)
+        found = yielded_range(pdir, seg, 0, size, loader.inputs.max_batch_bytes)
         if found is not None:
             loader.lost.append(found)
         for suffix in (".log", *INDEX_SUFFIXES):

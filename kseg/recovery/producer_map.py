@@ -12,7 +12,8 @@ epoch, open transaction's first offset).  So predicting a snapshot byte for byte
   coordinator epoch and record timestamp, and the transaction is closed.  A control batch without
   records still makes an (empty) entry.
 * the iteration order of a ``HashMap`` of ``Long`` keys: buckets ``(h ^ h >>> 16) & (capacity - 1)``
-  with ``h = (int) (id ^ id >>> 32)``, in bucket order, and within a bucket in insertion order.  The
+  with ``h = (int) (id ^ id >>> 32)``, in bucket order, and within a bucket in insertion order
+  (``put`` appends to the bucket; the replay's ``computeIfAbsent`` prepends: :meth:`ProducerMap.reverse_since`).  The
   capacity starts at 16 and doubles when the size passes 3/4 of it; ``clear()`` keeps it.  A bucket
   of 9 entries would turn the map into trees or resize it early: the map then says it does not know
   its order (:attr:`ProducerMap.unknown`), and the snapshot counts as changed.
@@ -105,6 +106,18 @@ class ProducerMap:
     def touch(self, producer_id: int) -> None:
         """A control batch without records: ``update`` still adds an empty entry for a new producer."""
         self._entry(producer_id)
+
+    def reverse_since(self, count: int) -> None:
+        """The producers added after the first ``count``, in reverse order of first appearance.
+
+        ``loadProducersFromRecords`` collects a read's producers with ``computeIfAbsent``, which puts a
+        new key at the *head* of its bucket, then ``put``s them into the map in that map's order: two
+        new producers that share a bucket arrive last-seen-first (``LogSegment.recover`` updates batch
+        by batch, in first-appearance order).
+        """
+        items = list(self.entries.items())
+        if len(items) - count > 1:
+            self.entries = dict(items[:count] + items[count:][::-1])
 
     def ordered(self) -> list[ProducerEntry]:
         """The entries in ``HashMap`` iteration order, as ``writeSnapshot`` writes them."""

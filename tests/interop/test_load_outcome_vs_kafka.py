@@ -17,7 +17,7 @@ field by field, and states what the case is about (docs/kafka-log-loading.md §1
 4. ``files_created``/``files_changed``/``files_deleted``/``pending_async_deletes``, ``disposition`` and
    ``renamed_to`` (``topic-partition.<uuid>-stray``: Kafka's uuid is random).
 
-Runs in about 15 s here (three JVMs: 21 log directories, then 5 with producers loaded twice).
+Runs in about 15 s here (three JVMs: 21 log directories, then 6 with producers loaded twice).
 """
 
 from __future__ import annotations
@@ -344,9 +344,14 @@ PRODUCER_CASES: dict[str, dict[int, list[bytes]]] = {
     "many": {0: [_producer(i, 1, 100 + 17 * i, 0, 0) for i in range(10)],
              10: [_producer(10 + i, 1, 300 + 7 * i, 0, 0) for i in range(12)]},
     "open_txn": {0: [_producer(0, 2, 7, 0, 0), _producer(2, 2, 8, 0, 0, txn=True)], 4: [_producer(4, 1, 7, 0, 2)]},
+    "replayed_bucket": {0: [_producer(0, 4, 19, 0, 0, txn=True), batch(4, 4), _producer(8, 4, 3, 0, 0)],
+                        12: [batch(12, 2)]},
 }
-#: How each directory Kafka left is started again: a recovery point (unclean) or the clean-shutdown marker.
-STARTS = {"unclean_rp_0": 0, "unclean_rp_5": 5, "unclean_rp_end": 1 << 40, "clean": None}
+#: How each directory Kafka left is started again: a recovery point (unclean) or the clean-shutdown marker;
+#: torn_first: unclean from 0 with 2 bytes after segment 0's last batch -- recovery cuts them and deletes every
+#: later segment with its snapshot, so the final rebuild replays segment 0 from the records (R6.3b): producers
+#: 19 and 3 share a bucket and come out last-seen-first (R6.8).
+STARTS = {"unclean_rp_0": 0, "unclean_rp_5": 5, "unclean_rp_end": 1 << 40, "clean": None, "torn_first": 0}
 
 
 @pytest.fixture(scope="module")
@@ -371,6 +376,9 @@ def producer_loads(tmp_path_factory: pytest.TempPathFactory,
                 (target / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":5}')
             else:
                 (target / "recovery-point-offset-checkpoint").write_text(checkpoint([("t", 0, rp)]))
+            if start == "torn_first":
+                with (target / "t-0" / "00000000000000000000.log").open("ab") as f:
+                    f.write(b"\x01\x02")
             again.append((f"{name}/{start}", target))
     second = kafka_storage.load([p for _, p in again], "--no-kafka-log", "--no-files")
     found = {}
@@ -389,5 +397,8 @@ def test_producer_snapshots_equal_kafka(case: str, start: str, producer_loads: d
     kafka, path = producer_loads[f"{case}/{start}"]
     mine = _model(path).as_json()
     assert {f: mine[f] for f in FIELDS} == {f: kafka[f] for f in FIELDS}
+    if start == "torn_first":
+        assert kafka["outcome"] == "truncated" and kafka["truncated_bytes"] == 2
+        return
     expected = "rebuilt" if start == "first" else "clean"
     assert (kafka["outcome"], kafka["files_changed"]) == (expected, [])

@@ -66,7 +66,9 @@ class SegmentRecovery:
 
         def run(seg: Seg, start: int, end: int | None, tracker: TxnTracker) -> None:
             pdir.loaded_indexes.add(seg.name(".index"))  # segment.read maps the offset index (R4.8)
+            known = len(tracker.producers.entries)
             replay(pdir, seg, start, end, tracker)
+            tracker.producers.reverse_since(known)  # loadProducersFromRecords' computeIfAbsent order (R6.8)
 
         return run
 

@@ -63,6 +63,9 @@ class TxnTracker:
         self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
         #: Kafka's producer map (what a producer snapshot holds), fed by :func:`track_producer_batch`
         self.producers = ProducerMap()
+        #: (first, last offset) of the transactions completed here: ``completeTxn`` keeps them as
+        #: "unreplicated", which ``firstUnstableOffset`` counts until the high watermark passes them
+        self.completed: list[tuple[int, int]] = []
 
     def state(self) -> TrackerState:
         """The whole state, hashable: equal states give equal results for the same segment."""
@@ -103,6 +106,7 @@ class TxnTracker:
         first = self._open_by_producer.pop(producer_id, None)
         if first is None:
             return None
+        self.completed.append((first, marker_offset))
         others = [offset for offset, pid in self._ongoing.items() if pid != producer_id]
         last_stable = min(others) if others else marker_offset + 1
         if self._ongoing.pop(first, None) is None:

@@ -350,8 +350,12 @@ PRODUCER_CASES: dict[str, dict[int, list[bytes]]] = {
 #: How each directory Kafka left is started again: a recovery point (unclean) or the clean-shutdown marker;
 #: torn_first: unclean from 0 with 2 bytes after segment 0's last batch -- recovery cuts them and deletes every
 #: later segment with its snapshot, so the final rebuild replays segment 0 from the records (R6.3b): producers
-#: 19 and 3 share a bucket and come out last-seen-first (R6.8).
-STARTS = {"unclean_rp_0": 0, "unclean_rp_5": 5, "unclean_rp_end": 1 << 40, "clean": None, "torn_first": 0}
+#: 19 and 3 share a bucket and come out last-seen-first (R6.8).  clean_odd_index_0 / clean_zeroed_0: clean, with 3
+#: bytes after segment 0's .index entries / segment 0's .log zeroed: a transaction still open makes UnifiedLog's
+#: constructor read the log at its first offset (R6.7), which maps segment 0's .index (trimmed at close, R4.8) and,
+#: over zeros, throws CorruptRecordException; without one, a clean start never reads segment 0.
+STARTS = {"unclean_rp_0": 0, "unclean_rp_5": 5, "unclean_rp_end": 1 << 40, "clean": None, "torn_first": 0,
+          "clean_odd_index_0": None, "clean_zeroed_0": None}
 
 
 @pytest.fixture(scope="module")
@@ -376,9 +380,15 @@ def producer_loads(tmp_path_factory: pytest.TempPathFactory,
                 (target / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":5}')
             else:
                 (target / "recovery-point-offset-checkpoint").write_text(checkpoint([("t", 0, rp)]))
+            first_log = target / "t-0" / "00000000000000000000.log"
             if start == "torn_first":
-                with (target / "t-0" / "00000000000000000000.log").open("ab") as f:
+                with first_log.open("ab") as f:
                     f.write(b"\x01\x02")
+            elif start == "clean_odd_index_0":
+                with first_log.with_suffix(".index").open("ab") as f:
+                    f.write(b"\x01\x02\x03")
+            elif start == "clean_zeroed_0":
+                first_log.write_bytes(bytes(first_log.stat().st_size))
             again.append((f"{name}/{start}", target))
     second = kafka_storage.load([p for _, p in again], "--no-kafka-log", "--no-files")
     found = {}
@@ -399,6 +409,14 @@ def test_producer_snapshots_equal_kafka(case: str, start: str, producer_loads: d
     assert {f: mine[f] for f in FIELDS} == {f: kafka[f] for f in FIELDS}
     if start == "torn_first":
         assert kafka["outcome"] == "truncated" and kafka["truncated_bytes"] == 2
+        return
+    if start.startswith("clean_") and start != "clean":
+        reads = case in ("open_txn", "replayed_bucket")  # a transaction open at the log end, in segment 0
+        failed = {"clean_odd_index_0": None, "clean_zeroed_0": "org.apache.kafka.common.errors.CorruptRecordException"}
+        assert (kafka["error"] and kafka["error"]["exception"]) == (failed[start] if reads else None)
+        assert (mine["error"] and mine["error"]["exception"]) == (kafka["error"] and kafka["error"]["exception"])
+        if start == "clean_odd_index_0":
+            assert kafka["files_changed"] == (["00000000000000000000.index"] if reads else [])
         return
     expected = "rebuilt" if start == "first" else "clean"
     assert (kafka["outcome"], kafka["files_changed"]) == (expected, [])

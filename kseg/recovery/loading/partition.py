@@ -17,7 +17,12 @@ from kseg.recovery.loading.loadstate import LoadInputs, LoadState
 from kseg.recovery.loading.model import FAILS, TRUNCATED, LoadFailed, PartitionPrediction
 from kseg.recovery.loading.outcome import finish_prediction
 from kseg.recovery.loading.segments import Seg, file_name, read_next_offset
-from kseg.recovery.loading.segrecovery import SegmentRecovery, SplitNotModelled, delete_segments
+from kseg.recovery.loading.segrecovery import (
+    SegmentRecovery,
+    SplitNotModelled,
+    delete_segments,
+    first_unstable_read,
+)
 from kseg.recovery.loading.snapshots import ProducerStates, rebuild_producer_state
 from kseg.recovery.loading.startup import load_segment_files, remove_temp_and_swap
 from kseg.recovery.loading.state import PartitionDir
@@ -130,7 +135,9 @@ def predict_partition(
         epochs = EpochCache.load(pdir)  # R1.3 (3)
         psm = ProducerStates(pdir, "R6.3b", inputs.max_batch_bytes)  # R1.3 (4)
         loader = Loader(pdir, inputs, epochs, psm)
-        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = loader.load()
+        log_start, recovery_point, log_end = loader.load()
+        first_unstable_read(loader, log_start, log_end)  # R6.7, in UnifiedLog's constructor
+        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = log_start, recovery_point, log_end
         pred.leader_epochs = epochs.as_lists()
     except LoadFailed as failed:
         pred.error = failed.error

@@ -11,6 +11,7 @@ The overflow split is refused unless the segment's last batch overflows (R4.5).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from kseg.errors import KsegError, LimitExceeded
 from kseg.format.layout import Buffer
@@ -27,8 +28,10 @@ from kseg.recovery.loading.segments import (
     Seg,
     apply_recovery,
     has_overflow,
+    index_lookup,
     replay,
     run_recover,
+    search_position,
 )
 from kseg.recovery.loading.snapshots import ProducerStates, Replayer, rebuild_producer_state
 from kseg.recovery.loading.state import PartitionDir
@@ -175,6 +178,48 @@ def yielded_range(pdir: PartitionDir, seg: Seg, start: int, end: int, cap: int) 
     if not found:
         return None
     return min(low for low, _ in found), max(high for _, high in found)
+
+
+def first_unstable_read(loader: LoadState, log_start: int, log_end: int) -> None:
+    """R6.7: ``UnifiedLog.maybeIncrementFirstUnstableOffset`` reads the log at the first unstable offset.
+
+    ``PSM.firstUnstableOffset`` is the earliest first offset of the open transactions and of those
+    the load's own replay completed (``unreplicatedTxns``, kept while their last offset is at or above
+    the log start).  It carries no position, so ``convertToOffsetMetadataOrThrow(max(it, log start))``
+    runs ``LocalLog.read``: from the segment holding the offset, ``translateOffset`` (offset index
+    lookup, then the batches from there) until a batch reaches it.  That maps each such segment's
+    ``.index`` (trimmed at close, R4.8), and a size field below 14 on the way throws
+    ``CorruptRecordException``: the broker stops.  At the log end nothing is read.
+    """
+    tracker = loader.psm.tracker
+    firsts = [first for first in tracker.open_transactions.values()]
+    firsts += [first for first, last in tracker.completed if last >= log_start]
+    if not firsts:
+        return
+    offset = max(min(firsts), log_start)
+    if offset >= log_end:
+        return
+    pdir = loader.pdir
+    segments = loader.ordered()
+    floor = max((s.base for s in segments if s.base <= offset), default=None)
+    for seg in segments:
+        if floor is None or seg.base < floor:
+            continue
+        pdir.loaded_indexes.add(seg.name(".index"))
+        source = pdir.source(seg.name(".log"))
+        if source is None:
+            continue
+        index = pdir.current(seg.name(".index")) or b""
+        path = (pdir.path / seg.name(".log")).absolute()
+        with MappedFile(source) as mapped:
+            start = index_lookup(index, seg.base, offset)[1]
+            try:
+                found = search_position(mapped.buf, start, pdir.size(seg.name(".log")), offset, path)
+            except LoadFailed as failed:
+                raise LoadFailed(replace(failed.error, rule="R6.7",
+                                         method="UnifiedLog.maybeIncrementFirstUnstableOffset -> LocalLog.read")) from None
+        if found is not None:
+            return
 
 
 def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, method: str) -> None:

@@ -17,7 +17,7 @@ field by field, and states what the case is about (docs/kafka-log-loading.md §1
 4. ``files_created``/``files_changed``/``files_deleted``/``pending_async_deletes``, ``disposition`` and
    ``renamed_to`` (``topic-partition.<uuid>-stray``: Kafka's uuid is random).
 
-Runs in about 15 s here (three JVMs: 21 log directories, then 6 with producers loaded twice).
+Runs in about 15 s here (three JVMs: 22 log directories, then 6 with producers loaded twice).
 """
 
 from __future__ import annotations
@@ -120,6 +120,13 @@ def clean_inactive_index_odd(ld: LogDir, part: Partition) -> None:
         f.write(b"\x01\x02\x03")
 
 
+def clean_active_index_negative_slot(ld: LogDir, part: Partition) -> None:
+    """Kind 2: the active .index is one garbage slot (negative offset and position) and 5 bytes: readNextOffset
+    searches from Math.max(position, 0), so the log end stays 10 (R5.5); the close trims the 5 bytes (R4.8)."""
+    ld.finish()
+    part.file(".index", 5).write_bytes(bytes.fromhex("f2b9c512b8ec9800a2a635e5f0"))
+
+
 def clean_stale_active_index(ld: LogDir, part: Partition) -> None:
     """Kind 3: R5.5: the last .index slot points past the data: log end 5, batches 5-9 stay on disk."""
     ld.finish()
@@ -207,7 +214,8 @@ def _special(suffix: str) -> Callable[[LogDir, Partition], None]:
 
 CASES: dict[str, Callable[[LogDir, Partition], None]] = {f.__name__: f for f in (
     unclean_rp_0, unclean_rp_inside_last, unclean_rp_at_end, unclean_damage_below_rp,
-    clean_active_index_odd, clean_active_timeindex_garbage, clean_inactive_index_odd, clean_stale_active_index,
+    clean_active_index_odd, clean_active_timeindex_garbage, clean_inactive_index_odd, clean_active_index_negative_slot,
+    clean_stale_active_index,
     unclean_size_below_14_in_active, unclean_size_past_end_then_intact, unclean_header_damage_first_segment,
     unclean_magic_1_first_batch, unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots, unclean_log_start_beyond_cut,
     fails_split_refused,
@@ -223,6 +231,7 @@ EXPECT = {
     "clean_active_index_odd": {"outcome": "rebuilt", "files_changed": ["00000000000000000005.index"]},
     "clean_active_timeindex_garbage": {"outcome": "rebuilt", "files_changed": ["00000000000000000005.timeindex"]},
     "clean_inactive_index_odd": {"outcome": "clean"},
+    "clean_active_index_negative_slot": {"log_end_offset": 10, "files_changed": ["00000000000000000005.index"]},
     "clean_stale_active_index": {"log_end_offset": 5, "lost_offsets": []},
     "unclean_size_below_14_in_active": {"outcome": "truncated", "lost_offsets": []},
     "unclean_size_past_end_then_intact": {"outcome": "truncated", "lost_offsets": []},

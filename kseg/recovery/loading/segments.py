@@ -117,9 +117,12 @@ def _walk(buf: Buf, start: int, end: int, path: Path) -> Iterator[Frame]:
 
 
 def search_position(buf: Buf, start: int, end: int, target: int, path: Path) -> int | None:
-    """``FileRecords.searchForOffsetFromPosition``: the first batch from ``start`` whose last offset >= target."""
-    if start < 0:
-        return None
+    """``FileRecords.searchForOffsetFromPosition``: the first batch from ``start`` whose last offset >= target.
+
+    ``start`` is an index slot's position; ``LogSegment.translateOffset`` passes
+    ``Math.max(mapping.position, 0)``, so a garbage slot with a negative position searches from 0.
+    """
+    start = max(start, 0)
     for pos, _, magic, header, _ in _walk(buf, start, end, path):
         if _frame_offsets(buf, pos, magic, header)[1] >= target:
             return pos

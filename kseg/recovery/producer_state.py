@@ -57,14 +57,16 @@ class TxnTracker:
     command's run, so the cap given on its command line reaches every marker read.
     """
 
-    def __init__(self, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> None:
+    def __init__(self, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED, *, keep_completed: bool = False) -> None:
         self.max_batch_bytes = max_batch_bytes  # the read cap for the control batches fed to the tracker
         self._open_by_producer: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
         #: Kafka's producer map (what a producer snapshot holds), fed by :func:`track_producer_batch`
         self.producers = ProducerMap()
-        #: (first, last offset) of the transactions completed here: ``completeTxn`` keeps them as
-        #: "unreplicated", which ``firstUnstableOffset`` counts until the high watermark passes them
+        #: (first, last offset) of the transactions completed here, with ``keep_completed`` (the loading
+        #: model's managers): ``completeTxn`` keeps them "unreplicated", which ``firstUnstableOffset``
+        #: counts until the high watermark passes them; other callers need not hold one per transaction
+        self.keep_completed = keep_completed
         self.completed: list[tuple[int, int]] = []
 
     def state(self) -> TrackerState:
@@ -106,7 +108,8 @@ class TxnTracker:
         first = self._open_by_producer.pop(producer_id, None)
         if first is None:
             return None
-        self.completed.append((first, marker_offset))
+        if self.keep_completed:
+            self.completed.append((first, marker_offset))
         others = [offset for offset, pid in self._ongoing.items() if pid != producer_id]
         last_stable = min(others) if others else marker_offset + 1
         if self._ongoing.pop(first, None) is None:

@@ -48,12 +48,12 @@ class ProducerStates:
         self.max_batch_bytes = max_batch_bytes  # the read cap of every tracker this manager starts
         self.snapshots = snapshot_offsets(pdir)
         self.last_snap = self.last_map = 0
-        self.tracker = TxnTracker(max_batch_bytes)
+        self.tracker = TxnTracker(max_batch_bytes, keep_completed=True)
 
     def _clear(self) -> None:
         """``clearProducerIds`` and the transactions: a new tracker, the map's capacity kept (``HashMap.clear``)."""
         capacity = self.tracker.producers.capacity
-        self.tracker = TxnTracker(self.max_batch_bytes)
+        self.tracker = TxnTracker(self.max_batch_bytes, keep_completed=True)
         self.tracker.producers.capacity = capacity
 
     def latest_snapshot(self) -> int | None:

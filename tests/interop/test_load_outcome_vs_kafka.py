@@ -429,3 +429,18 @@ def test_producer_snapshots_equal_kafka(case: str, start: str, producer_loads: d
         return
     expected = "rebuilt" if start == "first" else "clean"
     assert (kafka["outcome"], kafka["files_changed"]) == (expected, [])
+
+
+def test_real_kafka_log_dir_equals_kafka(kafka_storage: KafkaStorage) -> None:
+    """fixtures/real/kafka-logs (fixtures/real/PROVENANCE.md): written by real brokers, no checkpoints and no
+    partition.metadata -- every partition is recovered from 0 (idempotent producers' snapshots rewritten to the
+    same bytes) and renamed -stray."""
+    logdir = REPO / "fixtures" / "real" / "kafka-logs"
+    [lines] = kafka_storage.load([logdir], "--no-kafka-log", "--no-files")
+    kafka = {o["dir"]: o for o in lines if o["type"] == "partition"}
+    mine = {Path(p.path).name: p.as_json() for p in predict_log_dir(logdir).partitions}
+    assert sorted(mine) == sorted(kafka) == ["__consumer_offsets-12", "foo-0", "nikhilDemo-0", "some-topic-0"]
+    for name, line in kafka.items():
+        assert {f: mine[name][f] for f in FIELDS} == {f: line[f] for f in FIELDS}, name
+        assert mine[name]["renamed_to"] == _renamed(line["renamed_to"])
+    assert kafka["nikhilDemo-0"]["files_changed"] == [] and kafka["nikhilDemo-0"]["outcome"] == "rebuilt"

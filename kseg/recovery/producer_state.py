@@ -182,9 +182,12 @@ def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | No
         aborted = tracker.append_marker(batch.producer_id, batch.base_offset, marker[0] == ABORT)
         producers.marker(batch.producer_id, batch.producer_epoch, marker[1], marker[2])
         return aborted
-    tracker.append_data(batch.producer_id, batch.base_offset, batch.is_transactional)
-    producers.data(batch.producer_id, batch.producer_epoch, batch.last_sequence, batch.base_offset,
-                   batch.last_offset, batch.max_timestamp, batch.is_transactional)
+    producer_id, first, transactional = batch.producer_id, batch.base_offset, batch.is_transactional
+    tracker.append_data(producer_id, first, transactional)
+    sequence, last = batch.base_sequence, batch.last_offset
+    if sequence != -1:  # DefaultRecordBatch.lastSequence: the base sequence + the last offset delta, wrapped
+        sequence = sequence + last - first if sequence + last - first <= 0x7FFFFFFF else batch.last_sequence
+    producers.data(producer_id, batch.producer_epoch, sequence, first, last, batch.max_timestamp, transactional)
     return None
 
 

@@ -17,7 +17,7 @@ field by field, and states what the case is about (docs/kafka-log-loading.md §1
 4. ``files_created``/``files_changed``/``files_deleted``/``pending_async_deletes``, ``disposition`` and
    ``renamed_to`` (``topic-partition.<uuid>-stray``: Kafka's uuid is random).
 
-Runs in about 15 s here (three JVMs: 22 log directories, then 6 with producers loaded twice).
+Runs in about 15 s here (three JVMs: 23 log directories, then 6 with producers loaded twice).
 """
 
 from __future__ import annotations
@@ -190,6 +190,13 @@ def unclean_log_start_beyond_cut(ld: LogDir, part: Partition) -> None:
         f.write(b"\x07" * 20)
 
 
+def clean_log_start_beyond_end(ld: LogDir, part: Partition) -> None:
+    """Kind 4: clean, log start 13 above the log end 10: every segment goes (R8.2) and the snapshot at base 5 is
+    deleted outright, not renamed .snapshot.deleted (segments.values() is empty when the snapshots are marked);
+    a clean start then writes an empty snapshot at 13 (R6.3a)."""
+    ld.finish(log_starts={("t", 0): 13})
+
+
 def fails_split_refused(ld: LogDir, part: Partition) -> None:
     """Kind 4 on a failing load: batch 4 after 7-9 in segment 5, whose .index is missing: recovered at once,
     the overflow split is refused (R3.4, R4.5). No close: the reset .timeindex stays preallocated (R4.8)."""
@@ -217,8 +224,8 @@ CASES: dict[str, Callable[[LogDir, Partition], None]] = {f.__name__: f for f in 
     clean_active_index_odd, clean_active_timeindex_garbage, clean_inactive_index_odd, clean_active_index_negative_slot,
     clean_stale_active_index,
     unclean_size_below_14_in_active, unclean_size_past_end_then_intact, unclean_header_damage_first_segment,
-    unclean_magic_1_first_batch, unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots, unclean_log_start_beyond_cut,
-    fails_split_refused,
+    unclean_magic_1_first_batch, unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots,
+    unclean_log_start_beyond_cut, clean_log_start_beyond_end, fails_split_refused,
     clean_no_partition_metadata)}
 CASES |= {f"{kind}_dir": _special(kind) for kind in ("delete", "future", "stray")}
 
@@ -245,6 +252,11 @@ EXPECT = {
                                                     "00000000000000000010.snapshot"]},
     "unclean_log_start_beyond_cut": {"files_created": [
         "00000000000000000006.index", "00000000000000000006.log", "00000000000000000006.timeindex"]},
+    "clean_log_start_beyond_end": {"deleted_segments": [0, 5], "files_created": [
+        "00000000000000000013.index", "00000000000000000013.log", "00000000000000000013.snapshot",
+        "00000000000000000013.timeindex"], "pending_async_deletes": [
+        "00000000000000000000.index.deleted", "00000000000000000000.log.deleted", "00000000000000000000.timeindex.deleted",
+        "00000000000000000005.index.deleted", "00000000000000000005.log.deleted", "00000000000000000005.timeindex.deleted"]},
     "fails_split_refused": {"outcome": "fails", "disposition": None, "files_created": ["00000000000000000005.index"],
                             "files_changed": ["00000000000000000005.timeindex"]},
     "clean_no_partition_metadata": {"outcome": "clean", "disposition": "renamed_stray"},

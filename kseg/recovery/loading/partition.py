@@ -83,7 +83,8 @@ class Loader(LoadState):
         log_end = read_next_offset(self.pdir, self.ordered()[-1])
         if log_end >= self.inputs.log_start_offset:
             return log_end
-        delete_segments(self, self.ordered(), "R8.2", "LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd")
+        delete_segments(self, self.ordered(), "R8.2", "LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd",
+                        mark_snapshots=False)
         self.epochs.clear()
         self.psm.truncate_fully(self.inputs.log_start_offset)
         return None

@@ -222,8 +222,14 @@ def first_unstable_read(loader: LoadState, log_start: int, log_end: int) -> None
             return
 
 
-def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, method: str) -> None:
-    """``removeAndDeleteSegmentsAsync``: files renamed ``.deleted`` at once, snapshots marked (R4.3, R8.2)."""
+def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, method: str, *,
+                    mark_snapshots: bool = True) -> None:
+    """``removeAndDeleteSegmentsAsync``: files renamed ``.deleted`` at once, snapshots marked (R4.3, R8.2).
+
+    ``mark_snapshots`` False: R8.2 passes ``segments.values()``, a live view that is empty by the time
+    ``deleteProducerSnapshotsAsync`` reads it (the segments were removed from the map first), so no
+    snapshot is marked; ``truncateFullyAndStartAt`` then deletes them outright.
+    """
     pdir = loader.pdir
     for seg in segments:
         size = pdir.size(seg.name(".log")) if pdir.exists(seg.name(".log")) else 0
@@ -236,4 +242,5 @@ def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, metho
                 pdir.rename(name, name + ".deleted", rule, f"{method} -> LocalLog.deleteSegmentFiles")
         loader.segments.pop(seg.base, None)
         loader.deleted.append(seg.base)
-    loader.psm.mark_deleted([s.base for s in segments], rule)
+    if mark_snapshots:
+        loader.psm.mark_deleted([s.base for s in segments], rule)

@@ -214,6 +214,8 @@ def clean_no_partition_metadata(ld: LogDir, part: Partition) -> None:
 def _special(suffix: str) -> Callable[[LogDir, Partition], None]:
     def finish(ld: LogDir, part: Partition) -> None:
         ld.finish(clean=False, recovery_points={})
+        with part.file(".timeindex", 5).open("ab") as f:  # trimmed at close only where the load maps it (R2.7, R4.8)
+            f.write(b"\x01\x02\x03")
         part.path.rename(part.path.with_name(f"t-0.0123456789abcdef0123456789abcdef-{suffix}"))
     finish.__doc__ = f"Kind 4: a -{suffix} directory (R2.7, R1.5)."
     return finish
@@ -260,7 +262,8 @@ EXPECT = {
     "fails_split_refused": {"outcome": "fails", "disposition": None, "files_created": ["00000000000000000005.index"],
                             "files_changed": ["00000000000000000005.timeindex"]},
     "clean_no_partition_metadata": {"outcome": "clean", "disposition": "renamed_stray"},
-    "delete_dir": {"disposition": "pending_delete", "log_end_offset": 0, "lost_offsets": []},
+    "delete_dir": {"disposition": "pending_delete", "log_end_offset": 0, "lost_offsets": [],
+                   "files_changed": ["leader-epoch-checkpoint"]},
     "future_dir": {"disposition": "future"},
     "stray_dir": {"disposition": "stray"},
 }

@@ -70,13 +70,14 @@ def close_indexes(loader: LoadState) -> None:
 
     A mapped index holds ``floor(length / entry size)`` entries (``createMappedBuffer``); the
     close cuts the file to exactly those, so an odd-sized or preallocated file shrinks.  The
-    active segment's two indexes are always mapped (R4.7's resize), others when recovered
-    or read by the producer-state replay (``segment.read``).
+    active segment's two indexes are mapped by R4.7's resize -- not in a ``-delete`` directory,
+    whose load skips ``recoverLog`` and the resize (R2.7) -- others when recovered or read by the
+    producer-state replay (``segment.read``) or at the first unstable offset (R6.7).
     """
     pdir = loader.pdir
     names = set(pdir.loaded_indexes)
     segments = loader.ordered()
-    if segments:
+    if segments and loader.inputs.kind != "delete":
         names.update(segments[-1].name(kind) for kind in _ENTRY_SIZES)
     for name in sorted(names):
         vfile = pdir.files.get(name)

@@ -108,7 +108,7 @@ class EpochCache:
     def _write(self, rule: str, method: str, detail: str) -> None:
         """Kafka writes the whole file; it counts as a change only when its bytes differ."""
         data = format_checkpoint(self.entries)
-        self.pdir.rewrite(EPOCH_FILE, len(data), rule, method, detail=detail, changes=data != self.current)
+        self.pdir.write(EPOCH_FILE, data, rule, method, detail=detail)  # CheckpointFile.write: a whole new file
         self.current = data
 
     def as_lists(self) -> list[list[int]]:

@@ -125,7 +125,7 @@ def predict_log_dir(
 
     ``max_batch_bytes`` is kseg's read cap for the control batches the load replays;
     ``prefixes`` as for :func:`~kseg.recovery.loading.partition.predict_partition`;
-    ``now_ms`` the broker's wall clock at that start (producer expiry, loading/producers.py),
+    ``now_ms`` the broker's wall clock at that start (producer expiry, loading/snapshots.py),
     by default this machine's clock now: Kafka uses its own clock at the start, so the
     prediction is for a start made now.
     """
@@ -170,7 +170,8 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
     The other half of ``isStray`` -- the topic id unknown to the controller's metadata
     image, or this broker not among the partition's replicas -- is not on disk: the
     prediction says it assumes the image keeps the partition here (``assumed``).
-    ``-delete`` and ``-stray`` directories are never checked; ``-future`` ones are.
+    ``-delete`` and ``-stray`` directories are never checked; ``-future`` ones are.  The rename
+    changes no file of the directory: the outcome stays what the load made it (§13).
 
     ``UnifiedLog.renameDir`` runs through ``LocalLog.maybeHandleIOException``, which
     throws ``KafkaStorageException`` without a cause when the log dir is already in
@@ -197,8 +198,6 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
     prediction.actions.append(Action(RENAME, path.name, "R1.5", method,
                                      detail="no partition.metadata: no topic id",
                                      target=f"{path.name}.<uuid>-stray"))
-    if prediction.outcome == "clean":
-        prediction.outcome = "rebuilt"
     for other in reporters:
         prediction.notes.append(f"the load of {Path(other.path).name} reports this log dir offline (R9.4); if it "
                                 "runs first, this rename throws KafkaStorageException and the broker stops")

@@ -17,7 +17,7 @@ field by field, and states what the case is about (docs/kafka-log-loading.md §1
 4. ``files_created``/``files_changed``/``files_deleted``/``pending_async_deletes``, ``disposition`` and
    ``renamed_to`` (``topic-partition.<uuid>-stray``: Kafka's uuid is random).
 
-Runs in about 15 s here (three JVMs: 23 log directories, then 6 with producers loaded twice).
+Runs in about 15 s here (three JVMs: 25 log directories, then 6 with producers loaded twice).
 """
 
 from __future__ import annotations
@@ -197,6 +197,22 @@ def clean_log_start_beyond_end(ld: LogDir, part: Partition) -> None:
     ld.finish(log_starts={("t", 0): 13})
 
 
+def clean_swap_same_bytes(ld: LogDir, part: Partition) -> None:
+    """Kind 4: leftovers (R2.1) and a .log.swap holding segment 5's very bytes: it replaces 5.log (R2.3, R2.4),
+    but no .log byte changes, so ``rebuilt``."""
+    ld.finish()
+    for name, data in (("00000000000000000003.log.deleted", b"x"), ("00000000000000000007.log.cleaned", b"x"),
+                       ("00000000000000000008.log.swap", b"x")):
+        (part.path / name).write_bytes(data)
+    (part.path / "00000000000000000005.log.swap").write_bytes(part.file(".log", 5).read_bytes())
+
+
+def clean_swap_shorter(ld: LogDir, part: Partition) -> None:
+    """Kind 4: a .log.swap with only batch 5-6 replaces segment 5: ``truncated``, offsets 7-9 lost."""
+    ld.finish()
+    (part.path / "00000000000000000005.log.swap").write_bytes(batch(5, 2, epoch=1))
+
+
 def fails_split_refused(ld: LogDir, part: Partition) -> None:
     """Kind 4 on a failing load: batch 4 after 7-9 in segment 5, whose .index is missing: recovered at once,
     the overflow split is refused (R3.4, R4.5). No close: the reset .timeindex stays preallocated (R4.8)."""
@@ -227,7 +243,8 @@ CASES: dict[str, Callable[[LogDir, Partition], None]] = {f.__name__: f for f in 
     clean_stale_active_index,
     unclean_size_below_14_in_active, unclean_size_past_end_then_intact, unclean_header_damage_first_segment,
     unclean_magic_1_first_batch, unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots,
-    unclean_log_start_beyond_cut, clean_log_start_beyond_end, fails_split_refused,
+    unclean_log_start_beyond_cut, clean_log_start_beyond_end, clean_swap_same_bytes, clean_swap_shorter,
+    fails_split_refused,
     clean_no_partition_metadata)}
 CASES |= {f"{kind}_dir": _special(kind) for kind in ("delete", "future", "stray")}
 
@@ -259,6 +276,10 @@ EXPECT = {
         "00000000000000000013.timeindex"], "pending_async_deletes": [
         "00000000000000000000.index.deleted", "00000000000000000000.log.deleted", "00000000000000000000.timeindex.deleted",
         "00000000000000000005.index.deleted", "00000000000000000005.log.deleted", "00000000000000000005.timeindex.deleted"]},
+    "clean_swap_same_bytes": {"outcome": "rebuilt", "files_deleted": [  # the swap range takes 5.snapshot too (R2.3)
+        "00000000000000000003.log.deleted", "00000000000000000005.log.swap", "00000000000000000005.snapshot",
+        "00000000000000000007.log.cleaned", "00000000000000000008.log.swap"]},
+    "clean_swap_shorter": {"outcome": "truncated", "lost_offsets": [[7, 9]], "deleted_segments": []},
     "fails_split_refused": {"outcome": "fails", "disposition": None, "files_created": ["00000000000000000005.index"],
                             "files_changed": ["00000000000000000005.timeindex"]},
     "clean_no_partition_metadata": {"outcome": "clean", "disposition": "renamed_stray"},

@@ -30,7 +30,7 @@ class LoadInputs:
 
 
 class LoadState:
-    """Segments (``LogSegments``), the epoch cache, the load's ``ProducerStateManager``, and what was lost."""
+    """Segments (``LogSegments``), the epoch cache, the load's ``ProducerStateManager``, the deleted bases."""
 
     def __init__(self, pdir: PartitionDir, inputs: LoadInputs, epochs: EpochCache, psm: ProducerStates) -> None:
         self.pdir = pdir
@@ -39,7 +39,6 @@ class LoadState:
         self.psm = psm
         self.segments: dict[int, Seg] = {}
         self.deleted: list[int] = []
-        self.lost: list[tuple[int, int]] = []
 
     def ordered(self) -> list[Seg]:
         return [self.segments[b] for b in sorted(self.segments)]

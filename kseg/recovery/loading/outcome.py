@@ -38,7 +38,7 @@ from kseg.recovery.loading.model import (
 )
 from kseg.recovery.loading.segments import Seg, framed_range
 from kseg.recovery.loading.segrecovery import kafka_batches
-from kseg.recovery.loading.state import PartitionDir
+from kseg.recovery.loading.state import PartitionDir, VFile
 from kseg.recovery.salvage import first_offset_of
 from kseg.segment import MappedFile, read_small_file
 
@@ -92,9 +92,12 @@ def close_indexes(loader: LoadState) -> None:
 
 
 def drop_pending_deletes(pdir: PartitionDir) -> list[str]:
-    """The files this load renamed ``*.deleted``: gone once ``file.delete.delay.ms`` has passed."""
-    pending = sorted({a.target.rsplit("/", 1)[-1] for a in pdir.actions
-                      if a.kind == RENAME and a.target is not None and a.target.endswith(DELETED)})
+    """The ``*.deleted`` files the load leaves: gone once ``file.delete.delay.ms`` has passed.
+
+    Those it renamed, and -- when it throws before R2.1 removes them -- leftovers of an earlier
+    deletion, which the next start that gets that far removes (``LoadLogDir`` counts both).
+    """
+    pending = sorted(name for name in pdir.files if name.endswith(DELETED))
     for name in pending:
         pdir.files.pop(name, None)
     return pending
@@ -108,12 +111,21 @@ def _differs(pdir: PartitionDir, name: str, preallocated: set[str]) -> bool:
     if name in preallocated:
         return True  # left mapped at its preallocated size by a load that threw (no close)
     if after.source is not None:
-        return after.source != before.source or after.size != before.size
+        if after.size != before.size or before.source is None:
+            return True
+        return after.source != before.source and not _same_bytes(after.source, before.source, after.size)
     if after.data is None:
         return True  # written with bytes the model does not know (a snapshot with producers)
     if len(after.data) != before.size or before.source is None:
         return True
     return read_small_file(before.source) != after.data
+
+
+def _same_bytes(a: Path, b: Path, size: int) -> bool:
+    """The first ``size`` bytes of two files are equal (a ``.swap`` renamed over a file with the same bytes)."""
+    with MappedFile(a) as left, MappedFile(b) as right:
+        step = 1 << 20
+        return all(left.buf[i : i + step] == right.buf[i : i + step] for i in range(0, size, step))
 
 
 def file_changes(pdir: PartitionDir, preallocated: set[str]) -> tuple[list[str], list[str], list[str]]:
@@ -157,32 +169,58 @@ def _beyond_end(loader: LoadState, log_end: int) -> tuple[int, int] | None:
     return framed_range(loader.pdir, seg, 0, loader.pdir.size(name), log_end)
 
 
-def behind_damage(path: Path, size: int, cap: int) -> list[tuple[int, int]]:
-    """Offsets of intact batches after the header where Kafka's iterator stops in ``path[:size]``.
+def _walk_original(vfile: VFile, cap: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(batches Kafka's iterator yields, intact batches behind where it stops) of a file before the load.
 
     ``FileLogInputStream.nextBatch`` stops at a size field below 14 or one that runs past the
     end, and ``LoadLogDir`` at a batch whose offsets cannot be read (:func:`kafka_batches`); the
     salvage scan (:func:`kseg.format.scan.scan`, as ``kseg recover --salvage`` uses it) finds the
     whole, CRC-valid batches behind that point.
     """
-    found: list[tuple[int, int]] = []
-    with MappedFile(path) as mapped:
+    if vfile.source is None or not vfile.readable:
+        return [], []
+    with MappedFile(vfile.source) as mapped:
         buf = mapped.buf
-        _, stop = kafka_batches(buf, 0, size, cap, str(path))
-        if stop >= size:
-            return found
-        found.extend((first_offset_of(item), item.last_offset) for item in scan(buf, stop, size)
-                     if not isinstance(item, Gap))
-    return found
+        yielded, stop = kafka_batches(buf, 0, vfile.size, cap, str(vfile.source))
+        behind = [] if stop >= vfile.size else [
+            (first_offset_of(item), item.last_offset) for item in scan(buf, stop, vfile.size)
+            if not isinstance(item, Gap)]
+    return yielded, behind
 
 
-def _lost_behind_damage(pdir: PartitionDir, changed: list[str], deleted: list[str], cap: int) -> list[list[int]]:
-    ranges: list[tuple[int, int]] = []
-    for name in sorted(changed + deleted):
-        before = pdir.original[name]
-        if is_segment_log(name) and before.source is not None and before.readable:
-            ranges.extend(behind_damage(before.source, before.size, cap))
-    return merge_ranges(ranges)
+def _walk_final(vfile: VFile, cap: int) -> list[tuple[int, int]]:
+    """The batches Kafka's iterator yields from a file as the load leaves it."""
+    if vfile.source is None:
+        return kafka_batches(vfile.data or b"", 0, len(vfile.data or b""), cap, "")[0]
+    with MappedFile(vfile.source) as mapped:
+        return kafka_batches(mapped.buf, 0, vfile.size, cap, str(vfile.source))[0]
+
+
+def measure_offsets(pdir: PartitionDir, changes: tuple[list[str], list[str], list[str]], cap: int) -> tuple[
+        list[list[int]], list[list[int]]]:
+    """(lost_offsets, lost_offsets_behind_damage) as ``LoadLogDir`` counts the first (§13).
+
+    Its count is the ``(baseOffset, lastOffset)`` pairs of the batches yielded over every segment
+    ``.log`` before the load and not after.  A file the load left as it was yields the same pairs
+    on both sides, so only created, changed and deleted ones are walked -- and every segment when
+    a ``.swap`` was renamed into place (R2.4), where the same batches may move between files.
+    """
+    created, changed, deleted = changes
+    logs = [n for n in sorted(set(created + changed + deleted)) if is_segment_log(n)]
+    if any(a.kind == RENAME and a.path.endswith(".log.swap") for a in pdir.actions):
+        logs = sorted({n for n in [*pdir.original, *pdir.files] if is_segment_log(n)})
+    before: set[tuple[int, int]] = set()
+    after: set[tuple[int, int]] = set()
+    behind: list[tuple[int, int]] = []
+    for name in logs:
+        if name in pdir.original:
+            yielded, hidden = _walk_original(pdir.original[name], cap)
+            before.update(yielded)
+            if name in changed or name in deleted:
+                behind.extend(hidden)
+        if name in pdir.files:
+            after.update(_walk_final(pdir.files[name], cap))
+    return merge_ranges(sorted(before - after)), merge_ranges(behind)
 
 
 def finish_prediction(pred: PartitionPrediction, pdir: PartitionDir, loader: LoadState | None) -> None:
@@ -201,12 +239,11 @@ def finish_prediction(pred: PartitionPrediction, pdir: PartitionDir, loader: Loa
     pred.files_created, pred.files_changed, pred.files_deleted = created, changed, deleted
     pred.outcome = outcome_of(changed, created, deleted, pred.error is not None or pred.outcome == FAILS)
     pred.truncated_bytes = _truncated_bytes(pdir, changed)
+    pred.deleted_segments = sorted(int(n[:20]) for n in deleted if is_segment_log(n))
     cap = loader.inputs.max_batch_bytes if loader is not None else DEFAULT_MAX_DECOMPRESSED
-    pred.lost_offsets_behind_damage = _lost_behind_damage(pdir, changed, deleted, cap)
+    pred.lost_offsets, pred.lost_offsets_behind_damage = measure_offsets(pdir, (created, changed, deleted), cap)
     if loader is None:
         return
-    pred.deleted_segments = sorted(loader.deleted)
-    pred.lost_offsets = merge_ranges(loader.lost)
     if pred.error is None and pred.log_end_offset is not None and pred.kind != "delete":
         tail = _beyond_end(loader, pred.log_end_offset)
         if tail is not None:

@@ -290,14 +290,3 @@ def framed_range(pdir: PartitionDir, seg: Seg, start: int, end: int | None, from
             first = max(from_offset, low) if first is None else min(first, max(from_offset, low))
             last = high if last is None else max(last, high)
     return None if first is None or last is None else (first, last)
-
-
-def framed_batches(pdir: PartitionDir, name: str) -> set[tuple[int, int]]:
-    """(base, last) offsets of every whole frame of file ``name`` as it is now (no CRC), as a set."""
-    if not pdir.exists(name):
-        return set()
-    found = set()
-    with log_bytes(pdir, name) as (buf, _):
-        for pos, _, magic, header, _ in BatchWalk(buf, 0, pdir.size(name), strict=False).frames():
-            found.add(_frame_offsets(buf, pos, magic, header))
-    return found

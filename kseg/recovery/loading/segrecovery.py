@@ -34,7 +34,6 @@ from kseg.recovery.loading.segments import (
     search_position,
 )
 from kseg.recovery.loading.snapshots import ProducerStates, Replayer, rebuild_producer_state
-from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.producer_state import TxnTracker
 from kseg.segment import MappedFile
 
@@ -89,7 +88,6 @@ class SegmentRecovery:
         except _EmptySegment:
             pdir = self.loader.pdir
             size = pdir.size(seg.name(".log"))
-            self._note_lost(seg, 0, size)
             pdir.truncate(seg.name(".log"), 0, "R4.3", "LogLoader.recoverLog (InvalidOffsetException: truncateTo)")
             return size
 
@@ -105,9 +103,6 @@ class SegmentRecovery:
             # recover threw after offsetIndex().reset()/timeIndex().reset(): both stay preallocated (R4.5, R4.8)
             loader.pdir.preallocated.update(seg.name(kind) for kind in (".index", ".timeindex"))
             self._failure(seg, rec, rec.failure)
-        size = loader.pdir.size(seg.name(".log"))
-        if rec.build.valid_bytes < size:
-            self._note_lost(seg, rec.build.valid_bytes, size)
         truncated = apply_recovery(loader.pdir, seg, rec, rule)
         if rec.map_end is not None:
             temp.last_map = rec.map_end
@@ -135,11 +130,6 @@ class SegmentRecovery:
             message = f"{message} to {(self.loader.pdir.path / seg.name(kind)).absolute()}"
         return LoadFailed(LoadError(exception, message, BROKER_STOPS, rule, "LogSegment.recover"))
 
-    def _note_lost(self, seg: Seg, start: int, end: int) -> None:
-        found = yielded_range(self.loader.pdir, seg, start, end, self.loader.inputs.max_batch_bytes)
-        if found is not None:
-            self.loader.lost.append(found)
-
 
 def kafka_batches(buf: Buffer, start: int, end: int, cap: int, path: str) -> tuple[list[tuple[int, int]], int]:
     """([(first, last)], stop position) of the batches Kafka's ``FileRecords.batches()`` yields in ``[start, end)``.
@@ -166,18 +156,6 @@ def kafka_batches(buf: Buffer, start: int, end: int, cap: int, path: str) -> tup
         except KsegError:
             return found, pos
     return found, end if walk.end is None else walk.end.position
-
-
-def yielded_range(pdir: PartitionDir, seg: Seg, start: int, end: int, cap: int) -> tuple[int, int] | None:
-    """(first, last) offsets of the batches Kafka's iterator yields in ``[start, end)`` (:func:`kafka_batches`)."""
-    source = pdir.source(seg.name(".log"))
-    if source is None:
-        return None
-    with MappedFile(source) as mapped:
-        found, _ = kafka_batches(mapped.buf, start, end, cap, str(source))
-    if not found:
-        return None
-    return min(low for low, _ in found), max(high for _, high in found)
 
 
 def first_unstable_read(loader: LoadState, log_start: int, log_end: int) -> None:
@@ -232,10 +210,6 @@ def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, metho
     """
     pdir = loader.pdir
     for seg in segments:
-        size = pdir.size(seg.name(".log")) if pdir.exists(seg.name(".log")) else 0
-        found = yielded_range(pdir, seg, 0, size, loader.inputs.max_batch_bytes)
-        if found is not None:
-            loader.lost.append(found)
         for suffix in (".log", *INDEX_SUFFIXES):
             name = seg.name(suffix)
             if pdir.exists(name):

@@ -99,7 +99,9 @@ def _complete_swaps(loader: LoadState, swaps: list[str]) -> None:
         if not pdir.exists(seg.name(".index")):
             pdir.create(seg.name(".index"), MAX_INDEX_SIZE, "R2.2", "AbstractIndex.createAndAssignMmap",
                         "preallocated, zero-filled")
-            pdir.files[seg.name(".index")].data = bytes(8)
+            # zero-filled to its length: loadSegmentFiles maps it again after the rename, with
+            # length / 8 entries, so the close keeps all of it (R4.8)
+            pdir.files[seg.name(".index")].data = bytes(MAX_INDEX_SIZE)
         low = min(low, base)
         high = max(high, _swap_next_offset(pdir, seg))
     for name in sorted(pdir.names()):

@@ -93,14 +93,6 @@ def _kafka_throws_on_batch(case: ld.Case, diff: ld.Diff, texts: tuple[str, ...])
     return kafka is not None and any(t in f"{kafka[0]} {kafka[1]}" for t in texts) and kseg != kafka
 
 
-def _kseg_failure(diff: ld.Diff, text: str) -> bool:
-    """kseg predicts an exception saying ``text`` that Kafka's load does not throw (it throws another or none)."""
-    if "error" not in diff.fields:
-        return False
-    kafka, kseg = diff.fields["error"]
-    return kseg is not None and text in kseg[1] and (kafka is None or text not in (kafka[1] or ""))
-
-
 #: the fields that differ when one side's load throws and the other's does not
 LOAD_FAILS = frozenset({"broker_effect", "dir.broker_effect", "disposition", "error", "leader_epochs", "log_end_offset",
                         "log_start_offset", "outcome"})
@@ -127,11 +119,6 @@ KNOWN_DISAGREEMENTS: dict[str, Known] = {
         "the log dir offline in LogDirFailureChannel; every UnifiedLog.create after it throws KafkaStorageException "
         "'already offline' without an IOException cause, which LogManager.loadLogs rethrows: the broker stops. kseg "
         "loads every partition and takes only the log dir offline"),
-    "txnindex-garbage-kseg-fails": Known(
-        "txnindex-garbage-kseg-fails", frozenset({*LOAD_FAILS, "files_changed"}),
-        lambda case, diff: "txnindex" in _ops(case, diff) and _kseg_failure(diff, "in transaction index"),
-        "a .txnindex with an entry of a bad version: kseg predicts the load throws KafkaException, Kafka's load "
-        "never reads the entries"),
     "kafka-throws-on-damaged-batch": Known(
         "kafka-throws-on-damaged-batch", LOAD_FAILS,
         lambda case, diff: _kafka_throws_on_batch(case, diff, (

@@ -27,6 +27,9 @@ class LoadInputs:
     kind: str = ""  # "", "delete", "future", "stray"
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED  # kseg's read cap for the control batches replayed
     now_ms: int | None = None  # the broker's wall clock at the start (None: this machine's, when loading)
+    #: False when an offset checkpoint already put the log dir in the failure channel (R9.4): the broker
+    #: halts without closing the dir's logs, so no R4.8 trim -- R4.7's resize stays on disk
+    closes: bool = True
 
 
 class LoadState:

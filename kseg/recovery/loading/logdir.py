@@ -142,15 +142,15 @@ def predict_log_dir(
     points = pred.checkpoints[RECOVERY_POINT].entries
     starts = pred.checkpoints[LOG_START].entries
     marks = pred.checkpoints[HIGH_WATERMARK].entries
+    # ReplicaManager reads replication-offset-checkpoint only after loadLogs: not offline yet at the rename (R9.4)
+    offline = any(c.reports_offline for n, c in pred.checkpoints.items() if n != HIGH_WATERMARK)
     for part_path, topic, partition, kind in dirs:
         key = (topic, partition)
         if kind == "" and key not in points:
             pred.directories_without_entries.append(part_path.name)
         inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind,
-                            max_batch_bytes, now_ms)
+                            max_batch_bytes, now_ms, closes=not offline)
         pred.partitions.append(predict_partition(part_path, topic, partition, inputs, prefixes))
-    # ReplicaManager reads replication-offset-checkpoint only after loadLogs: not offline yet at the rename (R9.4)
-    offline = any(c.reports_offline for n, c in pred.checkpoints.items() if n != HIGH_WATERMARK)
     reporters = [p for p in pred.partitions if _reports_offline(p)]
     for (part_path, _, _, kind), prediction in zip(dirs, pred.partitions, strict=True):
         _stray(prediction, part_path, kind, logdir, offline, [p for p in reporters if p is not prediction])

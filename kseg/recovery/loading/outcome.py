@@ -223,16 +223,24 @@ def measure_offsets(pdir: PartitionDir, changes: tuple[list[str], list[str], lis
     return merge_ranges(sorted(before - after)), merge_ranges(behind)
 
 
+def _left_preallocated(pdir: PartitionDir) -> set[str]:
+    """No close: R4.7's resize and a failed recover's reset stay on disk (R4.8)."""
+    preallocated = {a.path.rsplit("/", 1)[-1] for a in pdir.actions if a.kind == "resize"} | pdir.preallocated
+    return preallocated & set(pdir.files) & set(pdir.original)
+
+
 def finish_prediction(pred: PartitionPrediction, pdir: PartitionDir, loader: LoadState | None) -> None:
     """Close the log, then fill in files, outcome, truncated bytes, deleted segments and lost offsets."""
     loaded = loader is not None and pred.error is None and pred.log_end_offset is not None
     preallocated: set[str] = set()
     if loader is not None and loaded:
-        close_indexes(loader)
         pred.number_of_segments = len(loader.segments)
-    elif pred.error is not None:  # no close: R4.7's resize and a failed recover's reset stay on disk
-        preallocated = {a.path.rsplit("/", 1)[-1] for a in pdir.actions if a.kind == "resize"} | pdir.preallocated
-        preallocated &= set(pdir.files) & set(pdir.original)
+        if loader.inputs.closes:
+            close_indexes(loader)
+        else:
+            preallocated = _left_preallocated(pdir)
+    elif pred.error is not None:
+        preallocated = _left_preallocated(pdir)
     pred.pending_async_deletes = drop_pending_deletes(pdir)
     pred.actions = list(pdir.actions)
     created, changed, deleted = file_changes(pdir, preallocated)

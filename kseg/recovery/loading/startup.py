@@ -140,9 +140,10 @@ def _sanity_check(pdir: PartitionDir, seg: Seg) -> bool:
         return False
     whole = data[: len(data) - len(data) % TXN_ENTRY.size]
     for entry in read_txn_index(whole):
-        if entry.version > 0:
+        version = entry.version - 256 if entry.version >= 128 else entry.version  # AbortedTxn.version(): a signed byte
+        if version > 0:
             path = (pdir.path / seg.name(".txnindex")).absolute()
-            message = (f"Unexpected aborted transaction version {entry.version} in transaction index {path}, "
+            message = (f"Unexpected aborted transaction version {version} in transaction index {path}, "
                        "current version is 0")
             raise LoadFailed(LoadError("org.apache.kafka.common.KafkaException", message, BROKER_STOPS, "R3.3",
                                        "TransactionIndex.sanityCheck"))

@@ -17,7 +17,7 @@ field by field, and states what the case is about (docs/kafka-log-loading.md §1
 4. ``files_created``/``files_changed``/``files_deleted``/``pending_async_deletes``, ``disposition`` and
    ``renamed_to`` (``topic-partition.<uuid>-stray``: Kafka's uuid is random).
 
-Runs in about 15 s here (three JVMs: 25 log directories, then 6 with producers loaded twice).
+Runs in about 15 s here (three JVMs: 26 log directories, then 6 with producers loaded twice).
 """
 
 from __future__ import annotations
@@ -213,6 +213,15 @@ def clean_swap_shorter(ld: LogDir, part: Partition) -> None:
     (part.path / "00000000000000000005.log.swap").write_bytes(batch(5, 2, epoch=1))
 
 
+def clean_txnindex_negative_version(ld: LogDir, part: Partition) -> None:
+    """Kind 4: a 36-byte garbage .txnindex whose version byte is 0xc0: AbortedTxn.version() is a signed byte (-64),
+    not above 0, so no KafkaException; its last offset is below the base: CorruptIndexException, the segment is
+    recovered at once (R3.3, R3.4) and the .txnindex goes (``rebuilt``)."""
+    ld.finish()
+    part.file(".txnindex", 5).write_bytes(bytes.fromhex(
+        "c076a4ccb767fd79616c422286e99844f13fd7c1ef947917f82e84267ac00be344c51939"))
+
+
 def fails_split_refused(ld: LogDir, part: Partition) -> None:
     """Kind 4 on a failing load: batch 4 after 7-9 in segment 5, whose .index is missing: recovered at once,
     the overflow split is refused (R3.4, R4.5). No close: the reset .timeindex stays preallocated (R4.8)."""
@@ -244,6 +253,7 @@ CASES: dict[str, Callable[[LogDir, Partition], None]] = {f.__name__: f for f in 
     unclean_size_below_14_in_active, unclean_size_past_end_then_intact, unclean_header_damage_first_segment,
     unclean_magic_1_first_batch, unclean_crc_first_segment, unclean_torn_tail, unclean_without_snapshots,
     unclean_log_start_beyond_cut, clean_log_start_beyond_end, clean_swap_same_bytes, clean_swap_shorter,
+    clean_txnindex_negative_version,
     fails_split_refused,
     clean_no_partition_metadata)}
 CASES |= {f"{kind}_dir": _special(kind) for kind in ("delete", "future", "stray")}
@@ -280,6 +290,7 @@ EXPECT = {
         "00000000000000000003.log.deleted", "00000000000000000005.log.swap", "00000000000000000005.snapshot",
         "00000000000000000007.log.cleaned", "00000000000000000008.log.swap"]},
     "clean_swap_shorter": {"outcome": "truncated", "lost_offsets": [[7, 9]], "deleted_segments": []},
+    "clean_txnindex_negative_version": {"outcome": "rebuilt", "error": None},
     "fails_split_refused": {"outcome": "fails", "disposition": None, "files_created": ["00000000000000000005.index"],
                             "files_changed": ["00000000000000000005.timeindex"]},
     "clean_no_partition_metadata": {"outcome": "clean", "disposition": "renamed_stray"},

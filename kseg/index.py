@@ -171,13 +171,18 @@ def read_time_index(data: Buffer, base_offset: int) -> IndexSlots:
     return IndexSlots(entries, live_count([rel for _, rel in raw]), len(data) - n * TIME_ENTRY.size)
 
 
+def txn_version(data: Buffer, pos: int) -> int:
+    """``AbortedTxn.version()``: ``buffer.get(0)``, one *signed* byte (0x9b is -101, never above version 0)."""
+    byte = data[pos]
+    return byte - 256 if byte > 127 else byte
+
+
 def read_txn_index(data: Buffer) -> list[AbortedTxn]:
     """Decode the whole 34-byte entries of a .txnindex (a partial trailing entry is ignored, as Kafka does)."""
     out = []
     for pos in range(0, len(data) - TXN_ENTRY.size + 1, TXN_ENTRY.size):
-        version_hi = data[pos]  # AbortedTxn.version() reads one byte
         _, pid, first, last, lso = TXN_ENTRY.unpack_from(data, pos)
-        out.append(AbortedTxn(version_hi, pid, first, last, lso))
+        out.append(AbortedTxn(txn_version(data, pos), pid, first, last, lso))
     return out
 
 

@@ -79,8 +79,13 @@ class LogDir:
         self.partitions: list[Partition] = []
 
     def partition(self, topic: str, number: int, segments: dict[int, list[bytes]],
-                  epochs: list[tuple[int, int]] | None = None, snapshot: bool = True) -> Partition:
-        """A partition as a clean shutdown leaves it."""
+                  epochs: list[tuple[int, int]] | None = None, snapshot: bool = True,
+                  base_snapshots: bool = False) -> Partition:
+        """A partition as a clean shutdown leaves it.
+
+        ``base_snapshots``: also the empty producer snapshot Kafka takes at each roll (at every
+        segment base above 0), so that a load that rewrites snapshots finds the same bytes.
+        """
         part = Partition(self.path / f"{topic}-{number}", topic, number)
         part.path.mkdir()
         for base, batches in segments.items():
@@ -92,6 +97,9 @@ class LogDir:
             (part.path / name(base, ".timeindex")).write_bytes(build.time_index_bytes())
         if snapshot and part.log_end > 0:
             (part.path / name(part.log_end, ".snapshot")).write_bytes(encode_snapshot([]))
+        for base in segments if base_snapshots else ():
+            if base > 0:
+                (part.path / name(base, ".snapshot")).write_bytes(encode_snapshot([]))
         (part.path / "leader-epoch-checkpoint").write_text(checkpoint(list(epochs or [(0, 0)])))
         (part.path / "partition.metadata").write_text(f"version: 0\ntopic_id: {TOPIC_ID}")
         self.partitions.append(part)

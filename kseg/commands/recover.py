@@ -13,7 +13,7 @@ from kseg.commands.unfinished import log_bytes
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.recover import recover_path
-from kseg.ops.recover_report import LogDirReport
+from kseg.ops.recover_report import LogDirReport, Report
 from kseg.render import progress
 from kseg.render.recover import print_report
 from kseg.render.recover_json import log_dir_json, report_json
@@ -58,9 +58,9 @@ def recover(
     single .log: Kafka's valid prefix); with --salvage every segment and
     every intact batch after the damage is kept too.  Checkpoint entries
     OUTDIR rewrites are reported.  Give one of -o OUTDIR, --in-place or
-    --dry-run.  Exit 0 when nothing had to be
-    cut, 1 when something was, 2 on usage errors or unreadable input (an
-    OUTDIR this run started is removed), 130 on Ctrl-C.
+    --dry-run.  Exit 0 when nothing had to be cut, 1 when something was, 2
+    on usage errors or unreadable input (an OUTDIR this run started is
+    removed), 130 on Ctrl-C.
 
     \b
     Example:
@@ -72,7 +72,8 @@ def recover(
     check_named_inputs([path])
     if output_dir is not None:
         refuse_output_dir([path], output_dir)
-    # refusals end at the CLI edge (one line, exit 2); OUTDIR holds KSEG-UNFINISHED until the run is done
+    # a refusal (RecoverRefused) or an unreadable input ends at the CLI edge: one line, exit 2,
+    # and what -o OUTDIR got so far is removed; OUTDIR holds KSEG-UNFINISHED until the run is done
     with (
         in_place_locks([path], in_place),
         marked_unfinished(output_dir),
@@ -87,6 +88,12 @@ def recover(
             index_interval_bytes=index_interval_bytes,
             max_batch_bytes=max_batch_bytes,
         )
+    _print(report, fmt)
+    click.get_current_context().exit(EXIT_PROBLEMS if report.changed else EXIT_OK)
+
+
+def _print(report: Report | LogDirReport, fmt: str) -> None:
+    """The report of a log directory or of a partition / segment, as JSON or text."""
     if isinstance(report, LogDirReport):
         if fmt == "json":
             click.echo(json.dumps(log_dir_json(report), sort_keys=True))
@@ -96,4 +103,3 @@ def recover(
         click.echo(json.dumps(report_json(report), sort_keys=True))
     else:
         print_report(report)
-    click.get_current_context().exit(EXIT_PROBLEMS if report.changed else EXIT_OK)

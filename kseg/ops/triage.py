@@ -57,7 +57,7 @@ Progress = Callable[[int, int, str], None]
 class Loss:
     """What one partition loses, measured against its high watermark and recovery point."""
 
-    offsets: int = 0  # offsets in lost_offsets
+    offsets: int = 0  # offsets gone: lost_offsets, lost_offsets_behind_damage, unserved_offsets
     below_high_watermark: int | None = 0  # of those, committed ones; None without a high-watermark entry
     below_recovery_point: int = 0  # of those, ones the recovery-point checkpoint says were flushed
     behind_high_watermark: int = 0  # high watermark - log end after the load, when positive
@@ -208,7 +208,7 @@ def measure(pred: PartitionPrediction) -> Loss:
     """The loss of one partition; a directory marked ``-delete`` loses everything by design: nothing."""
     if pred.kind == "delete":
         return Loss()
-    ranges, hw = pred.lost_offsets, pred.high_watermark
+    ranges, hw = pred.gone_offsets, pred.high_watermark
     behind = 0
     if hw is not None and pred.log_end_offset is not None:
         behind = max(0, hw - pred.log_end_offset)

@@ -79,7 +79,7 @@ def partition_steps(pred: PartitionPrediction, file: str | None, lost: bool, com
     if not lost or pred.kind == "delete":
         return []
     steps = [NextStep(_kseg("verify", pred.path), "where the damage is and what it is")]
-    cut = bool(pred.lost_offsets or pred.truncated_bytes or pred.deleted_segments)
+    cut = bool(pred.gone_offsets or pred.truncated_bytes or pred.deleted_segments)
     if cut and pred.outcome != "truncated":
         steps.append(NextStep(_kseg("reindex", "--check", pred.path),
                               "the .index that makes Kafka compute a lower log end (batches kept, never served)"))

@@ -20,6 +20,7 @@ from kseg.format.layout import Buffer
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
 from kseg.index import AbortedTxn
+from kseg.recovery.producer_map import MapState, ProducerMap
 from kseg.segment import MappedFile
 
 #: An exception LogLoader does not handle: LogManager.loadLogs rethrows it and the broker halts (R9.1).
@@ -34,6 +35,10 @@ class RecoveryAbort(Exception):
         self.exception = exception
         self.message = message
         self.consequence = consequence
+
+
+#: :meth:`TxnTracker.state`: open transactions by producer, by first offset, and the producer map.
+TrackerState = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...], MapState]
 
 
 class TxnTracker:
@@ -52,18 +57,26 @@ class TxnTracker:
     command's run, so the cap given on its command line reaches every marker read.
     """
 
-    def __init__(self, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> None:
+    def __init__(self, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED, *, keep_completed: bool = False) -> None:
         self.max_batch_bytes = max_batch_bytes  # the read cap for the control batches fed to the tracker
         self._open_by_producer: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self._ongoing: dict[int, int] = {}  # first offset -> producer id (a TreeMap in Kafka)
+        #: Kafka's producer map (what a producer snapshot holds), fed by :func:`track_producer_batch`
+        self.producers = ProducerMap()
+        #: (first, last offset) of the transactions completed here, with ``keep_completed`` (the loading
+        #: model's managers): ``completeTxn`` keeps them "unreplicated", which ``firstUnstableOffset``
+        #: counts until the high watermark passes them; other callers need not hold one per transaction
+        self.keep_completed = keep_completed
+        self.completed: list[tuple[int, int]] = []
 
-    def state(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    def state(self) -> TrackerState:
         """The whole state, hashable: equal states give equal results for the same segment."""
-        return tuple(self._open_by_producer.items()), tuple(self._ongoing.items())
+        return tuple(self._open_by_producer.items()), tuple(self._ongoing.items()), self.producers.state()
 
-    def restore(self, state: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]) -> None:
+    def restore(self, state: TrackerState) -> None:
         """Take a state :meth:`state` returned."""
         self._open_by_producer, self._ongoing = dict(state[0]), dict(state[1])
+        self.producers.restore(state[2])
 
     @property
     def open_transactions(self) -> dict[int, int]:
@@ -95,6 +108,8 @@ class TxnTracker:
         first = self._open_by_producer.pop(producer_id, None)
         if first is None:
             return None
+        if self.keep_completed:
+            self.completed.append((first, marker_offset))
         others = [offset for offset, pid in self._ongoing.items() if pid != producer_id]
         last_stable = min(others) if others else marker_offset + 1
         if self._ongoing.pop(first, None) is None:
@@ -109,8 +124,8 @@ class TxnTracker:
         return AbortedTxn(0, producer_id, first, marker_offset, last_stable)
 
 
-def _end_txn_marker(batch: V2Batch, max_batch_bytes: int) -> tuple[int, int] | None:
-    """(control type, coordinator epoch) of a control batch's first record (``ProducerAppendInfo.append``).
+def _end_txn_marker(batch: V2Batch, max_batch_bytes: int) -> tuple[int, int, int] | None:
+    """(control type, coordinator epoch, timestamp) of a control batch's first record (``ProducerAppendInfo.append``).
 
     None for a control batch without records (its transaction was cleaned).
     InvalidRecord propagates (Kafka catches it and stops recovery after this
@@ -142,7 +157,7 @@ def _end_txn_marker(batch: V2Batch, max_batch_bytes: int) -> tuple[int, int] | N
     if first.value is None:
         raise RecoveryAbort("NullPointerException", "end transaction marker with a null value", FAILS_TO_LOAD)
     marker = decode_end_txn_marker(first.value)
-    return key.type_id, marker.coordinator_epoch
+    return key.type_id, marker.coordinator_epoch, first.timestamp
 
 
 def end_txn_marker(batch: V2Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> tuple[int, int] | None:
@@ -152,17 +167,27 @@ def end_txn_marker(batch: V2Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESS
     uses), for callers that keep more producer state than the transaction index needs;
     ``max_batch_bytes`` is the read cap.
     """
-    return _end_txn_marker(batch, max_batch_bytes)
+    marker = _end_txn_marker(batch, max_batch_bytes)
+    return None if marker is None else marker[:2]
 
 
 def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | None:
     """``LogSegment.updateProducerState`` for one magic-2 batch with a producer id."""
+    producers = tracker.producers
     if batch.is_control:
         marker = _end_txn_marker(batch, tracker.max_batch_bytes)
         if marker is None:
+            producers.touch(batch.producer_id)  # update() still makes an entry for a new producer
             return None
-        return tracker.append_marker(batch.producer_id, batch.base_offset, marker[0] == ABORT)
-    tracker.append_data(batch.producer_id, batch.base_offset, batch.is_transactional)
+        aborted = tracker.append_marker(batch.producer_id, batch.base_offset, marker[0] == ABORT)
+        producers.marker(batch.producer_id, batch.producer_epoch, marker[1], marker[2])
+        return aborted
+    producer_id, first, transactional = batch.producer_id, batch.base_offset, batch.is_transactional
+    tracker.append_data(producer_id, first, transactional)
+    sequence, last = batch.base_sequence, batch.last_offset
+    if sequence != -1:  # DefaultRecordBatch.lastSequence: the base sequence + the last offset delta, wrapped
+        sequence = sequence + last - first if sequence + last - first <= 0x7FFFFFFF else batch.last_sequence
+    producers.data(producer_id, batch.producer_epoch, sequence, first, last, batch.max_timestamp, transactional)
     return None
 
 

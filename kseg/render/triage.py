@@ -85,7 +85,7 @@ def _loss_pieces(part: PartitionTriage) -> list[str]:
         hw = ("no high watermark" if loss.below_high_watermark is None
               else f"{loss.below_high_watermark:,} below the high watermark {pred.high_watermark}")
         rp = f"{loss.below_recovery_point:,} below the recovery point {pred.recovery_point_checkpoint}"
-        pieces.append(f"offsets {_ranges(pred.lost_offsets)} lost ({loss.offsets:,}: {hw}, {rp})")
+        pieces.append(f"offsets {_ranges(pred.gone_offsets)} lost ({loss.offsets:,}: {hw}, {rp})")
     if loss.truncated_bytes:
         pieces.append(f"{_plural(loss.truncated_bytes, 'byte')} cut")
     if pred.deleted_segments:

@@ -12,9 +12,9 @@ Shared by ``test_load_vs_kafka.py``, ``load_diff_report.py`` and ``bench/bench_l
 
 What ``LoadLogDir`` cannot know and how it is handled (docs/interop.md): the stray rename (a log without
 ``partition.metadata``) is done by LoadLogDir as the KRaft broker does it and compared as
-``renamed_stray``; a renamed directory's files are otherwise unchanged, so Kafka's ``outcome`` ``clean``
-is read as ``rebuilt`` there, as triage's contract counts the rename (R1.5).  The other stray rule (a
-topic id the metadata image does not know) needs the image: neither side models it.
+``renamed_stray`` (and ``disposition``); the rename changes no file, so both sides' ``outcome`` is the
+files' (docs/kafka-log-loading.md §13).  The other stray rule (a topic id the metadata image does not
+know) needs the image: kseg states it as assumed, LoadLogDir keeps every partition with a topic id.
 """
 
 from __future__ import annotations
@@ -160,12 +160,6 @@ def kseg_partition(part: PartitionTriage, logdir: Path) -> dict:
 # -- the fields compared ----------------------------------------------------------------------------------
 
 
-def _kafka_outcome(k: dict) -> Any:
-    if k["outcome"] == "clean" and k["disposition"] == "renamed_stray":
-        return "rebuilt"  # triage's contract counts the directory rename as a change (R1.5)
-    return k["outcome"]
-
-
 def _error(obj: dict) -> Any:
     error = obj.get("error")
     return None if not error else [error["exception"], error["message"]]
@@ -186,7 +180,7 @@ Getter = Callable[[dict], Any]
 #: field -> (Kafka's value from LoadLogDir's object, kseg's value from triage's object, kseg key that must be
 #: present for the field to be compared).  Extend here when triage prints more.
 FIELDS: dict[str, tuple[Getter, Getter, str]] = {
-    "outcome": (_kafka_outcome, lambda s: s["outcome"], "outcome"),
+    "outcome": (lambda k: k["outcome"], lambda s: s["outcome"], "outcome"),
     "log_start_offset": (lambda k: k["log_start_offset"], lambda s: s["log_start_offset"], "log_start_offset"),
     "log_end_offset": (lambda k: k["log_end_offset"], lambda s: s["log_end_offset"], "log_end_offset"),
     "truncated_bytes": (lambda k: k["truncated_bytes"], lambda s: s["truncated_bytes"], "truncated_bytes"),

@@ -109,7 +109,7 @@ def _fixture_diffs(target: Path) -> list[ld.Diff]:
     return ld.compare(case)
 
 
-def write_provenance(target: Path, kind: str, made_by: str) -> None:
+def write_provenance(target: Path, kind: str, made_by: str, was: str | None = None) -> None:
     """PROVENANCE.md of one fixture: what is wrong, how it was made, the disagreements, every file's sha256."""
     from test_load_vs_kafka import KNOWN_DISAGREEMENTS
 
@@ -118,6 +118,8 @@ def write_provenance(target: Path, kind: str, made_by: str) -> None:
     rows = "".join(f"| `{p.relative_to(target)}` | {p.stat().st_size} | `{_sha256(p)}` |\n" for p in files)
     lines = "".join(f"- `{d.dir or '(log dir)'}`: {d.describe()}\n" for d in diffs)
     why = KNOWN_DISAGREEMENTS[kind].why if kind in KNOWN_DISAGREEMENTS else "nothing any more: kseg agrees"
+    if kind not in KNOWN_DISAGREEMENTS and was:
+        why += f" (kept as a regression case; it was: {was})"
     (target / "PROVENANCE.md").write_text(
         f"# load-vs-kafka fixture `{kind}`\n\n"
         f"**What is wrong** (kseg's model against Kafka 4.3.0's loader): {why}.\n\n"
@@ -135,7 +137,10 @@ def refresh_provenance(root: Path) -> None:
     for target in sorted(p for p in root.iterdir() if (p / "kafka.json").exists()):
         old = (target / "PROVENANCE.md").read_text()
         made_by = old.split("Made by `", 1)[1].split("`", 1)[0]
-        write_provenance(target, target.name, made_by)
+        was = old.split("loader): ", 1)[1].split(".\n", 1)[0] if "loader): " in old else None
+        if was and was.startswith("nothing any more"):
+            was = was.split("it was: ", 1)[1].rstrip(")") if "it was: " in was else None
+        write_provenance(target, target.name, made_by, was)
 
 
 def save_fixtures(storage: KafkaStorage, cases: list[ld.Case], out: Path, work: Path, seed: int) -> None:

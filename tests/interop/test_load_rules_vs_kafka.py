@@ -45,14 +45,14 @@ from kseg.recovery.loading import (
 )
 from kseg.recovery.loading.epochs import EpochCache
 from kseg.recovery.loading.partition import Loader, LoadInputs
-from kseg.recovery.loading.producers import hashmap_order
 from kseg.recovery.loading.snapshots import ProducerStates
 from kseg.recovery.loading.state import PartitionDir
+from kseg.recovery.producer_map import ProducerMap
 from tests.logdirs import LogDir, Partition, batch
 from tests.support import REPO
 
-RESIZED = {".index": 10 * 1024 * 1024, ".timeindex": 10 * 1024 * 1024 - 10 * 1024 * 1024 % 12}
 RP, LSO = "recovery-point-offset-checkpoint", "log-start-offset-checkpoint"
+RESIZED = {".index": 10 * 1024 * 1024, ".timeindex": 10 * 1024 * 1024 - 10 * 1024 * 1024 % 12}
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 FUTURE = "u-0.7b3c45e1f0d24a0f9c1e2d3f4a5b6c7d-future"
 
@@ -247,7 +247,8 @@ CASES: dict[str, Case] = {
     "expiry_unclean": Case(lambda root: expiry(root, False), {"t-0": {"outcome": "rebuilt", "log_end_offset": 9}}),
     "unclean_same_snapshot": Case(unclean_same_snapshot, {"t-0": {"outcome": "rebuilt", "log_end_offset": 11}}),
     "rp_wrong_count_unclean": Case(_checkpoint_case(RP, b"0\n1\nt 0 9\nu 0 3\n", clean=False),
-                                   {"u-0": {"outcome": "clean"}}, effect="log_dir_offline"),
+                                   # rebuilt: the dir is offline, the broker halts, R4.7's resize stays (R4.8)
+                                   {"u-0": {"outcome": "rebuilt"}}, effect="log_dir_offline"),
     "txn_clean": Case(_fixture_copy(TXN_LOGS, True), {"events-0": {"error": None}}),
     "txn_unclean": Case(_fixture_copy(TXN_LOGS, False), {"events-0": {"error": None}}),
     "txn_unclean_rp0": Case(_fixture_copy(TXN_LOGS, False, rp_zero=True), {"events-0": {"error": None}}),
@@ -369,7 +370,7 @@ def test_stray_rename_after_another_partition_reports_the_dir(loaded: dict[str, 
     kafka = {o["dir"]: o for o in objs if o["type"] == "partition"}[stray]
     other = "b-0" if stray == "a-0" else "a-0"
     [pred] = [p for p in predict_log_dir(path).partitions if Path(p.path).name == stray]
-    assert (pred.outcome, pred.error) == ("rebuilt", None)
+    assert (pred.outcome, pred.error, pred.disposition) == ("clean", None, "renamed_stray")  # no file changes
     assert pred.notes == [f"the load of {other} reports this log dir offline (R9.4); if it runs first, this rename "
                           "throws KafkaStorageException and the broker stops"]
     if renamed:
@@ -390,25 +391,30 @@ def _error(obj: dict) -> tuple[str, ...] | None:
     return error["exception"], error["message"], f"{causes[0]['exception']}: {causes[0]['message']}"
 
 
-def _kafka_outcome(obj: dict) -> str:
-    """LoadLogDir's outcome in the model's terms.
+def _closes(logdir_obj: dict) -> bool:
+    """A broker closes this dir's logs: no offset checkpoint put it in the failure channel (R9.4, R4.8)."""
+    return not any((logdir_obj[key] or {}).get("causes")
+                   for key in ("recovery_point_checkpoint_error", "log_start_offset_checkpoint_error"))
 
-    The R4.7 resize of the active indexes (undone at a clean close) is not a change; a directory
-    renamed ``-stray`` is one.
+
+def _kafka_outcome(obj: dict, closes: bool = True) -> str:
+    """LoadLogDir's outcome (``--no-close``) in the model's terms, which are those of a load and its close (R4.8).
+
+    The R4.7 resize of the active indexes, undone at the close, is not a change -- unless the broker
+    never closes the dir (``closes`` False: it halts, R9.4).  A directory renamed ``-stray`` changes
+    no file (§13): LoadLogDir and the model both compare the files.
     """
     changed = set(obj["files_changed"])
     resized = {n for n in changed if any(n.endswith(s) and obj["files_after"][n][0] == size
                                          for s, size in RESIZED.items())}
     outcome = obj["outcome"]
-    if outcome == "rebuilt" and changed == resized and not obj["files_created"] and not obj["files_deleted"]:
+    if closes and outcome == "rebuilt" and changed == resized and not obj["files_created"] and not obj["files_deleted"]:
         outcome = "clean"
-    if outcome == "clean" and obj["disposition"] == "renamed_stray":
-        outcome = "rebuilt"  # LoadLogDir compares the files in the renamed dir; the model counts the rename (R1.5)
-    return outcome
+    return str(outcome)
 
 
-def _kafka_facts(obj: dict) -> dict[str, object]:
-    return {"outcome": _kafka_outcome(obj), "error": _error(obj), "broker_effect": obj["broker_effect"],
+def _kafka_facts(obj: dict, closes: bool = True) -> dict[str, object]:
+    return {"outcome": _kafka_outcome(obj, closes), "error": _error(obj), "broker_effect": obj["broker_effect"],
             "log_start_offset": obj["log_start_offset"], "log_end_offset": obj["log_end_offset"],
             "deleted_segments": obj["deleted_segments"], "lost_offsets": obj["lost_offsets"],
             "truncated_bytes": obj["truncated_bytes"]}
@@ -451,7 +457,7 @@ def test_model_equals_kafka(loaded: dict[str, tuple[Path, list[dict]]], case_nam
     kafka = {o["dir"]: o for o in objs if o["type"] == "partition"}
     [logdir_obj] = [o for o in objs if o["type"] == "logdir"]
     for dir_name, expected in case.kafka.items():  # Kafka's own answer for the point of the case
-        facts = _kafka_facts(kafka[dir_name]) | {"disposition": kafka[dir_name]["disposition"]}
+        facts = _kafka_facts(kafka[dir_name], _closes(logdir_obj)) | {"disposition": kafka[dir_name]["disposition"]}
         for key, value in expected.items():
             assert facts[key] == _expected(value, case_name), (dir_name, key)
     assert logdir_obj["broker_effect"] == case.effect
@@ -460,7 +466,7 @@ def test_model_equals_kafka(loaded: dict[str, tuple[Path, list[dict]]], case_nam
     predicted = {Path(p.path).name: p for p in model.partitions}
     assert sorted(predicted) == sorted(kafka)
     for dir_name, obj in kafka.items():
-        assert _model_facts(predicted[dir_name], parent) == _kafka_facts(obj), dir_name
+        assert _model_facts(predicted[dir_name], parent) == _kafka_facts(obj, _closes(logdir_obj)), dir_name
         if obj["error"] is None and obj["disposition"] != "renamed_stray":  # the files the load leaves, by name
             names = {n for n in _model_dir(path / dir_name, obj, predicted[dir_name]).names()
                      if not n.endswith(".deleted")}  # LoadLogDir removes these, as the scheduler would
@@ -493,7 +499,8 @@ def test_model_reads_only(tmp_path: Path) -> None:
     _two_partitions(tmp_path / "c", LSO, b"0\n1\nt 0 3\nu 0 0\n", stray=True)
     before = _files(tmp_path)
     predictions = [predict_log_dir(tmp_path / sub) for sub in ("a", "b", "c")]
-    assert [p.partitions[0].outcome for p in predictions] == ["truncated", "fails", "clean"]
+    # c: the log-start checkpoint has the log dir offline; the broker halts without closing (R9.4, R4.8)
+    assert [p.partitions[0].outcome for p in predictions] == ["truncated", "fails", "rebuilt"]
     assert _files(tmp_path) == before
 
 
@@ -607,7 +614,11 @@ def test_real_broker_with_a_malformed_log_start_checkpoint(stopped_broker: Path,
     if not stray:
         assert f"Shutdown broker because all log dirs in {data} have failed" in log
         assert "Error starting LogManager" not in log
-        assert (part.outcome, part.error) == ("clean", None)
+        # the broker halts without closing the log (R4.8): the active indexes stay at R4.7's preallocated size
+        active = max((data / "t-0").glob("*.index")).name
+        assert (part.outcome, part.error) == ("rebuilt", None)
+        assert part.files_changed == [active, active.replace(".index", ".timeindex")]
+        assert (data / "t-0" / active).stat().st_size == RESIZED[".index"]
         return
     assert part.error is not None and part.outcome == "fails"
     assert "ERROR Encountered fatal fault: Error starting LogManager" in log
@@ -637,7 +648,10 @@ def test_producer_map_order_is_javas_hashmap(kafka_storage: KafkaStorage, tmp_pa
         out = subprocess.run([java, "-cp", str(tmp_path), "HashMapOrder", str(seed), str(count)], check=True,
                              capture_output=True, text=True, timeout=120).stdout.splitlines()
         inserted, iterated = ([int(x) for x in line.strip("[]").split(", ")] for line in out)
-        assert hashmap_order(inserted) == iterated, (seed, count)
+        producers = ProducerMap()
+        for key in inserted:
+            producers.touch(key)
+        assert not producers.unknown and [e.producer_id for e in producers.ordered()] == iterated, (seed, count)
 
 
 SPLIT_CASES = ("split_unclean", "split_missing_index", "split_three", "split_then_segment",

@@ -70,10 +70,6 @@ def _kafka(case: ld.Case, diff: ld.Diff) -> dict:
     return next(k for k in case.kafka if k["dir"] == diff.dir)
 
 
-def _kseg(case: ld.Case, diff: ld.Diff) -> dict:
-    return next(s for s in case.kseg if s["dir"] == diff.dir)
-
-
 def _kafka_failure(case: ld.Case, diff: ld.Diff, *texts: str) -> bool:
     """Kafka's load of this partition threw, kseg's did not, and Kafka's exception (message or frames) says one of ``texts``."""
     if "error" not in diff.fields or not diff.dir:
@@ -89,40 +85,6 @@ def _only(diff: ld.Diff, *fields: str) -> bool:
     return bool(diff.fields) and set(diff.fields) <= set(fields)
 
 
-def _outcomes(diff: ld.Diff, kafka: str, kseg: str) -> bool:
-    return diff.fields.get("outcome") == (kafka, kseg)
-
-
-def _covers(outer: list[list[int]], inner: list[list[int]]) -> bool:
-    return all(any(a <= x and y <= b for a, b in outer) for x, y in inner)
-
-
-def _bridged(kafka: list[list[int]], kseg: list[list[int]]) -> bool:
-    """kseg's ranges are Kafka's with the offset gaps between lost batches bridged: same first and last offsets."""
-    if not kafka or not _covers(kseg, kafka):
-        return False
-    return all(any(x == a for x, _ in kafka) and any(y == b for _, y in kafka) for a, b in kseg)
-
-
-def _beyond_end(case: ld.Case, diff: ld.Diff) -> bool:
-    """kseg adds ranges at or past Kafka's log end: batches left on disk that the log never serves (R5.5)."""
-    kafka, kseg = diff.fields["lost_offsets"]
-    end = _kafka(case, diff)["log_end_offset"]
-    extra = [r for r in kseg if not _covers(kafka, [r])]
-    return end is not None and bool(extra) and _covers(kseg, kafka) and all(a >= end for a, _ in extra)
-
-
-def _part(case: ld.Case, diff: ld.Diff) -> dict | None:
-    return next((p for p in case.recipe["partitions"] if diff.dir.startswith(f"{p['topic']}-{p['partition']}")), None)
-
-
-def _legacy_wrappers(case: ld.Case, diff: ld.Diff) -> bool:
-    """The partition holds compressed magic 0/1 wrappers (one offset per wrapper on disk, several inside)."""
-    part = _part(case, diff)
-    specs = [b for seg in part["segments"] for b in seg] if part else []
-    return any(b.get("magic", 2) < 2 and b.get("codec") != "none" for b in specs)
-
-
 def _kafka_throws_on_batch(case: ld.Case, diff: ld.Diff, texts: tuple[str, ...]) -> bool:
     """A damaged .log and Kafka's load throws one of ``texts`` where kseg predicts no exception or another."""
     if not LOG_DAMAGE & _ops(case, diff) or "error" not in diff.fields or not diff.dir:
@@ -131,83 +93,35 @@ def _kafka_throws_on_batch(case: ld.Case, diff: ld.Diff, texts: tuple[str, ...])
     return kafka is not None and any(t in f"{kafka[0]} {kafka[1]}" for t in texts) and kseg != kafka
 
 
-def _kseg_failure(diff: ld.Diff, text: str) -> bool:
-    """kseg predicts an exception saying ``text`` that Kafka's load does not throw (it throws another or none)."""
-    if "error" not in diff.fields:
-        return False
-    kafka, kseg = diff.fields["error"]
-    return kseg is not None and text in kseg[1] and (kafka is None or text not in (kafka[1] or ""))
+#: the fields that differ when one side's load throws and the other's does not
+LOAD_FAILS = frozenset({"broker_effect", "dir.broker_effect", "disposition", "error", "leader_epochs", "log_end_offset",
+                        "log_start_offset", "outcome"})
+FILE_FIELDS = ("files_created", "files_changed", "files_deleted", "disposition")
+
+
+def _recreated_at_log_start(case: ld.Case, diff: ld.Diff) -> bool:
+    """kseg's only extra changed file is the empty .log at Kafka's log start, recreated at the same base (R8.2)."""
+    kafka, kseg = diff.fields["files_changed"]
+    start = _kafka(case, diff)["log_start_offset"]
+    return start is not None and set(kseg) - set(kafka) == {f"{start:020d}.log"} and set(kafka) <= set(kseg)
 
 
 LOG_DAMAGE = {"tear", "zero", "zero_page", "hole", "flip", "length", "swap"}
 
 KNOWN_DISAGREEMENTS: dict[str, Known] = {
-    "unclean-start-identical-rewrite": Known(
-        "unclean-start-identical-rewrite", frozenset({"outcome"}),
-        lambda case, diff: not case.recipe["clean"] and _only(diff, "outcome") and _outcomes(diff, "clean", "rebuilt"),
-        "after an unclean shutdown kseg never says clean: Kafka recovers and rewrites the indexes, snapshot and "
-        "epoch checkpoint, byte for byte as they were, so no file changes"),
-    "clean-start-index-rewritten": Known(
-        "clean-start-index-rewritten", frozenset({"outcome"}),
-        lambda case, diff: case.recipe["clean"] and _only(diff, "outcome", "lost_offsets")
-        and _outcomes(diff, "rebuilt", "clean") and bool({"index", "timeindex"} & _ops(case, diff)),
-        "after a clean shutdown Kafka rewrites a damaged .index/.timeindex (odd-sized, garbage) that kseg "
-        "predicts it keeps"),
-    "swap-with-identical-bytes": Known(
-        "swap-with-identical-bytes", frozenset({"outcome"}),
-        lambda case, diff: _only(diff, "outcome") and _outcomes(diff, "rebuilt", "truncated") and "swap" in _ops(case, diff),
-        "a .log.swap holding the .log's own bytes replaces it: kseg says truncated (a .swap replaced a .log), "
-        "Kafka's .log keeps every byte"),
     "checkpoint-unreadable-stops-broker": Known(
         "checkpoint-unreadable-stops-broker", frozenset({"broker_effect", "dir.broker_effect", "error", "outcome"}),
         lambda case, diff: _kafka_failure(case, diff, "is already offline due to a previous IO exception")
         or (not diff.dir and diff.fields.get("broker_effect") == ("broker_does_not_start", "log_dir_offline")
             and bool(case.kafka_dir.get("recovery_point_checkpoint_error")
                      or case.kafka_dir.get("log_start_offset_checkpoint_error"))),
-        "an offset checkpoint that throws an IOException (wrong entry count, bad version, unparsable line) marks "
-        "the log dir offline in LogDirFailureChannel; every UnifiedLog.create after it throws KafkaStorageException "
-        "'already offline' without an IOException cause, which LogManager.loadLogs rethrows: the broker stops. kseg "
-        "loads every partition and takes only the log dir offline"),
-    "partition-metadata-unreadable": Known(
-        "partition-metadata-unreadable", frozenset({"broker_effect", "dir.broker_effect", "error", "leader_epochs", "log_end_offset", "log_start_offset", "outcome"}),
-        lambda case, diff: "metadata" in _ops(case, diff) and _kafka_failure(
-            case, diff, "partition metadata file", "PartitionMetadata", "base64-encoded UUID", "NullPointerException"),
-        "an empty or malformed partition.metadata: Kafka's UnifiedLog.initializeTopicId throws "
-        "(NullPointerException, IllegalArgumentException, KafkaStorageException); kseg does not read it"),
-    "lost-offsets-bridge-gaps": Known(
-        "lost-offsets-bridge-gaps", frozenset({"lost_offsets"}),
-        lambda case, diff: _only(diff, "lost_offsets") and _bridged(*diff.fields["lost_offsets"]),
-        "kseg's lost ranges run across offsets that no batch holds (compaction gaps); LoadLogDir's ranges are "
-        "the lost batches, merged only when adjacent"),
-    "lost-offsets-beyond-log-end": Known(
-        "lost-offsets-beyond-log-end", frozenset({"lost_offsets"}),
-        lambda case, diff: _only(diff, "lost_offsets") and _beyond_end(case, diff),
-        "kseg counts batches left on disk at or past the log end Kafka computes (never served, R5.5) as lost; "
-        "LoadLogDir counts only batches gone from the files"),
-    "legacy-wrapper-lost-range": Known(
-        "legacy-wrapper-lost-range", frozenset({"lost_offsets"}),
-        lambda case, diff: _only(diff, "lost_offsets") and _legacy_wrappers(case, diff),
-        "a lost compressed magic 0/1 wrapper: Kafka's FileRecords batch spans its inner offsets (first to the "
-        "wrapper's), kseg's range starts at the wrapper's offset"),
-    "swap-covers-several-segments": Known(
-        "swap-covers-several-segments", frozenset({"deleted_segments"}),
-        lambda case, diff: "swap" in _ops(case, diff) and "deleted_segments" in diff.fields
-        and _only(diff, "deleted_segments", "lost_offsets", "truncated_bytes")
-        and set(diff.fields["deleted_segments"][1]) < set(diff.fields["deleted_segments"][0]),
-        "a .log.swap whose offsets run past the next segments' bases: Kafka deletes the segments it covers "
-        "(R2.3), kseg keeps them"),
-    "swap-loss-accounting": Known(
-        "swap-loss-accounting", frozenset({"lost_offsets", "truncated_bytes"}),
-        lambda case, diff: "swap" in _ops(case, diff) and _only(diff, "truncated_bytes", "lost_offsets"),
-        "a .log.swap that replaces a .log with other bytes (shorter, or longer than a torn .log): Kafka counts "
-        "the .log's bytes and batches that are gone, kseg counts none or the swap's"),
-    "txnindex-garbage-kseg-fails": Known(
-        "txnindex-garbage-kseg-fails", frozenset({"broker_effect", "dir.broker_effect", "error", "leader_epochs", "log_end_offset", "log_start_offset", "outcome"}),
-        lambda case, diff: "txnindex" in _ops(case, diff) and _kseg_failure(diff, "in transaction index"),
-        "a .txnindex with an entry of a bad version: kseg predicts the load throws KafkaException, Kafka's load "
-        "never reads the entries"),
+        "an offset checkpoint that throws an IOException (wrong entry count, bad version, unparsable line) puts the "
+        "log dir in LogDirFailureChannel; LoadLogDir then closes each log, and UnifiedLog.close goes through "
+        "LocalLog.maybeHandleIOException, which throws KafkaStorageException 'already offline': every partition "
+        "of the dir 'fails' in the driver. A broker start does not close (it loads every partition, then halts: "
+        "R9.4, proved on a real broker); kseg predicts that start -- the loads, the dir offline, no close (R4.8)"),
     "kafka-throws-on-damaged-batch": Known(
-        "kafka-throws-on-damaged-batch", frozenset({"broker_effect", "dir.broker_effect", "error", "leader_epochs", "log_end_offset", "log_start_offset", "outcome"}),
+        "kafka-throws-on-damaged-batch", LOAD_FAILS,
         lambda case, diff: _kafka_throws_on_batch(case, diff, (
             "CorruptRecordException", "SnappyIOException", "KafkaException", "InvalidRecordException",
             "Unknown compression type", "newLimit > capacity")),
@@ -216,56 +130,25 @@ KNOWN_DISAGREEMENTS: dict[str, Known] = {
         "an error, or another exception"),
     "jdk-exception-on-damaged-batch": Known(
         "jdk-exception-on-damaged-batch",
-        frozenset({"broker_effect", "dir.broker_effect", "error", "leader_epochs", "log_end_offset",
-                   "log_start_offset", "outcome"}),
+        frozenset({*LOAD_FAILS, "files_changed", "files_created"}),
         lambda case, diff: _kafka_throws_on_batch(case, diff, (
             "IndexOutOfBoundsException", "NoSuchElementException", "BufferUnderflowException")),
         "a damaged batch on which Kafka's load throws a JDK exception without a message "
         "(IndexOutOfBoundsException from LegacyRecord.keySize in a magic 1 wrapper whose length field is "
         "wrong, NoSuchElementException) that neither LogSegment.recover nor LogManager handles: the broker "
         "stops; kseg predicts a load without an error"),
-    "future-dir-without-topic-id-not-stray": Known(
-        "future-dir-without-topic-id-not-stray", frozenset({"outcome", "renamed_stray"}),
-        lambda case, diff: diff.dir.endswith("-future") and diff.fields.get("renamed_stray") == (True, False)
-        and _only(diff, "renamed_stray", "outcome"),
-        "a -future directory without partition.metadata: LogManager.loadLog's isStray check renames it -stray "
-        "too (only -delete and -stray names are exempt), kseg's R1.5 skips every special directory"),
     "segment-recreated-at-same-base": Known(
-        "segment-recreated-at-same-base", frozenset({"deleted_segments"}),
-        lambda case, diff: _only(diff, "deleted_segments", "lost_offsets") and "deleted_segments" in diff.fields
-        and set(diff.fields["deleted_segments"][0]) < set(diff.fields["deleted_segments"][1])
-        and set(diff.fields["deleted_segments"][1]) - set(diff.fields["deleted_segments"][0])
-        == {_kafka(case, diff)["log_start_offset"]},
+        "segment-recreated-at-same-base", frozenset({"files_changed"}),
+        lambda case, diff: _only(diff, "files_changed") and _recreated_at_log_start(case, diff),
         "every segment goes (the log start is past the end, R8.2) and the new active segment is created at the "
-        "base of a deleted empty one: kseg lists that base as deleted, LoadLogDir sees the same file name "
+        "base of a deleted empty one: kseg lists that .log as changed, LoadLogDir sees the same (empty) file "
         "before and after"),
-    "huge-base-offset-kseg-no-answer": Known(
-        "huge-base-offset-kseg-no-answer",
-        frozenset({"leader_epochs", "log_end_offset", "log_start_offset", "truncated_bytes"}),
-        lambda case, diff: "error" not in diff.fields and bool(LOG_DAMAGE & _ops(case, diff))
-        and _kseg(case, diff)["log_end_offset"] is None and _kseg(case, diff)["error"] is None
-        and any("(R4.4)" in note for note in _kseg(case, diff)["notes"]),
-        "a flipped byte of a batch's base offset, unclean start: kseg predicts the offset-overflow split (R4.4) "
-        "and stops modelling there (no offsets, a note, no error); Kafka recovers the segment without a split "
-        "and cuts the bad tail (its log end can jump past 2^32)"),
-    "checkpoint-negative-count": Known(
-        "checkpoint-negative-count", frozenset({"broker_effect", "dir.broker_effect", "error"}),
-        lambda case, diff: any("Illegal Capacity" in json.dumps(kafka) for kafka, _ in diff.fields.values()),
-        "a checkpoint whose entry count is -1: Kafka's CheckpointFile reader throws IllegalArgumentException "
-        "('Illegal Capacity: -1', new ArrayList(-1)), not an IOException -- an offset checkpoint then reads as "
-        "empty without taking the log dir offline, a leader-epoch-checkpoint stops the broker; kseg reports "
-        "an IOException (offline)"),
-    "lost-offsets-damaged-header": Known(
-        "lost-offsets-damaged-header", frozenset({"lost_offsets"}),
-        lambda case, diff: _only(diff, "lost_offsets") and bool(LOG_DAMAGE & _ops(case, diff)),
-        "a lost batch whose header is damaged: Kafka's FileRecords iterator yields it with the offsets its "
-        "header says (or stops before it), kseg's lost ranges stop at the unreadable header"),
     "clean-start-damaged-tail-log-end": Known(
-        "clean-start-damaged-tail-log-end", frozenset({"deleted_segments", "leader_epochs", "log_end_offset", "lost_offsets", "outcome"}),
+        "clean-start-damaged-tail-log-end", frozenset({"deleted_segments", "files_created", "files_deleted", "leader_epochs", "log_end_offset", "lost_offsets", "outcome"}),
         lambda case, diff: case.recipe["clean"] and bool((LOG_DAMAGE | {"index", "timeindex"}) & _ops(case, diff))
         and "error" not in diff.fields and bool({"log_end_offset", "deleted_segments"} & set(diff.fields))
         and _only(diff, "log_end_offset", "lost_offsets", "leader_epochs", "deleted_segments", "outcome",
-                  "truncated_bytes"),
+                  "truncated_bytes", *FILE_FIELDS),
         "a clean start with a damaged active segment or .index: Kafka's readNextOffset (R5.5) gives a "
         "different log end than kseg's (or Kafka recovers and cuts the segment where kseg does not), and with "
         "it what R8.2 deletes"),

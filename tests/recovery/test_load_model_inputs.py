@@ -58,7 +58,7 @@ def test_triage_json_and_text_show_it(tmp_path: Path) -> None:
     assert text.exit_code == 0, text.output
     line = ("assumed, not on disk: the controller's metadata image has this broker as a replica of 2 partitions "
             "(else renamed -stray, R1.5)")
-    assert text.output.splitlines()[:3] == ["kseg triage: 1 log directory, 3 partitions: 1 rebuilt, 2 clean",
+    assert text.output.splitlines()[:3] == ["kseg triage: 1 log directory, 3 partitions: 3 clean",
                                             "next start: the broker starts", line]
 
 

@@ -228,10 +228,10 @@ def test_a_dry_run_of_an_unclean_cut_leaves_the_deleted_segment_out(logdir, thre
 def test_a_name_of_the_log_directory_already_in_outdir_is_refused(tmp_path, logdir, three):
     """Everything recover does not model is carried over: an existing name in OUTDIR is refused up front."""
     root = logdir.finish()
-    (root / "bootstrap.checkpoint").write_bytes(b"kraft bootstrap")
+    (root / "README").write_text("notes\n")  # not Kafka's: carried over as it is
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "bootstrap.checkpoint").write_text("other\n")  # (meta.properties would make OUT a log directory)
+    out.mkdir()  # not a log directory (a meta.properties or a checkpoint there is refused before: paths.py)
+    (out / "README").write_text("other\n")
     result = CliRunner().invoke(cli, ["recover", str(root), "-o", str(out)])
-    assert result.exit_code == 2 and "bootstrap.checkpoint exists; refusing to replace it" in result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["bootstrap.checkpoint"]
+    assert result.exit_code == 2 and "README exists; refusing to replace it" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["README"]

@@ -34,6 +34,7 @@ from kseg.index import (
     offset_index_sanity,
     time_index_sanity,
     txn_entry_sanity,
+    txn_version,
     written_slots,
     zero_steps,
 )
@@ -41,9 +42,9 @@ from kseg.ops.verify.model import ERROR, INFO, WARNING, Collector
 
 
 def _txn_entry(data: Buffer, position: int) -> AbortedTxn:
-    """The entry at ``position`` as Kafka reads it (``AbortedTxn.version()`` reads one byte)."""
+    """The entry at ``position`` as Kafka reads it (``AbortedTxn.version()`` reads one signed byte)."""
     _, pid, first, last, lso = TXN_ENTRY.unpack_from(data, position)
-    return AbortedTxn(data[position], pid, first, last, lso)
+    return AbortedTxn(txn_version(data, position), pid, first, last, lso)
 
 
 def _report_sanity(findings: Collector, failures: list[SanityFailure]) -> None:

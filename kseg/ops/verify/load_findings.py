@@ -81,7 +81,7 @@ class PartitionLoad:
         bases = [f.name_base for f in self.facts if f.name_base is not None]
         later = [b for b in bases if b > base]
         top = min(later) - 1 if later else 1 << 63
-        return [[max(a, base), min(b, top)] for a, b in self.pred.lost_offsets if a <= top and b >= base]
+        return [[max(a, base), min(b, top)] for a, b in self.pred.gone_offsets if a <= top and b >= base]
 
     def lost_text(self, base: int) -> tuple[int | None, str]:
         ranges = self.lost_in(base)
@@ -153,7 +153,7 @@ class PartitionLoad:
         end = pred.log_end_offset
         if end is None or not self.facts or os.path.abspath(self.facts[-1].path) in touched:
             return
-        for first, last in pred.lost_offsets:
+        for first, last in pred.unserved_offsets:
             if first >= end:
                 yield self._finding(
                     self.facts[-1].path, "load-ignores", ERROR, None, first,

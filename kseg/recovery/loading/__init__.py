@@ -9,9 +9,9 @@ and every change Kafka would make is replayed on an in-memory picture
 * :func:`predict_partition` -- ``UnifiedLog.create`` / ``LogLoader.load`` (:mod:`.partition`),
   with :mod:`.startup` (leftovers, swaps, ``loadSegmentFiles``), :mod:`.segrecovery`
   (``recoverSegment``), :mod:`.split` (the overflow split), :mod:`.segments` (``readNextOffset``,
-  ``recover``, replay), :mod:`.snapshots` and :mod:`.producers` (producer snapshots, expiry, their
-  bytes), :mod:`.epochs` (leader-epoch cache), :mod:`.topicid` (``partition.metadata``),
-  :mod:`.outcome` (issue 13's verdict).
+  ``recover``, replay), :mod:`.snapshots` (producer snapshots, expiry, their bytes, with
+  :mod:`kseg.recovery.producer_map`), :mod:`.epochs` (leader-epoch cache), :mod:`.topicid`
+  (``partition.metadata``), :mod:`.outcome` (the close, the files and the verdict).
 """
 
 from kseg.recovery.loading.logdir import predict_broker, predict_log_dir

@@ -7,7 +7,9 @@ goes to the entry formatter.  The formatters (``LeaderEpochCheckpointFile``,
 ``OffsetCheckpointFile``) return empty for a wrong field count (an
 ``IOException`` "Malformed line") but call ``Integer.parseInt``/``Long.parseLong``
 unguarded on the right field count, so a non-number there escapes as a bare
-``NumberFormatException`` (R7.8, R8.5).  ``CheckpointFileWithFailureHandler.read``
+``NumberFormatException`` (R7.8, R8.5); a negative count makes ``new ArrayList<>(count)`` throw
+``IllegalArgumentException`` "Illegal Capacity: <count>" before any entry is read.  Neither is an
+``IOException``.  ``CheckpointFileWithFailureHandler.read``
 wraps an ``IOException`` in ``KafkaStorageException("Error while reading
 checkpoint file <path>")`` after reporting the log directory offline (R9.4).
 """
@@ -22,6 +24,7 @@ from kseg.segment import read_small_file
 
 IO_EXCEPTION = "java.io.IOException"
 NUMBER_FORMAT = "java.lang.NumberFormatException"
+ILLEGAL_ARGUMENT = "java.lang.IllegalArgumentException"
 STORAGE_EXCEPTION = "org.apache.kafka.common.errors.KafkaStorageException"
 MALFORMED_INPUT = "java.nio.charset.MalformedInputException"
 
@@ -36,7 +39,7 @@ class CheckpointFailure:
     @property
     def is_io(self) -> bool:
         """An ``IOException`` (wrapped in ``KafkaStorageException``, log dir reported offline)."""
-        return self.exception != NUMBER_FORMAT
+        return self.exception not in (NUMBER_FORMAT, ILLEGAL_ARGUMENT)
 
     def text(self) -> str:
         return f"{self.exception}: {self.message}"
@@ -84,6 +87,8 @@ def parse_checkpoint(
     declared = java_number(lines[1][1], 32)
     if declared is None:
         return [], CheckpointFailure(IO_EXCEPTION, malformed.format(location, lines[1][1]))
+    if declared < 0:  # new ArrayList<>(expectedSize), before the entries are read
+        return [], CheckpointFailure(ILLEGAL_ARGUMENT, f"Illegal Capacity: {declared}")
     entries: list[tuple[int | str, ...]] = []
     for _, text in lines[2:]:
         parts = java_split(text)

@@ -10,6 +10,7 @@ cleared (R7.6).  Every write goes to ``leader-epoch-checkpoint`` (R7.7).
 from __future__ import annotations
 
 from kseg.recovery.loading.checkpoints import (
+    ILLEGAL_ARGUMENT,
     STORAGE_EXCEPTION,
     format_checkpoint,
     parse_checkpoint,
@@ -47,8 +48,9 @@ class EpochCache:
             if failure.is_io:
                 raise LoadFailed(LoadError(STORAGE_EXCEPTION, storage_message(source), DIR_OFFLINE, "R7.8",
                                            "CheckpointFileWithFailureHandler.read", cause=failure.text()))
-            raise LoadFailed(LoadError(failure.exception, failure.message, BROKER_STOPS, "R7.8",
-                                       "LeaderEpochCheckpointFile.Formatter.fromString"))
+            method = ("CheckpointFile.CheckpointReadBuffer.read (new ArrayList)" if failure.exception == ILLEGAL_ARGUMENT
+                      else "LeaderEpochCheckpointFile.Formatter.fromString")
+            raise LoadFailed(LoadError(failure.exception, failure.message, BROKER_STOPS, "R7.8", method))
         for epoch, start in entries:
             assert isinstance(epoch, int) and isinstance(start, int)
             cache.assign(epoch, start)
@@ -108,7 +110,7 @@ class EpochCache:
     def _write(self, rule: str, method: str, detail: str) -> None:
         """Kafka writes the whole file; it counts as a change only when its bytes differ."""
         data = format_checkpoint(self.entries)
-        self.pdir.rewrite(EPOCH_FILE, len(data), rule, method, detail=detail, changes=data != self.current)
+        self.pdir.write(EPOCH_FILE, data, rule, method, detail=detail)  # CheckpointFile.write: a whole new file
         self.current = data
 
     def as_lists(self) -> list[list[int]]:

@@ -27,10 +27,13 @@ class LoadInputs:
     kind: str = ""  # "", "delete", "future", "stray"
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED  # kseg's read cap for the control batches replayed
     now_ms: int | None = None  # the broker's wall clock at the start (None: this machine's, when loading)
+    #: False when an offset checkpoint already put the log dir in the failure channel (R9.4): the broker
+    #: halts without closing the dir's logs, so no R4.8 trim -- R4.7's resize stays on disk
+    closes: bool = True
 
 
 class LoadState:
-    """Segments (``LogSegments``), the epoch cache, the load's ``ProducerStateManager``, and what was lost."""
+    """Segments (``LogSegments``), the epoch cache, the load's ``ProducerStateManager``, the deleted bases."""
 
     def __init__(self, pdir: PartitionDir, inputs: LoadInputs, epochs: EpochCache, psm: ProducerStates) -> None:
         self.pdir = pdir
@@ -39,7 +42,6 @@ class LoadState:
         self.psm = psm
         self.segments: dict[int, Seg] = {}
         self.deleted: list[int] = []
-        self.lost: list[tuple[int, int]] = []
 
     def ordered(self) -> list[Seg]:
         return [self.segments[b] for b in sorted(self.segments)]

@@ -125,7 +125,7 @@ def predict_log_dir(
 
     ``max_batch_bytes`` is kseg's read cap for the control batches the load replays;
     ``prefixes`` as for :func:`~kseg.recovery.loading.partition.predict_partition`;
-    ``now_ms`` the broker's wall clock at that start (producer expiry, loading/producers.py),
+    ``now_ms`` the broker's wall clock at that start (producer expiry, loading/snapshots.py),
     by default this machine's clock now: Kafka uses its own clock at the start, so the
     prediction is for a start made now.
     """
@@ -142,14 +142,15 @@ def predict_log_dir(
     points = pred.checkpoints[RECOVERY_POINT].entries
     starts = pred.checkpoints[LOG_START].entries
     marks = pred.checkpoints[HIGH_WATERMARK].entries
+    # ReplicaManager reads replication-offset-checkpoint only after loadLogs: not offline yet at the rename (R9.4)
+    offline = any(c.reports_offline for n, c in pred.checkpoints.items() if n != HIGH_WATERMARK)
     for part_path, topic, partition, kind in dirs:
         key = (topic, partition)
         if kind == "" and key not in points:
             pred.directories_without_entries.append(part_path.name)
         inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind,
-                            max_batch_bytes, now_ms)
+                            max_batch_bytes, now_ms, closes=not offline)
         pred.partitions.append(predict_partition(part_path, topic, partition, inputs, prefixes))
-    offline = any(c.reports_offline for c in pred.checkpoints.values())
     reporters = [p for p in pred.partitions if _reports_offline(p)]
     for (part_path, _, _, kind), prediction in zip(dirs, pred.partitions, strict=True):
         _stray(prediction, part_path, kind, logdir, offline, [p for p in reporters if p is not prediction])
@@ -170,7 +171,8 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
     The other half of ``isStray`` -- the topic id unknown to the controller's metadata
     image, or this broker not among the partition's replicas -- is not on disk: the
     prediction says it assumes the image keeps the partition here (``assumed``).
-    ``-delete`` and ``-stray`` directories are never checked; ``-future`` ones are.
+    ``-delete`` and ``-stray`` directories are never checked; ``-future`` ones are.  The rename
+    changes no file of the directory: the outcome stays what the load made it (§13).
 
     ``UnifiedLog.renameDir`` runs through ``LocalLog.maybeHandleIOException``, which
     throws ``KafkaStorageException`` without a cause when the log dir is already in
@@ -197,8 +199,6 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
     prediction.actions.append(Action(RENAME, path.name, "R1.5", method,
                                      detail="no partition.metadata: no topic id",
                                      target=f"{path.name}.<uuid>-stray"))
-    if prediction.outcome == "clean":
-        prediction.outcome = "rebuilt"
     for other in reporters:
         prediction.notes.append(f"the load of {Path(other.path).name} reports this log dir offline (R9.4); if it "
                                 "runs first, this rename throws KafkaStorageException and the broker stops")

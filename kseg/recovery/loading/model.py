@@ -5,19 +5,23 @@ directory, each holding one :class:`PartitionPrediction` per partition
 directory.  Every file Kafka would create, rewrite, delete or rename is an
 :class:`Action` naming the rule of ``docs/kafka-log-loading.md`` (``R#``) and
 the Kafka method it comes from, so a caller can show *why* as well as *what*.
-``outcome`` and the loss fields follow issue 13's contract for ``kseg triage``.
+``outcome``, the files and the loss fields are the contract of ``kseg triage`` (docs/triage.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: ``PartitionPrediction.outcome`` (issue 13).
+#: ``PartitionPrediction.outcome`` (docs/triage.md, docs/kafka-log-loading.md §13).
 CLEAN = "clean"  # no file of the partition directory changes
 REBUILT = "rebuilt"  # every .log byte kept; another file is created, rewritten or deleted
 TRUNCATED = "truncated"  # a .log loses bytes, is deleted, or is replaced by a .swap
 FAILS = "fails"  # the load throws
 OUTCOMES = (CLEAN, REBUILT, TRUNCATED, FAILS)
+
+#: ``PartitionPrediction.disposition``: what ``LogManager.loadLog`` does with the loaded log (R1.5, R2.7).
+CURRENT, FUTURE, STRAY, RENAMED_STRAY, PENDING_DELETE = "current", "future", "stray", "renamed_stray", "pending_delete"
+_DISPOSITION_OF_KIND = {"": CURRENT, "future": FUTURE, "stray": STRAY, "delete": PENDING_DELETE}
 
 #: ``Action.kind``.
 CREATE, REWRITE, DELETE, RENAME, TRUNCATE, RESIZE = "create", "rewrite", "delete", "rename", "truncate", "resize"
@@ -107,6 +111,42 @@ class PartitionPrediction:
     actions: list[Action] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # rules the model does not follow for this partition
     assumed: list[str] = field(default_factory=list)  # inputs not on disk the prediction assumes (R1.5)
+    number_of_segments: int | None = None  # after the load; None when it fails
+    #: file names relative to the partition directory, sorted, as the next start leaves them (§13)
+    files_created: list[str] = field(default_factory=list)
+    files_changed: list[str] = field(default_factory=list)
+    files_deleted: list[str] = field(default_factory=list)
+    pending_async_deletes: list[str] = field(default_factory=list)  # renamed *.deleted, removed 60 s later
+    #: offsets of intact batches behind a header Kafka's iterator cannot read, in bytes the load cuts (§13)
+    lost_offsets_behind_damage: list[list[int]] = field(default_factory=list)
+    #: batches beyond the log end Kafka computes: they stay on disk but are never served (R5.5)
+    unserved_offsets: list[list[int]] = field(default_factory=list)
+
+    @property
+    def gone_offsets(self) -> list[list[int]]:
+        """Every offset the start takes out of service: lost, behind the damage, or beyond the log end."""
+        ranges = [(a, b) for a, b in self.lost_offsets + self.lost_offsets_behind_damage + self.unserved_offsets]
+        merged: list[list[int]] = []
+        for first, last in sorted(ranges):
+            if merged and first <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], last)
+            else:
+                merged.append([first, last])
+        return merged
+
+    @property
+    def disposition(self) -> str | None:
+        """``current``, ``future``, ``stray``, ``renamed_stray`` or ``pending_delete``; None when the load fails."""
+        if self.error is not None or self.log_end_offset is None:
+            return None
+        if self.renamed_to is not None:
+            return RENAMED_STRAY
+        return _DISPOSITION_OF_KIND.get(self.kind, CURRENT)
+
+    @property
+    def renamed_to(self) -> str | None:
+        """The directory's new name: ``topic-partition.<uuid>-stray`` (Kafka's uuid is random: a pattern)."""
+        return next((a.target for a in self.actions if a.kind == RENAME and a.rule == "R1.5"), None)
 
     def as_json(self) -> dict[str, object]:
         """One ``{"type": "partition", ...}`` object of ``kseg triage --format json``."""
@@ -123,13 +163,23 @@ class PartitionPrediction:
             "lost_offsets": [list(r) for r in self.lost_offsets],
             "error": None if self.error is None else self.error.as_json(),
             "leader_epochs": None if self.leader_epochs is None else [list(e) for e in self.leader_epochs],
+            "recovery_point": self.recovery_point,
+            "number_of_segments": self.number_of_segments,
+            "disposition": self.disposition,
+            "renamed_to": self.renamed_to,
+            "files_created": list(self.files_created),
+            "files_changed": list(self.files_changed),
+            "files_deleted": list(self.files_deleted),
+            "pending_async_deletes": list(self.pending_async_deletes),
+            "lost_offsets_behind_damage": [list(r) for r in self.lost_offsets_behind_damage],
+            "unserved_offsets": [list(r) for r in self.unserved_offsets],
         }
 
     @property
     def lost_above_high_watermark(self) -> bool:
         """True when every lost offset is at or above the high watermark (nothing committed lost)."""
         hw = self.high_watermark
-        return hw is not None and all(first >= hw for first, _ in self.lost_offsets)
+        return hw is not None and all(first >= hw for first, _ in self.gone_offsets)
 
 
 @dataclass(slots=True)

@@ -19,7 +19,12 @@ from kseg.recovery.loading.loadstate import LoadInputs, LoadState
 from kseg.recovery.loading.model import FAILS, TRUNCATED, LoadFailed, PartitionPrediction
 from kseg.recovery.loading.outcome import finish_prediction
 from kseg.recovery.loading.segments import Seg, file_name, read_next_offset
-from kseg.recovery.loading.segrecovery import SegmentRecovery, SplitNotModelled, delete_segments
+from kseg.recovery.loading.segrecovery import (
+    SegmentRecovery,
+    SplitNotModelled,
+    delete_segments,
+    first_unstable_read,
+)
 from kseg.recovery.loading.snapshots import ProducerStates, rebuild_producer_state
 from kseg.recovery.loading.split import split_segment
 from kseg.recovery.loading.startup import load_segment_files, offset_from_name, remove_temp_and_swap
@@ -107,7 +112,8 @@ class Loader(LoadState):
         log_end = read_next_offset(self.pdir, self.ordered()[-1])
         if log_end >= self.inputs.log_start_offset:
             return log_end
-        delete_segments(self, self.ordered(), "R8.2", "LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd")
+        delete_segments(self, self.ordered(), "R8.2", "LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd",
+                        mark_snapshots=False)
         self.epochs.clear()
         self.psm.truncate_fully(self.inputs.log_start_offset)
         return None
@@ -170,9 +176,10 @@ def predict_partition(
         epochs = EpochCache.load(pdir)  # R1.3 (3)
         psm = ProducerStates(pdir, "R6.3b", inputs.max_batch_bytes)  # R1.3 (4)
         loader = Loader(pdir, inputs, epochs, psm)
-        offsets = loader.load()
-        _initialize_topic_id(pdir)  # in the UnifiedLog constructor, after the load (R1.6)
-        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = offsets
+        log_start, recovery_point, log_end = loader.load()
+        first_unstable_read(loader, log_start, log_end)  # R6.7, in UnifiedLog's constructor
+        _initialize_topic_id(pdir)  # in the UnifiedLog constructor, right after it (R1.6)
+        pred.log_start_offset, pred.recovery_point, pred.log_end_offset = log_start, recovery_point, log_end
         pred.leader_epochs = epochs.as_lists()
     except LoadFailed as failed:
         pred.error = failed.error

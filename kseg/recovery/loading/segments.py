@@ -24,7 +24,6 @@ from kseg.format.walk import BatchWalk, Frame
 from kseg.index import OFFSET_ENTRY
 from kseg.recovery.indexes import IndexBuild, RecoveryFailure, build_indexes
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
-from kseg.recovery.loading.producers import EntryTracker
 from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.producer_state import RecoveryAbort, TxnTracker, track_producer_batch
 from kseg.segment import MappedFile
@@ -135,9 +134,12 @@ def _walk(buf: Buf, start: int, end: int, path: Path) -> Iterator[Frame]:
 
 
 def search_position(buf: Buf, start: int, end: int, target: int, path: Path) -> int | None:
-    """``FileRecords.searchForOffsetFromPosition``: the first batch from ``start`` whose last offset >= target."""
-    if start < 0:
-        return None
+    """``FileRecords.searchForOffsetFromPosition``: the first batch from ``start`` whose last offset >= target.
+
+    ``start`` is an index slot's position; ``LogSegment.translateOffset`` passes
+    ``Math.max(mapping.position, 0)``, so a garbage slot with a negative position searches from 0.
+    """
+    start = max(start, 0)
     for pos, _, magic, header, _ in _walk(buf, start, end, path):
         if _frame_offsets(buf, pos, magic, header)[1] >= target:
             return pos
@@ -181,25 +183,6 @@ class Recovered:
 
 def run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
     """``LogSegment.recover``'s loop over the segment's current bytes (nothing recorded yet).
-
-    One walk: the build carries the epochs ``recover`` assigned and its map end.  Where the
-    caller walked these bytes already (verify), the loop goes on from the clean prefix it ran
-    (``pdir.prefixes``, :mod:`kseg.recovery.clean_prefix`) rather than from byte 0.  A tracker
-    that keeps the producer map (:class:`~.producers.EntryTracker`) is then fed the producer
-    batches ``recover`` applied (``updateProducerState``, up to where it stopped).
-    """
-    recovered = _run_recover(pdir, seg, tracker)
-    if isinstance(tracker, EntryTracker) and recovered.build.valid_bytes > 0:
-        with log_bytes(pdir, seg.name(".log")) as (buf, _):
-            end = min(recovered.build.valid_bytes, pdir.size(seg.name(".log")))
-            for pos, _, _, header, _ in BatchWalk(buf, 0, end, strict=False).frames():
-                if header is not None and header[9] >= 0:
-                    tracker.record_at(buf, pos, header)
-    return recovered
-
-
-def _run_recover(pdir: PartitionDir, seg: Seg, tracker: TxnTracker) -> Recovered:
-    """The recover loop itself (:func:`run_recover`).
 
     One walk: the build carries the epochs ``recover`` assigned and its map end.  Where the
     caller walked these bytes already (verify), the loop goes on from the clean prefix it ran
@@ -277,8 +260,6 @@ def _replay_batch(buf: Buf, pos: int, tracker: TxnTracker) -> None:
     try:
         batch = V2Batch(buf, pos)
         track_producer_batch(tracker, batch)
-        if isinstance(tracker, EntryTracker):
-            tracker.record(batch)
     except InvalidRecord as err:
         raise _stops(INVALID_RECORD, err.message, "R6.4",
                      "UnifiedLog.loadProducersFromRecords -> ControlRecordType.parseTypeId") from None
@@ -309,14 +290,3 @@ def framed_range(pdir: PartitionDir, seg: Seg, start: int, end: int | None, from
             first = max(from_offset, low) if first is None else min(first, max(from_offset, low))
             last = high if last is None else max(last, high)
     return None if first is None or last is None else (first, last)
-
-
-def framed_batches(pdir: PartitionDir, name: str) -> set[tuple[int, int]]:
-    """(base, last) offsets of every whole frame of file ``name`` as it is now (no CRC), as a set."""
-    if not pdir.exists(name):
-        return set()
-    found = set()
-    with log_bytes(pdir, name) as (buf, _):
-        for pos, _, magic, header, _ in BatchWalk(buf, 0, pdir.size(name), strict=False).frames():
-            found.add(_frame_offsets(buf, pos, magic, header))
-    return found

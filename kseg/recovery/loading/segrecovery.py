@@ -11,7 +11,12 @@ The overflow split is refused unless the segment's last batch overflows (R4.5).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
+from kseg.errors import KsegError, LimitExceeded
+from kseg.format.layout import Buffer
+from kseg.format.v0v1 import LegacyBatch
+from kseg.format.walk import BatchWalk
 from kseg.recovery.indexes import RecoveryFailure
 from kseg.recovery.loading.loadstate import LoadState
 from kseg.recovery.loading.model import BROKER_STOPS, LoadError, LoadFailed
@@ -22,13 +27,15 @@ from kseg.recovery.loading.segments import (
     Recovered,
     Seg,
     apply_recovery,
-    framed_range,
     has_overflow,
+    index_lookup,
     replay,
     run_recover,
+    search_position,
 )
 from kseg.recovery.loading.snapshots import ProducerStates, Replayer, rebuild_producer_state
 from kseg.recovery.producer_state import TxnTracker
+from kseg.segment import MappedFile
 
 #: Kafka's classes for the simple names :mod:`kseg.recovery.indexes` and producer_state use.
 JAVA_CLASSES = {
@@ -60,7 +67,10 @@ class SegmentRecovery:
         pdir = self.loader.pdir
 
         def run(seg: Seg, start: int, end: int | None, tracker: TxnTracker) -> None:
+            pdir.loaded_indexes.add(seg.name(".index"))  # segment.read maps the offset index (R4.8)
+            known = len(tracker.producers.entries)
             replay(pdir, seg, start, end, tracker)
+            tracker.producers.reverse_since(known)  # loadProducersFromRecords' computeIfAbsent order (R6.8)
 
         return run
 
@@ -78,7 +88,6 @@ class SegmentRecovery:
         except _EmptySegment:
             pdir = self.loader.pdir
             size = pdir.size(seg.name(".log"))
-            self._note_lost(seg, 0, size)
             pdir.truncate(seg.name(".log"), 0, "R4.3", "LogLoader.recoverLog (InvalidOffsetException: truncateTo)")
             return size
 
@@ -91,10 +100,9 @@ class SegmentRecovery:
         loader.epochs.assign_from_recovery(rec.epochs, seg.name(".log"))
         if rec.failure is not None:
             apply_recovery(loader.pdir, seg, rec, rule)
+            # recover threw after offsetIndex().reset()/timeIndex().reset(): both stay preallocated (R4.5, R4.8)
+            loader.pdir.preallocated.update(seg.name(kind) for kind in (".index", ".timeindex"))
             self._failure(seg, rec, rec.failure)
-        size = loader.pdir.size(seg.name(".log"))
-        if rec.build.valid_bytes < size:
-            self._note_lost(seg, rec.build.valid_bytes, size)
         truncated = apply_recovery(loader.pdir, seg, rec, rule)
         if rec.map_end is not None:
             temp.last_map = rec.map_end
@@ -122,24 +130,91 @@ class SegmentRecovery:
             message = f"{message} to {(self.loader.pdir.path / seg.name(kind)).absolute()}"
         return LoadFailed(LoadError(exception, message, BROKER_STOPS, rule, "LogSegment.recover"))
 
-    def _note_lost(self, seg: Seg, start: int, end: int) -> None:
-        found = framed_range(self.loader.pdir, seg, start, end, 0)
+
+def kafka_batches(buf: Buffer, start: int, end: int, cap: int, path: str) -> tuple[list[tuple[int, int]], int]:
+    """([(first, last)], stop position) of the batches Kafka's ``FileRecords.batches()`` yields in ``[start, end)``.
+
+    What ``LoadLogDir`` counts as lost (§13): it reads ``baseOffset()``/``lastOffset()`` of each
+    batch and stops at the first that throws.  A frame with magic 0/1 is a
+    ``LegacyFileChannelRecordBatch``: its ``baseOffset()`` reads the record, and a compressed one
+    (attributes & 7, in a magic-2 batch the CRC's top byte after a flipped magic) must decompress
+    -- where kseg cannot decode it either, the iteration stops there.  A wrapper past kseg's read
+    cap ``cap`` raises :class:`~kseg.errors.LimitExceeded` (kseg's refusal, not a prediction).
+    """
+    found: list[tuple[int, int]] = []
+    walk = BatchWalk(buf, start, end, strict=False)
+    for pos, _, magic, header, _ in walk.frames():
+        if magic >= 2:
+            low = int.from_bytes(buf[pos : pos + 8], "big", signed=True)
+            found.append((low, low if header is None else header[0] + header[6]))
+            continue
+        try:
+            legacy = LegacyBatch(buf, pos)
+            found.append((legacy.first_offset(cap), legacy.last_offset))
+        except LimitExceeded as err:
+            raise err.with_path(path) from None
+        except KsegError:
+            return found, pos
+    return found, end if walk.end is None else walk.end.position
+
+
+def first_unstable_read(loader: LoadState, log_start: int, log_end: int) -> None:
+    """R6.7: ``UnifiedLog.maybeIncrementFirstUnstableOffset`` reads the log at the first unstable offset.
+
+    ``PSM.firstUnstableOffset`` is the earliest first offset of the open transactions and of those
+    the load's own replay completed (``unreplicatedTxns``, kept while their last offset is at or above
+    the log start).  It carries no position, so ``convertToOffsetMetadataOrThrow(max(it, log start))``
+    runs ``LocalLog.read``: from the segment holding the offset, ``translateOffset`` (offset index
+    lookup, then the batches from there) until a batch reaches it.  That maps each such segment's
+    ``.index`` (trimmed at close, R4.8), and a size field below 14 on the way throws
+    ``CorruptRecordException``: the broker stops.  At the log end nothing is read.
+    """
+    tracker = loader.psm.tracker
+    firsts = [first for first in tracker.open_transactions.values()]
+    firsts += [first for first, last in tracker.completed if last >= log_start]
+    if not firsts:
+        return
+    offset = max(min(firsts), log_start)
+    if offset >= log_end:
+        return
+    pdir = loader.pdir
+    segments = loader.ordered()
+    floor = max((s.base for s in segments if s.base <= offset), default=None)
+    for seg in segments:
+        if floor is None or seg.base < floor:
+            continue
+        pdir.loaded_indexes.add(seg.name(".index"))
+        source = pdir.source(seg.name(".log"))
+        if source is None:
+            continue
+        index = pdir.current(seg.name(".index")) or b""
+        path = (pdir.path / seg.name(".log")).absolute()
+        with MappedFile(source) as mapped:
+            start = index_lookup(index, seg.base, offset)[1]
+            try:
+                found = search_position(mapped.buf, start, pdir.size(seg.name(".log")), offset, path)
+            except LoadFailed as failed:
+                raise LoadFailed(replace(failed.error, rule="R6.7",
+                                         method="UnifiedLog.maybeIncrementFirstUnstableOffset -> LocalLog.read")) from None
         if found is not None:
-            self.loader.lost.append(found)
+            return
 
 
-def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, method: str) -> None:
-    """``removeAndDeleteSegmentsAsync``: files renamed ``.deleted`` at once, snapshots marked (R4.3, R8.2)."""
+def delete_segments(loader: LoadState, segments: Sequence[Seg], rule: str, method: str, *,
+                    mark_snapshots: bool = True) -> None:
+    """``removeAndDeleteSegmentsAsync``: files renamed ``.deleted`` at once, snapshots marked (R4.3, R8.2).
+
+    ``mark_snapshots`` False: R8.2 passes ``segments.values()``, a live view that is empty by the time
+    ``deleteProducerSnapshotsAsync`` reads it (the segments were removed from the map first), so no
+    snapshot is marked; ``truncateFullyAndStartAt`` then deletes them outright.
+    """
     pdir = loader.pdir
     for seg in segments:
-        size = pdir.size(seg.name(".log")) if pdir.exists(seg.name(".log")) else 0
-        found = framed_range(pdir, seg, 0, size, 0)
-        if found is not None:
-            loader.lost.append(found)
         for suffix in (".log", *INDEX_SUFFIXES):
             name = seg.name(suffix)
             if pdir.exists(name):
                 pdir.rename(name, name + ".deleted", rule, f"{method} -> LocalLog.deleteSegmentFiles")
         loader.segments.pop(seg.base, None)
         loader.deleted.append(seg.base)
-    loader.psm.mark_deleted([s.base for s in segments], rule)
+    if mark_snapshots:
+        loader.psm.mark_deleted([s.base for s in segments], rule)

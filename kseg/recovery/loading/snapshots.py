@@ -16,9 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from kseg.errors import KsegError
-from kseg.format.snapshot import ProducerEntry, check_snapshot, read_snapshot
+from kseg.format.snapshot import ProducerEntry, check_snapshot, encode_snapshot, read_snapshot
 from kseg.recovery.loading.model import BROKER_STOPS, CREATE, DELETE, LoadError, LoadFailed
-from kseg.recovery.loading.producers import EntryTracker
 from kseg.recovery.loading.segments import Seg, file_name
 from kseg.recovery.loading.state import PartitionDir
 from kseg.recovery.producer_state import TxnTracker
@@ -26,6 +25,7 @@ from kseg.segment import read_small_file
 
 SUFFIX = ".snapshot"
 PSM = "ProducerStateManager"
+PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms, the broker default LoadLogDir and a broker use
 
 
 def snapshot_offsets(pdir: PartitionDir) -> dict[int, str]:
@@ -50,12 +50,14 @@ class ProducerStates:
         self.max_batch_bytes = max_batch_bytes  # the read cap of every tracker this manager starts
         self.snapshots = snapshot_offsets(pdir)
         self.last_snap = self.last_map = 0
-        self.tracker = self._new_tracker()
+        self.tracker = TxnTracker(max_batch_bytes, keep_completed=True)
+        self.expired: list[int] = []  # producer ids the last reload dropped as expired
 
-    def _new_tracker(self) -> EntryTracker:
-        """An empty producer map; expiry is judged against the load's wall clock (``pdir.now_ms``)."""
-        now = self.pdir.now_ms if self.pdir.now_ms is not None else time.time_ns() // 1_000_000
-        return EntryTracker(self.max_batch_bytes, now)
+    def _clear(self) -> None:
+        """``clearProducerIds`` and the transactions: a new tracker, the map's capacity kept (``HashMap.clear``)."""
+        capacity = self.tracker.producers.capacity
+        self.tracker = TxnTracker(self.max_batch_bytes, keep_completed=True)
+        self.tracker.producers.capacity = capacity
 
     def latest_snapshot(self) -> int | None:
         return max(self.snapshots) if self.snapshots else None
@@ -71,70 +73,77 @@ class ProducerStates:
             if offset > log_end or offset <= log_start:
                 self._delete(offset, "truncateAndReload")
         if log_end != self.last_map:
-            self.tracker = self._new_tracker()
+            self._clear()
             self._load_from_snapshot(log_start)
+        else:  # onLogStartOffsetIncremented: the map end moves up to the log start; lastSnap = newest or start
+            self.last_map = max(self.last_map, log_start)
+            latest = self.latest_snapshot()
+            self.last_snap = log_start if latest is None else latest
 
     def _load_from_snapshot(self, log_start: int) -> None:
-        """``loadFromSnapshot``: the newest readable snapshot; a corrupt one is deleted and the next tried.
-
-        Its entries are loaded but for the expired ones (:mod:`.producers`).
-        """
+        """``loadFromSnapshot``: the newest readable snapshot; a corrupt one is deleted and the next tried."""
         while self.snapshots:
             offset = max(self.snapshots)
-            name = self.snapshots[offset]
-            corrupt, entries = self._read(name)
-            if corrupt:
+            entries = self._read(self.snapshots[offset])
+            if entries is None:
                 self._delete(offset, "loadFromSnapshot (CorruptSnapshotException)")
                 continue
-            if entries is None:  # written by this load with content the model does not know
-                for producer_id, txn_first in self.pdir.written_snapshots.get(name, []):
+            if isinstance(entries, list):
+                for entry in entries:
+                    if entry.current_txn_first_offset >= 0:
+                        self.tracker.append_data(entry.producer_id, entry.current_txn_first_offset, True)
+                    self.tracker.producers.load(entry)
+            else:  # written by this load with bytes the model does not know: only its open transactions
+                for producer_id, txn_first in entries[1]:
                     self.tracker.append_data(producer_id, txn_first, True)
-            self.tracker.load(entries)
+                self.tracker.producers.unknown = True
             self.last_snap = self.last_map = offset
             return
         self.last_snap = self.last_map = log_start
 
-    def _read(self, name: str) -> tuple[bool, list[ProducerEntry] | None]:
-        """(Kafka finds it corrupt, its entries -- None if written here with content the model does not know)."""
+    def _read(self, name: str) -> list[ProducerEntry] | tuple[None, list[tuple[int, int]]] | None:
+        """The entries ``loadFromSnapshot`` keeps, in file order; None if Kafka finds the snapshot corrupt.
+
+        An entry without an open transaction idle for ``producer.id.expiration.ms`` by the load's
+        wall clock (``pdir.now_ms``) is dropped (``isProducerExpired``; expiry never happens during
+        the load itself: ``removeExpiredProducers`` is a scheduled task).  A snapshot this load wrote with bytes the model
+        does not know gives ``(None, open transactions)``.
+        """
         data = self.pdir.current(name)
         if data is None:
-            return False, None
+            return None, self.pdir.written_snapshots.get(name, [])
         try:
             snapshot = read_snapshot(data)
             check_snapshot(snapshot)
         except KsegError:
-            return True, None
-        return False, list(snapshot.entries)
+            return None
+        now = self.pdir.now_ms if self.pdir.now_ms is not None else time.time_ns() // 1_000_000
+        kept = [e for e in snapshot.entries
+                if e.current_txn_first_offset >= 0 or now - e.timestamp < PRODUCER_ID_EXPIRATION_MS]
+        self.expired = [e.producer_id for e in snapshot.entries if e not in kept]
+        return kept
 
     def take_snapshot(self, rule: str | None = None) -> None:
         """``takeSnapshot``: a new file only when the map end passed the last snapshot.
 
-        Its bytes are predicted while the producer map is known (:mod:`.producers`); a snapshot
-        the load deleted and writes again with the bytes it had is no change.
+        Its bytes are predicted while the producer map's order is known; a snapshot the load
+        deleted and writes again with the bytes it had is no change.
         """
         if self.last_map > self.last_snap:
             name = file_name(self.last_map, SUFFIX)
             method, detail = f"{PSM}.takeSnapshot", f"snapshot at {self.last_map}"
-            if self.tracker.expired:
-                detail += f" (expired at load, dropped: producer ids {', '.join(map(str, self.tracker.expired))})"
-            data = self.tracker.snapshot_bytes()
-            if data is None:
+            if self.expired:
+                detail += f" (expired at load, dropped: producer ids {', '.join(map(str, self.expired))})"
+            producers = self.tracker.producers
+            if not producers.unknown:
+                data = encode_snapshot(producers.ordered())
+                self.pdir.overwrite(name, data, rule or self.rule, method, detail)
+                self._same_as_before(name)
+            else:  # the map's order is not modelled: bytes unknown, open transactions kept
                 self.pdir.rewrite(name, 0, rule or self.rule, method, detail)
-            else:
-                self.pdir.write(name, data, rule or self.rule, method, detail)
-                self._same_as_before(name, data)
-            self.pdir.written_snapshots[name] = list(self.tracker.open_transactions.items())
+                self.pdir.written_snapshots[name] = list(self.tracker.open_transactions.items())
             self.snapshots[self.last_map] = name
             self.last_snap = self.last_map
-
-    def _same_as_before(self, name: str, data: bytes) -> None:
-        """A snapshot deleted earlier in this load and now written with its original bytes: no change."""
-        original = self.pdir.path / name
-        if not original.is_file() or read_small_file(original) != data:
-            return
-        rel = self.pdir.rel(name)
-        self.pdir.actions[:] = [replace(a, changes_content=False) if a.path == rel and a.kind in (DELETE, CREATE)
-                                else a for a in self.pdir.actions]
 
     def remove_strays(self, bases: Sequence[int]) -> None:
         """``removeStraySnapshots`` (R6.2): of the non-base snapshots only the newest may stay, above every base."""
@@ -148,6 +157,16 @@ class ProducerStates:
         if stray is not None and bases and stray < max(bases):
             self._delete(stray, "removeStraySnapshots", "R6.2")
 
+    def _same_as_before(self, name: str) -> None:
+        """A snapshot deleted earlier in this load and now written with its original bytes: no change."""
+        original = self.pdir.path / name
+        data = self.pdir.current(name)
+        if data is None or not original.is_file() or read_small_file(original) != data:
+            return
+        rel = self.pdir.rel(name)
+        self.pdir.actions[:] = [replace(a, changes_content=False) if a.path == rel and a.kind in (DELETE, CREATE)
+                                else a for a in self.pdir.actions]
+
     def mark_deleted(self, bases: Sequence[int], rule: str) -> None:
         """``removeAndMarkSnapshotForDeletion`` for deleted segments: renamed ``.deleted`` if known and present."""
         for base in bases:
@@ -159,7 +178,7 @@ class ProducerStates:
         """``truncateFullyAndStartAt`` (R8.2): every snapshot the manager knows is deleted."""
         for snap in list(self.snapshots):
             self._delete(snap, "truncateFullyAndStartAt", "R8.2")
-        self.tracker = self._new_tracker()
+        self._clear()
         self.last_snap, self.last_map = 0, offset
 
 

@@ -19,7 +19,6 @@ from kseg.recovery.loading.segments import (
     INDEX_SUFFIXES,
     Seg,
     file_name,
-    framed_batches,
     log_bytes,
     next_offset_of,
 )
@@ -100,31 +99,18 @@ def _complete_swaps(loader: LoadState, swaps: list[str]) -> None:
         if not pdir.exists(seg.name(".index")):
             pdir.create(seg.name(".index"), MAX_INDEX_SIZE, "R2.2", "AbstractIndex.createAndAssignMmap",
                         "preallocated, zero-filled")
-            pdir.files[seg.name(".index")].data = bytes(8)
+            # zero-filled to its length: loadSegmentFiles maps it again after the rename, with
+            # length / 8 entries, so the close keeps all of it (R4.8)
+            pdir.files[seg.name(".index")].data = bytes(MAX_INDEX_SIZE)
         low = min(low, base)
         high = max(high, _swap_next_offset(pdir, seg))
-    before: set[tuple[int, int]] = set()
-    replaced: list[int] = []
     for name in sorted(pdir.names()):
         offset = None if name.endswith(SWAP) else _parse_or_none(name)
         if offset is not None and low <= offset < high:
-            if _is_segment_log(name):
-                before |= framed_batches(pdir, name)
-                replaced.append(offset)
             pdir.delete(name, "R2.3", f"{LL}.load", "replaced by a .swap segment")
-    after: set[tuple[int, int]] = set()
     for name in sorted(pdir.names()):
         if name.endswith(SWAP):
-            if _is_segment_log(name[: -len(SWAP)]):
-                after |= framed_batches(pdir, name)
             pdir.rename(name, name[: -len(SWAP)], "R2.4", f"{LL}.load", "swap completes the replacement")
-    loader.deleted.extend(b for b in replaced if not pdir.exists(file_name(b, ".log")))
-    loader.lost.extend(sorted(before - after))
-
-
-def _is_segment_log(name: str) -> bool:
-    """A ``<20 digits>.log`` name: the segment files whose deletion and batches the verdict counts."""
-    return len(name) == 24 and name.endswith(".log") and name[:20].isdigit()
 
 
 def _swap_next_offset(pdir: PartitionDir, seg: Seg) -> int:

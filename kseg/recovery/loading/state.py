@@ -46,8 +46,12 @@ class PartitionDir:
         #: the recovery loop over the leading clean batches of .log files the caller walked already,
         #: by absolute path (verify: kseg.recovery.clean_prefix); used only for the same bytes
         self.prefixes: Mapping[str, CleanPrefix] = prefixes or {}
-        #: the wall clock of the load (ms): which reloaded producers are expired (loading/producers.py)
+        #: the wall clock of the load (ms): which reloaded producers are expired (loading/snapshots.py)
         self.now_ms: int | None = None
+        #: index files the load maps (``LazyIndex.get``): ``LogSegment.close`` trims them (R4.8)
+        self.loaded_indexes: set[str] = set()
+        #: indexes left at their preallocated size (``AbstractIndex.reset``/``resize``) until a close trims them
+        self.preallocated: set[str] = set()
         with os.scandir(path) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=True):
@@ -56,6 +60,8 @@ class PartitionDir:
                     stat = entry.stat()
                     readable = os.access(entry.path, os.R_OK)
                     self.files[entry.name] = VFile(stat.st_size, Path(entry.path), readable)
+        #: the files as they were before the load: what files_created/changed/deleted compare with
+        self.original: dict[str, VFile] = {name: VFile(v.size, v.source, v.readable) for name, v in self.files.items()}
 
     def names(self) -> list[str]:
         return list(self.files)
@@ -112,6 +118,21 @@ class PartitionDir:
         old = self.current(name) if name in self.files else None
         self.rewrite(name, len(data), rule, method, detail, changes=old != data)
         self.files[name].data = data
+
+    def overwrite(self, name: str, data: bytes, rule: str, method: str, detail: str = "") -> None:
+        """``FileChannel.open(CREATE, WRITE)`` then a write at 0: an existing longer file keeps its tail.
+
+        How ``ProducerStateManager.writeSnapshot`` writes (no ``TRUNCATE_EXISTING``).  When the
+        file exists with bytes the model does not know, the result is unknown too.
+        """
+        if name not in self.files:
+            self.write(name, data, rule, method, detail)
+            return
+        old = self.current(name)
+        if old is None:
+            self.rewrite(name, max(len(data), self.files[name].size), rule, method, detail)
+            return
+        self.write(name, data + old[len(data) :], rule, method, detail)
 
     def truncate(self, name: str, size: int, rule: str, method: str, detail: str = "") -> None:
         """``FileChannel.truncate``: the first ``size`` bytes stay."""

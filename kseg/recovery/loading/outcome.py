@@ -181,7 +181,7 @@ def _walk_original(vfile: VFile, cap: int) -> tuple[list[tuple[int, int]], list[
         return [], []
     with MappedFile(vfile.source) as mapped:
         buf = mapped.buf
-        yielded, stop = kafka_batches(buf, 0, vfile.size, cap, str(vfile.source))
+        yielded, stop = kafka_batches(buf, 0, vfile.size, cap, str(vfile.source), mapped.release)
         behind = [] if stop >= vfile.size else [
             (first_offset_of(item), item.last_offset) for item in scan(buf, stop, vfile.size)
             if not isinstance(item, Gap)]
@@ -193,7 +193,7 @@ def _walk_final(vfile: VFile, cap: int) -> list[tuple[int, int]]:
     if vfile.source is None:
         return kafka_batches(vfile.data or b"", 0, len(vfile.data or b""), cap, "")[0]
     with MappedFile(vfile.source) as mapped:
-        return kafka_batches(mapped.buf, 0, vfile.size, cap, str(vfile.source))[0]
+        return kafka_batches(mapped.buf, 0, vfile.size, cap, str(vfile.source), mapped.release)[0]
 
 
 def measure_offsets(pdir: PartitionDir, changes: tuple[list[str], list[str], list[str]], cap: int) -> tuple[

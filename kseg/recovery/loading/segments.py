@@ -282,8 +282,10 @@ def framed_range(pdir: PartitionDir, seg: Seg, start: int, end: int | None, from
     if not pdir.exists(seg.name(".log")):
         return None
     first = last = None
-    with log_bytes(pdir, seg.name(".log")) as (buf, _):
+    with log_bytes(pdir, seg.name(".log")) as (buf, mapped):
         for pos, _, magic, header, _ in BatchWalk(buf, start, end, strict=False).frames():
+            if mapped is not None:  # the pages behind the walk go back (flat memory)
+                mapped.release(pos)
             low, high = _frame_offsets(buf, pos, magic, header)
             if high < from_offset:
                 continue

@@ -10,7 +10,7 @@ The overflow split is refused unless the segment's last batch overflows (R4.5).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from kseg.errors import KsegError, LimitExceeded
@@ -131,7 +131,8 @@ class SegmentRecovery:
         return LoadFailed(LoadError(exception, message, BROKER_STOPS, rule, "LogSegment.recover"))
 
 
-def kafka_batches(buf: Buffer, start: int, end: int, cap: int, path: str) -> tuple[list[tuple[int, int]], int]:
+def kafka_batches(buf: Buffer, start: int, end: int, cap: int, path: str,
+                  release: Callable[[int], None] | None = None) -> tuple[list[tuple[int, int]], int]:
     """([(first, last)], stop position) of the batches Kafka's ``FileRecords.batches()`` yields in ``[start, end)``.
 
     What ``LoadLogDir`` counts as lost (§13): it reads ``baseOffset()``/``lastOffset()`` of each
@@ -144,6 +145,8 @@ def kafka_batches(buf: Buffer, start: int, end: int, cap: int, path: str) -> tup
     found: list[tuple[int, int]] = []
     walk = BatchWalk(buf, start, end, strict=False)
     for pos, _, magic, header, _ in walk.frames():
+        if release is not None:  # a mapped file: the pages behind the walk go back (flat memory)
+            release(pos)
         if magic >= 2:
             low = int.from_bytes(buf[pos : pos + 8], "big", signed=True)
             found.append((low, low if header is None else header[0] + header[6]))

@@ -137,7 +137,7 @@ def file_changes(pdir: PartitionDir, preallocated: set[str]) -> tuple[list[str],
 
 
 def outcome_of(changed: list[str], created: list[str], deleted: list[str], failed: bool) -> str:
-    """Issue 13's verdict from the file changes (as ``LoadLogDir`` decides it)."""
+    """The partition's outcome (docs/triage.md) from the file changes, as ``LoadLogDir`` decides it."""
     if failed:
         return FAILS
     if any(is_segment_log(n) for n in changed + deleted):

@@ -93,13 +93,7 @@ def open_new_private(path: str | os.PathLike[str], mode: int = 0o600) -> int:
 
 def open_existing_for_lock(path: str | os.PathLike[str]) -> int:
     """A read-write descriptor on an existing regular file, not through a symlink (for an ``fcntl`` lock)."""
-    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        check_regular(path, os.fstat(fd).st_mode)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _regular_or_closed(path, os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
 
 
 def open_read_only(path: str | os.PathLike[str]) -> int:
@@ -115,6 +109,11 @@ def open_read_only(path: str | os.PathLike[str]) -> int:
         fd = os.open(path, flags | getattr(os, "O_NOATIME", 0))
     except PermissionError:
         fd = os.open(path, flags)
+    return _regular_or_closed(path, fd)
+
+
+def _regular_or_closed(path: str | os.PathLike[str], fd: int) -> int:
+    """``fd`` if it is a regular file; otherwise it is closed and :class:`NotARegularFile` raised."""
     try:
         check_regular(path, os.fstat(fd).st_mode)
     except BaseException:

@@ -31,6 +31,17 @@ DIR_OFFLINE = "log directory goes offline"
 BROKER_STOPS = "broker stops"
 
 
+def merge_ranges(ranges: list[tuple[int, int]]) -> list[list[int]]:
+    """Overlapping or adjacent ``[first, last]`` ranges merged, in order."""
+    merged: list[list[int]] = []
+    for first, last in sorted(ranges):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], last)
+        else:
+            merged.append([first, last])
+    return merged
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """One change Kafka makes on disk while loading.
@@ -126,13 +137,7 @@ class PartitionPrediction:
     def gone_offsets(self) -> list[list[int]]:
         """Every offset the start takes out of service: lost, behind the damage, or beyond the log end."""
         ranges = [(a, b) for a, b in self.lost_offsets + self.lost_offsets_behind_damage + self.unserved_offsets]
-        merged: list[list[int]] = []
-        for first, last in sorted(ranges):
-            if merged and first <= merged[-1][1] + 1:
-                merged[-1][1] = max(merged[-1][1], last)
-            else:
-                merged.append([first, last])
-        return merged
+        return merge_ranges(ranges)
 
     @property
     def disposition(self) -> str | None:

@@ -35,6 +35,7 @@ from kseg.recovery.loading.model import (
     RENAME,
     TRUNCATED,
     PartitionPrediction,
+    merge_ranges,
 )
 from kseg.recovery.loading.segments import Seg, framed_range
 from kseg.recovery.loading.segrecovery import kafka_batches
@@ -49,17 +50,6 @@ _ENTRY_SIZES = {".index": OFFSET_ENTRY.size, ".timeindex": TIME_ENTRY.size}
 def is_segment_log(name: str) -> bool:
     """``<20 digits>.log``: the files whose loss makes a partition ``truncated``."""
     return len(name) == 24 and name.endswith(".log") and name[:20].isdigit()
-
-
-def merge_ranges(ranges: list[tuple[int, int]]) -> list[list[int]]:
-    """Overlapping or adjacent ``[first, last]`` ranges merged, in order."""
-    merged: list[list[int]] = []
-    for first, last in sorted(ranges):
-        if merged and first <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], last)
-        else:
-            merged.append([first, last])
-    return merged
 
 
 # -- the end of the start: close, pending deletes ------------------------------------------------

@@ -5,7 +5,7 @@ batch repeated with increasing offsets (only the offset field changes, which
 no CRC covers): a magic-1 segment of gzip wrappers and a magic-2 segment of
 uncompressed batches, both of ~16 KiB of records (Kafka's default producer
 ``batch.size``) with JSON-like values that compress about 4:1.  It reads each
-once so it sits in the page cache, then times :func:`kseg.ops.convert.convert_path`
+once so it sits in the page cache, then times :func:`kseg.ops.convert.run.convert_path`
 end to end (walk, CRC checks, decompression, record decoding, re-encoding,
 compression, writing, index build) in a child process, with the compiled core
 and with ``KSEG_PURE=1``, and reports MiB/s of input, CPU time (user + system)
@@ -95,7 +95,7 @@ def warm(path: Path) -> None:
 CHILD = """
 import json, resource, sys, time
 from kseg.format._core import STATUS
-from kseg.ops.convert import Target, convert_path
+from kseg.ops.convert.run import Target, convert_path
 src, out, magic, codec = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 usage = resource.getrusage(resource.RUSAGE_SELF)
 cpu, start = usage.ru_utime + usage.ru_stime, time.perf_counter()

@@ -3,7 +3,7 @@
 Generates a V2 segment of ~16 KiB batches (Kafka's default producer
 ``batch.size``) with increasing timestamps, so both indexes get an entry at
 every index point, in a temporary directory; reads it once so it sits in the
-page cache; then times :func:`kseg.ops.reindex.build_indexes` over the mapped
+page cache; then times :func:`kseg.ops.reindex.run.build_indexes` over the mapped
 file (the header walk, a CRC-32C of every batch, the index rules) and reports
 GB/s and the peak resident set size of this process before and after.  For
 scale it also times one CRC-32C over the whole freshly mapped file: the

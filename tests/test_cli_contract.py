@@ -232,8 +232,8 @@ def test_a_spark_that_cannot_start_is_one_line_and_exit_2(monkeypatch):
 #: every command -> (module holding the op it calls, the op's name there, arguments that reach the op)
 EVERY_OP = {
     **OPS,
-    "triage": ("kseg.ops.triage", "triage", ["{dir}"]),
-    "txn": ("kseg.ops.txn", "txn", ["{dir}"]),
+    "triage": ("kseg.ops.triage.run", "triage", ["{dir}"]),
+    "txn": ("kseg.ops.txn.run", "txn", ["{dir}"]),
 }
 #: the commands that write into -o OUTDIR, with arguments that do
 WRITERS = {

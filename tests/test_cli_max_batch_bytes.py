@@ -22,7 +22,7 @@ from kseg.format import RecordSpec, encode_batch
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import COMMIT, encode_control_key, encode_end_txn_marker
 from kseg.format.v0v1 import LegacyBatch
-from kseg.ops.txn_coordinator import CoordinatorView, read_transaction_state
+from kseg.ops.txn.coordinator import CoordinatorView, read_transaction_state
 from kseg.ops.verify import check_unit, verify_paths
 
 TS = 1_700_000_000_000

@@ -27,7 +27,7 @@ from click.testing import CliRunner, Result
 from logdirs import LogDir, batch, tree
 
 from kseg.cli import cli
-from kseg.ops.triage import COMMITTED, HEALTHY, STOPS, UNCOMMITTED, triage
+from kseg.ops.triage.run import COMMITTED, HEALTHY, STOPS, UNCOMMITTED, triage
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
 CONTRACT = ["type", "path", "topic", "partition", "outcome", "log_start_offset", "log_end_offset",

@@ -275,7 +275,7 @@ def test_sigterm_between_two_renames_is_held_until_the_segment_is_whole(name, ex
 
 def test_reindex_refuses_to_write_into_the_input_directory(tmp_path):
     from kseg.errors import Refused
-    from kseg.ops.reindex import reindex_paths, reindex_segment
+    from kseg.ops.reindex.run import reindex_paths, reindex_segment
 
     part, _ = _setup(tmp_path)
     before = _files(part)

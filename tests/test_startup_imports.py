@@ -30,9 +30,9 @@ HEAVY = (
     "snappy",
     "cramjam",
     "kseg.spark",
-    "kseg.ops.recover",
-    "kseg.ops.convert",
-    "kseg.ops.triage",
+    "kseg.ops.recover.run",
+    "kseg.ops.convert.run",
+    "kseg.ops.triage.run",
     "kseg.render.recover",
     "kseg.render.convert",
 )
@@ -89,7 +89,7 @@ def test_reindex_of_a_clean_segment_imports_nothing_heavy(tmp_path: Path) -> Non
     code, modules, _ = _loaded(["reindex", "-o", str(tmp_path / "out"), str(segment)], tmp_path)
     assert code == 0
     assert (tmp_path / "out" / "00000000000000000000.index").exists()
-    assert "kseg.ops.reindex" in modules
+    assert "kseg.ops.reindex.run" in modules
     assert _heavy(modules, NOT_FOR_VERIFY) == []
 
 

@@ -12,7 +12,7 @@ from kseg.commands.paths import marked_unfinished, refuse_output_dir
 from kseg.commands.unfinished import log_bytes
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.model import CODEC_NAMES
-from kseg.ops.convert import DEFAULT_MAX_MESSAGE_BYTES, Target, convert_path
+from kseg.ops.convert.run import DEFAULT_MAX_MESSAGE_BYTES, Target, convert_path
 from kseg.ops.discover import check_named_inputs
 from kseg.render import progress
 from kseg.render.convert import render_text, report_json

@@ -12,8 +12,8 @@ from kseg.commands.paths import in_place_locks, marked_unfinished, refuse_output
 from kseg.commands.unfinished import log_bytes
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
-from kseg.ops.recover import recover_path
-from kseg.ops.recover_report import LogDirReport, Report
+from kseg.ops.recover.report import LogDirReport, Report
+from kseg.ops.recover.run import recover_path
 from kseg.render import progress
 from kseg.render.recover import print_report
 from kseg.render.recover_json import log_dir_json, report_json

@@ -13,7 +13,7 @@ from kseg.commands.paths import in_place_locks, refuse_output_dir
 from kseg.commands.unfinished import log_bytes, removed_unless_finished
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
-from kseg.ops.reindex import Report, reindex_paths
+from kseg.ops.reindex.run import Report, reindex_paths
 from kseg.render import progress
 from kseg.render.reindex import render_text, report_json
 from kseg.render.terminal import shown

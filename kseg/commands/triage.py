@@ -16,7 +16,7 @@ from kseg.render import progress
 from kseg.render.terminal import terminal_width
 
 if TYPE_CHECKING:
-    from kseg.ops.triage import TriageResult
+    from kseg.ops.triage.run import TriageResult
 
 FORMATS = ("text", "json", "table")
 
@@ -73,7 +73,7 @@ def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, max_batc
       kseg triage /var/lib/kafka/data-1 /var/lib/kafka/data-2
       kseg triage --format json /var/lib/kafka/data | jq 'select(.outcome != "clean")'
     """
-    from kseg.ops.triage import triage as run_triage
+    from kseg.ops.triage.run import triage as run_triage
 
     bar = progress.wanted(show_progress)
     try:

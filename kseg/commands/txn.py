@@ -15,7 +15,7 @@ from kseg.render.progress import wanted
 from kseg.render.terminal import terminal_width
 
 if TYPE_CHECKING:
-    from kseg.ops.txn import TxnResult
+    from kseg.ops.txn.run import TxnResult
 
 FORMATS = ("text", "json", "table")
 
@@ -54,8 +54,8 @@ def txn(paths: tuple[Path, ...], timeout_ms: int, bootstrap: str, fmt: str, max_
       kseg txn /var/lib/kafka/data
       kseg txn --format json /var/lib/kafka/data | jq 'select(.state == "hanging")'
     """
-    from kseg.ops.txn import total_bytes
-    from kseg.ops.txn import txn as run_txn
+    from kseg.ops.txn.run import total_bytes
+    from kseg.ops.txn.run import txn as run_txn
 
     for path in paths:
         if not path.is_dir():

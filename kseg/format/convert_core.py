@@ -1,7 +1,7 @@
 """A source batch's records for ``kseg convert``, read and re-encoded by the compiled core.
 
 ``kseg convert`` reads each batch's records once to sum them up and again to
-re-encode them (:mod:`kseg.ops.convert_batches`).  In Python that is a
+re-encode them (:mod:`kseg.ops.convert.batches`).  In Python that is a
 :class:`~kseg.format.model.Record` and a :class:`~kseg.format.model.RecordSpec`
 per record, twice; with the compiled core (docs/core.md, ``rust/kseg-wire``
 ``encode.rs`` and ``legacy.rs``) the records stay bytes: :func:`open_records`

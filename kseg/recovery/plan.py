@@ -2,7 +2,7 @@
 
 A :class:`Plan` is built by :func:`kseg.recovery.segment_plan.plan_segment`
 (Kafka's prefix, or ``--salvage``'s every acceptable intact batch) and read by
-the file side (:mod:`kseg.ops.recover`) and the report (:mod:`kseg.render.recover`).
+the file side (:mod:`kseg.ops.recover.run`) and the report (:mod:`kseg.render.recover`).
 The input is described as :class:`Run` s copied unchanged, :class:`Loss` es
 with their reason, and :class:`Region` s for the segment map.
 """

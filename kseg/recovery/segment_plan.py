@@ -1,7 +1,7 @@
 """What ``kseg recover`` keeps of one segment: Kafka's valid prefix, or every intact batch.
 
 Two modes, both pure (a buffer in, a :class:`~kseg.recovery.plan.Plan` out;
-the files are written by :mod:`kseg.ops.recover`):
+the files are written by :mod:`kseg.ops.recover.run`):
 
 * **kafka** (default): exactly what ``LogSegment.recover`` keeps -- the bytes
   before the first batch it refuses, computed by

@@ -1,4 +1,4 @@
-"""Text and JSON for ``kseg convert`` reports (:mod:`kseg.ops.convert`).
+"""Text and JSON for ``kseg convert`` reports (:mod:`kseg.ops.convert.run`).
 
 Text, one block per segment, then totals::
 
@@ -20,9 +20,9 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from kseg.format.model import CODEC_NAMES
-from kseg.ops.convert import ConvertReport, SegmentResult
-from kseg.ops.convert_tally import Dropped, Tally
-from kseg.ops.convert_target import Target
+from kseg.ops.convert.run import ConvertReport, SegmentResult
+from kseg.ops.convert.tally import Dropped, Tally
+from kseg.ops.convert.target import Target
 
 LABEL_WIDTH = len("oversized:") + 1
 

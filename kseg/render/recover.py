@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
-from kseg.ops import recover_kafka as loader
-from kseg.ops import recover_report as report_kinds
-from kseg.ops.recover_kafka import Deletion, KafkaView, Startup
-from kseg.ops.recover_report import Report, SegmentOutcome, Written
+from kseg.ops.recover import kafka as loader
+from kseg.ops.recover import report as report_kinds
+from kseg.ops.recover.kafka import Deletion, KafkaView, Startup
+from kseg.ops.recover.report import Report, SegmentOutcome, Written
 from kseg.recovery.loading import BROKER_STOPS, LoadError
 from kseg.recovery.plan import KAFKA, Loss, Plan, Run
 from kseg.recovery.segment_plan import is_torn_tail

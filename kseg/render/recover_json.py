@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kseg.ops.recover_report import LogDirReport, Report, SegmentOutcome, Written
+from kseg.ops.recover.report import LogDirReport, Report, SegmentOutcome, Written
 from kseg.recovery.plan import Loss, Run
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING
 
-from kseg.ops import recover_report as report_kinds
-from kseg.ops.recover_report import CheckpointChange, LogDirReport
+from kseg.ops.recover import report as report_kinds
+from kseg.ops.recover.report import CheckpointChange, LogDirReport
 from kseg.recovery.loading.logdir import HIGH_WATERMARK
 from kseg.render.recover import mode_text, partition_lines, plural, print_lines, summary_line
 from kseg.render.recover_map import LEGEND

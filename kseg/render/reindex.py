@@ -1,4 +1,4 @@
-"""Text and JSON Lines for ``kseg reindex`` reports (:mod:`kseg.ops.reindex`).
+"""Text and JSON Lines for ``kseg reindex`` reports (:mod:`kseg.ops.reindex.run`).
 
 Text, one block per segment::
 
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from kseg.index import AbortedTxn, OffsetEntry, TimeEntry
-from kseg.ops import reindex
-from kseg.ops.reindex import FileOutcome, Report
+from kseg.ops.reindex import run as reindex
+from kseg.ops.reindex.run import FileOutcome, Report
 from kseg.recovery.index_compare import Difference, IndexEntry
 
 KIND_WIDTH = len(".timeindex")

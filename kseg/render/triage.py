@@ -1,4 +1,4 @@
-"""Text, rich table and JSON Lines for ``kseg triage`` results (:mod:`kseg.ops.triage`).
+"""Text, rich table and JSON Lines for ``kseg triage`` results (:mod:`kseg.ops.triage.run`).
 
 Text (in a pipe) is one screen, problems first, worst first::
 
@@ -19,7 +19,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 
-from kseg.ops.triage import LogDirTriage, PartitionTriage, TriageResult, missing_directories, summary, totals
+from kseg.ops.triage.run import (
+    LogDirTriage,
+    PartitionTriage,
+    TriageResult,
+    missing_directories,
+    summary,
+    totals,
+)
 from kseg.recovery.loading import BROKER_STOPS, DIR_OFFLINE
 from kseg.render.terminal import escape_controls, shown
 

@@ -1,4 +1,4 @@
-"""Text, rich table and JSON Lines for ``kseg txn`` results (:mod:`kseg.ops.txn`).
+"""Text, rich table and JSON Lines for ``kseg txn`` results (:mod:`kseg.ops.txn.run`).
 
 Text (in a pipe) lists problem partitions first -- hanging transactions with
 the command that aborts each and what that unblocks, stuck groups, snapshots
@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from kseg.ops.txn import PartitionTxn, TxnResult
-from kseg.ops.txn_replay import Producer
-from kseg.ops.txn_verdict import STATES, TxnView
+from kseg.ops.txn.replay import Producer
+from kseg.ops.txn.run import PartitionTxn, TxnResult
+from kseg.ops.txn.verdict import STATES, TxnView
 from kseg.render.terminal import shown
 
 STATE_STYLE = {"hanging": "bold red", "open": "yellow", "aborted": "", "committed": "green"}

@@ -27,7 +27,7 @@ from kseg.format import RecordSpec, convert_core, encode_batch
 from kseg.format.compression import CODEC_NONE, CODEC_ZSTD, compress
 from kseg.format.model import LOG_APPEND_TIME
 from kseg.format.v0v1_encode import encode_entry, encode_message
-from kseg.ops.convert import Target, convert_path
+from kseg.ops.convert.run import Target, convert_path
 
 NAME = "00000000000000000000.log"
 ENCODED = [0]  # runs of records the core encoded, over the session
@@ -51,7 +51,7 @@ def _run(core, monkeypatch, source: Path, out: Path, target: Target, skip: bool)
         return done
 
     monkeypatch.setattr(convert_core, "CORE", core)
-    monkeypatch.setattr("kseg.ops.convert_source.open_records", counting)
+    monkeypatch.setattr("kseg.ops.convert.source.open_records", counting)
     monkeypatch.setattr(convert_core.CoreRecords, "encode", encoding)
     try:
         report = convert_path(source, out, target, skip_corrupt=skip)

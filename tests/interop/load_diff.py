@@ -5,7 +5,7 @@ Shared by ``test_load_vs_kafka.py``, ``load_diff_report.py`` and ``bench/bench_l
 * :func:`run` builds log directories from recipes (``tests/logdir_gen.py``): kseg writes the ``.log``
   files, one ``LoadLogDir --work`` JVM lets Kafka write the indexes, snapshots and epoch cache, Python
   writes the checkpoints and the shutdown marker and applies the damage; then ONE more ``LoadLogDir`` JVM
-  loads every damaged log directory, and kseg's model predicts each in-process (``kseg.ops.triage``).
+  loads every damaged log directory, and kseg's model predicts each in-process (``kseg.ops.triage.run``).
 * :func:`compare` puts each partition's two answers side by side through :data:`FIELDS`, one row per
   compared field; a field kseg's JSON does not print (yet) is skipped, so new triage fields are compared
   as soon as they appear.  Log-directory fields are in :data:`LOGDIR_FIELDS`.
@@ -39,7 +39,7 @@ for _p in (_TESTS, _TESTS / "interop"):
 import logdir_gen as gen  # noqa: E402
 from kafka_storage import KafkaStorage  # noqa: E402
 
-from kseg.ops.triage import DIR_OFFLINE, PartitionTriage, triage  # noqa: E402
+from kseg.ops.triage.run import DIR_OFFLINE, PartitionTriage, triage  # noqa: E402
 
 DEFAULT_SEED = 20261127
 CONSEQUENCE = {"log directory goes offline": "log_dir_offline", "broker stops": "broker_does_not_start"}
@@ -123,7 +123,7 @@ def _relative(text: str | None, logdir: Path) -> str | None:
 
 
 def kseg_answers(case: Case) -> None:
-    """kseg's model on one log directory, in-process (``kseg.ops.triage``)."""
+    """kseg's model on one log directory, in-process (``kseg.ops.triage.run``)."""
     assert case.path is not None
     result = triage([case.path])
     case.kseg = [kseg_partition(p, case.path) for p in result.partitions]

@@ -30,7 +30,7 @@ from interop_support import CODECS, matrix_cases
 from oracle import make_batch, make_record
 
 from kseg.format.compression import codec_id
-from kseg.ops.convert import Target, convert_path
+from kseg.ops.convert.run import Target, convert_path
 
 NAME = "00000000000000000000.log"
 CASES = matrix_cases()
@@ -141,7 +141,7 @@ def kafka_conversion(case: str, read: dict, magic: int, codec: str) -> list[dict
     log-append time, base offset of the first record, headers ignored below V2.  ``LogValidator`` (a legacy
     wrapper -> V2) and ``buildRetainedRecordsInto`` (V2 -> V2) build the same way at magic 2, the latter
     keeping the producer fields, base offset and leader epoch.  For mixed-magics the two V0 messages
-    at the start are one produce request's worth: one V2 batch (see kseg.ops.convert_batches).
+    at the start are one produce request's worth: one V2 batch (see kseg.ops.convert.batches).
     """
     batches = []
     for batch in read["batches"]:

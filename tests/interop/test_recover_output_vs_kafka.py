@@ -28,9 +28,9 @@ from support import CORPUS_REAL, FIXTURES, require_dir
 
 from kseg.format.snapshot import encode_snapshot
 from kseg.ops.discover import is_partition_dir
-from kseg.ops.recover import recover_path
-from kseg.ops.recover_inputs import log_dir_partitions
-from kseg.ops.recover_report import SEG_KAFKA_DELETES, SEG_KEPT_AS_KAFKA, SEG_WRITTEN, LogDirReport
+from kseg.ops.recover.inputs import log_dir_partitions
+from kseg.ops.recover.report import SEG_KAFKA_DELETES, SEG_KEPT_AS_KAFKA, SEG_WRITTEN, LogDirReport
+from kseg.ops.recover.run import recover_path
 from kseg.render.recover_json import log_dir_json
 from kseg.render.recover_logdir import log_dir_lines
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from oracle import make_batch, make_marker_batch, make_record
 from support import FIXTURES
 
-from kseg.ops.recover import recover_path
+from kseg.ops.recover.run import recover_path
 
 TS = 1_700_000_000_000
 LOG = "00000000000000000000.log"

@@ -1,4 +1,4 @@
-"""kseg.ops.convert: Kafka's conversion rules, batch by batch, with kseg's reader on the output.
+"""kseg.ops.convert.run: Kafka's conversion rules, batch by batch, with kseg's reader on the output.
 
 Every expected output here is built with ``encode_batch`` (MemoryRecordsBuilder semantics, checked
 byte for byte against Kafka in tests/interop) from the records and the batch arguments the rule in
@@ -19,9 +19,9 @@ from kseg.format import RecordSpec, encode_batch
 from kseg.format.compression import codec_id
 from kseg.format.control import ABORT, COMMIT, encode_control_key, encode_end_txn_marker
 from kseg.format.v2 import V2Batch, assemble_batch
-from kseg.ops.convert import ConvertRefused, Target, convert_path
-from kseg.ops.convert_build import with_last_offset
-from kseg.ops.convert_target import DEFAULT_MAX_MESSAGE_BYTES
+from kseg.ops.convert.build import with_last_offset
+from kseg.ops.convert.run import ConvertRefused, Target, convert_path
+from kseg.ops.convert.target import DEFAULT_MAX_MESSAGE_BYTES
 from kseg.recovery.indexes import build_indexes
 from kseg.segment import open_segment
 

@@ -15,9 +15,9 @@ import pytest
 from kseg.format import RecordSpec, encode_batch
 from kseg.format.compression import codec_id
 from kseg.format.model import increment_sequence
-from kseg.ops.convert import ConvertRefused, Target, convert_path
-from kseg.ops.convert_build import estimate_size, with_last_offset
-from kseg.ops.convert_source import CHUNK
+from kseg.ops.convert.build import estimate_size, with_last_offset
+from kseg.ops.convert.run import ConvertRefused, Target, convert_path
+from kseg.ops.convert.source import CHUNK
 from kseg.segment import open_segment
 
 TS = 1_700_000_000_000

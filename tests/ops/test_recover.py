@@ -1,4 +1,4 @@
-"""What ``kseg recover`` keeps and loses (kseg.ops.recover, kseg.ops.recover_files).
+"""What ``kseg recover`` keeps and loses (kseg.ops.recover.run, kseg.ops.recover_files).
 
 Expected outputs are written out from the pieces each segment is built from
 (the batch bytes as encoded), never from kseg's recovery walk: Kafka mode
@@ -26,8 +26,7 @@ from kseg.format import BatchWalk, RecordSpec, encode_batch
 from kseg.format.control import ABORT, encode_control_key, encode_end_txn_marker
 from kseg.index import AbortedTxn, read_txn_index
 from kseg.ops.discover import segment_logs
-from kseg.ops.recover import recover_path
-from kseg.ops.recover_kafka import (
+from kseg.ops.recover.kafka import (
     DELETED,
     RECOVERS_NO_INDEX,
     RECOVERS_UNCLEAN,
@@ -38,7 +37,7 @@ from kseg.ops.recover_kafka import (
     SKIPPED_CLEAN,
     SKIPPED_FLUSHED,
 )
-from kseg.ops.recover_report import (
+from kseg.ops.recover.report import (
     CREATED,
     NOT_WRITTEN,
     REPLACED,
@@ -47,6 +46,7 @@ from kseg.ops.recover_report import (
     UNCHANGED,
     RecoverRefused,
 )
+from kseg.ops.recover.run import recover_path
 from kseg.recovery.indexes import STOP_INVALID_RECORD, build_indexes
 from kseg.recovery.plan import (
     DAMAGED,
@@ -676,7 +676,7 @@ def test_dry_run_and_output_never_modify_the_input(tmp_path):
 KILLED_WRITER = r"""
 import os, sys, time
 from pathlib import Path
-import kseg.ops.recover as files
+import kseg.ops.recover.run as files
 
 hook, nth = sys.argv[3], int(sys.argv[4])
 calls = {"n": 0}

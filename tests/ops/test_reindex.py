@@ -18,7 +18,7 @@ import pytest
 from kseg.format import RecordSpec, encode_batch
 from kseg.format.control import ABORT, COMMIT, encode_control_key, encode_end_txn_marker
 from kseg.index import AbortedTxn, OffsetEntry, TimeEntry, encode_txn_index
-from kseg.ops.reindex import (
+from kseg.ops.reindex.run import (
     CREATED,
     NOT_WRITTEN,
     REPLACED,

@@ -1,4 +1,4 @@
-"""``kseg.ops.txn`` on fixtures/txn/logs (written with kafka-clients 4.3.0: see fixtures/txn/PROVENANCE.md).
+"""``kseg.ops.txn.run`` on fixtures/txn/logs (written with kafka-clients 4.3.0: see fixtures/txn/PROVENANCE.md).
 
 Every expected last stable offset, aborted range and producer entry is worked out by hand from Kafka
 4.3.0's rules (storage/src/main/java/org/apache/kafka/storage/internals/log/):
@@ -22,10 +22,10 @@ import pytest
 from support import FIXTURES
 
 from kseg.index import AbortedTxn
-from kseg.ops.txn import PartitionTxn, TxnResult, txn
-from kseg.ops.txn_coordinator import CoordinatorView, read_consumer_offsets
-from kseg.ops.txn_replay import Producer
-from kseg.ops.txn_state import last_stable_offset
+from kseg.ops.txn.coordinator import CoordinatorView, read_consumer_offsets
+from kseg.ops.txn.replay import Producer
+from kseg.ops.txn.run import PartitionTxn, TxnResult, txn
+from kseg.ops.txn.state import last_stable_offset
 
 LOGS = FIXTURES / "txn" / "logs"
 T0 = 1_700_000_000_000

@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from kseg.cli import cli
-from kseg.ops.recover import recover_path
-from kseg.ops.recover_kafka import DELETED, RECOVERS_NO_INDEX, RECOVERS_UNCLEAN, SKIPPED_CLEAN
-from kseg.ops.recover_report import LogDirReport
+from kseg.ops.recover.kafka import DELETED, RECOVERS_NO_INDEX, RECOVERS_UNCLEAN, SKIPPED_CLEAN
+from kseg.ops.recover.report import LogDirReport
+from kseg.ops.recover.run import recover_path
 from kseg.recovery.loading import predict_log_dir
 from kseg.render.recover import report_lines
 from kseg.render.recover_logdir import log_dir_lines

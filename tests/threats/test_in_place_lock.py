@@ -68,8 +68,8 @@ def _paused(*args, **kwargs):
 target.{function} = _paused
 """
 #: Where each command is stopped: just before it writes its first file.
-WRITERS = {"recover": ("kseg.ops.recover", "write_segment"), "salvage": ("kseg.ops.recover", "write_segment"),
-           "reindex": ("kseg.ops.reindex", "_write_set")}
+WRITERS = {"recover": ("kseg.ops.recover.run", "write_segment"), "salvage": ("kseg.ops.recover.run", "write_segment"),
+           "reindex": ("kseg.ops.reindex.run", "_write_set")}
 
 
 @pytest.fixture

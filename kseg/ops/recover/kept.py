@@ -26,7 +26,7 @@ import copy
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kseg.ops.recover_report import CREATED, NOT_WRITTEN, Written
+from kseg.ops.recover.report import CREATED, NOT_WRITTEN, Written
 from kseg.recovery.index_compare import ENTRY_SIZES, INDEX_KINDS, index_bytes
 from kseg.recovery.indexes import IndexBuild, build_indexes
 from kseg.recovery.loading import PartitionPrediction

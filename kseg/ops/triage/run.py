@@ -10,7 +10,7 @@ someone on call:
   losing them means the disk, not an unflushed tail);
 * an impact rank (:data:`STOPS` first, :data:`HEALTHY` last), so the
   partitions that stop the broker or lose committed data come first;
-* the kseg commands to run next (:mod:`kseg.ops.triage_next`), all read-only.
+* the kseg commands to run next (:mod:`kseg.ops.triage.next`), all read-only.
 
 Nothing is printed here and nothing is written: the model only reads, and
 this module only ``stat`` s deleted segments for their size.
@@ -29,7 +29,7 @@ from typing import overload
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, Refused
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.discover import parse_partition_dir
-from kseg.ops.triage_next import NextStep, failing_file, log_dir_steps, partition_steps
+from kseg.ops.triage.next import NextStep, failing_file, log_dir_steps, partition_steps
 from kseg.recovery.loading import (
     BROKER_STOPS,
     DIR_OFFLINE,

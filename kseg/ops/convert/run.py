@@ -1,11 +1,11 @@
 """``kseg convert``: rewrite a segment, or a partition's segments, in another magic and/or codec.
 
 This module is the file operation; the rest of the command is split by
-responsibility: :mod:`~kseg.ops.convert_target` (the target and Kafka's
-refusals), :mod:`~kseg.ops.convert_source` (reading the input),
-:mod:`~kseg.ops.convert_batches` (the per-batch conversion, built with
-:mod:`~kseg.ops.convert_build`), :mod:`~kseg.ops.convert_txn` (what becomes
-of transactions) and :mod:`~kseg.ops.convert_tally` (the counts).
+responsibility: :mod:`~kseg.ops.convert.target` (the target and Kafka's
+refusals), :mod:`~kseg.ops.convert.source` (reading the input),
+:mod:`~kseg.ops.convert.batches` (the per-batch conversion, built with
+:mod:`~kseg.ops.convert.build`), :mod:`~kseg.ops.convert.txn` (what becomes
+of transactions) and :mod:`~kseg.ops.convert.tally` (the counts).
 
 * Input: one ``.log`` segment or one partition directory (its segments in
   Kafka's order).  Inputs are only read, through :class:`~kseg.segment.MappedFile`.
@@ -32,11 +32,11 @@ from itertools import takewhile
 from pathlib import Path
 
 from kseg.errors import KsegError
-from kseg.ops.convert_batches import Converter
-from kseg.ops.convert_source import Skipped, first_base_offset, iter_source
-from kseg.ops.convert_tally import Tally
-from kseg.ops.convert_target import DEFAULT_MAX_MESSAGE_BYTES, ConvertRefused, Target, check_target
-from kseg.ops.convert_txn import TxnDeliveries
+from kseg.ops.convert.batches import Converter
+from kseg.ops.convert.source import Skipped, first_base_offset, iter_source
+from kseg.ops.convert.tally import Tally
+from kseg.ops.convert.target import DEFAULT_MAX_MESSAGE_BYTES, ConvertRefused, Target, check_target
+from kseg.ops.convert.txn import TxnDeliveries
 from kseg.ops.discover import file_kind, is_partition_dir, segment_logs
 from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
 from kseg.recovery.producer_state import TxnTracker, replay_segments

@@ -6,17 +6,17 @@ Per partition (data only; :mod:`kseg.render.txn` prints):
   the loading model (:mod:`kseg.recovery.loading`), the high watermark from
   ``replication-offset-checkpoint``;
 * every producer and transaction, replayed from the log
-  (:mod:`kseg.ops.txn_replay`, ProducerStateManager's rules), and the aborted
+  (:mod:`kseg.ops.txn.replay`, ProducerStateManager's rules), and the aborted
   ranges as the ``.txnindex`` holds them;
 * the producer state the broker itself would start from -- its newest usable
   ``.snapshot`` plus the log after it (``ProducerStateManager.truncateAndReload``,
   ``UnifiedLog.rebuildProducerState``) -- and where that snapshot disagrees
-  with the log (:mod:`kseg.ops.txn_state`);
+  with the log (:mod:`kseg.ops.txn.state`);
 * the last stable offset (:func:`last_stable_offset`);
 * hanging transactions (KIP-664, ``TransactionsCommand.FindHangingTransactionsCommand``),
   with the transaction coordinator's record from ``__transaction_state`` and
   the groups of ``__consumer_offsets`` committed at the LSO
-  (:mod:`kseg.ops.txn_coordinator`).
+  (:mod:`kseg.ops.txn.coordinator`).
 
 Everything is read through :mod:`kseg.segment`; nothing is created or changed.
 """
@@ -30,15 +30,15 @@ from pathlib import Path
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.discover import is_partition_dir, parse_partition_dir, partition_dirs, segment_logs
-from kseg.ops.txn_coordinator import (
+from kseg.ops.txn.coordinator import (
     OFFSETS_TOPIC,
     TRANSACTION_TOPIC,
     CoordinatorView,
     read_consumer_offsets,
     read_transaction_state,
 )
-from kseg.ops.txn_state import BrokerState, broker_state, last_stable_offset
-from kseg.ops.txn_verdict import Group, TxnView, classify, groups_of
+from kseg.ops.txn.state import BrokerState, broker_state, last_stable_offset
+from kseg.ops.txn.verdict import Group, TxnView, classify, groups_of
 from kseg.recovery.loading import PartitionPrediction, predict_log_dir, predict_partition
 from kseg.recovery.loading.logdir import (
     CLEAN_SHUTDOWN,

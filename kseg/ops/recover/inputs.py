@@ -21,8 +21,8 @@ from kseg.ops.discover import (
     partition_files,
     segment_logs,
 )
-from kseg.ops.recover_kafka import STARTUP_FATE, special_kind
-from kseg.ops.recover_report import DRY_RUN, IN_PLACE, OUTPUT, RecoverRefused
+from kseg.ops.recover.kafka import STARTUP_FATE, special_kind
+from kseg.ops.recover.report import DRY_RUN, IN_PLACE, OUTPUT, RecoverRefused
 from kseg.recovery.index_compare import INDEX_KINDS
 from kseg.recovery.loading.logdir import (
     CLEAN_SHUTDOWN,

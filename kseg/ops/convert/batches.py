@@ -11,8 +11,8 @@ on produce), ``RecordsUtil.downConvert`` (down-conversion on fetch) and
   log-append time (``RecordsUtil.convertRecordBatch``); V0 output has no
   timestamps at all.
 * Below magic 2 there are no headers, producers, transactions or control
-  batches: :mod:`kseg.ops.convert_target` refuses them or, when allowed,
-  counts what is dropped; :mod:`kseg.ops.convert_txn` counts what old
+  batches: :mod:`kseg.ops.convert.target` refuses them or, when allowed,
+  counts what is dropped; :mod:`kseg.ops.convert.txn` counts what old
   consumers will see of transactions.  Zstd cannot go below magic 2.
 * The codec is the target's, or (``codec=None``) each source batch's own, as
   both of Kafka's paths do by default.  Control batches keep theirs (Kafka never
@@ -29,7 +29,7 @@ on produce), ``RecordsUtil.downConvert`` (down-conversion on fetch) and
   sequence of its first record, so every record keeps its sequence.  A single
   record larger than the limit goes alone into its own batch.
 
-Nothing here touches a file; :mod:`kseg.ops.convert` walks segments and writes.
+Nothing here touches a file; :mod:`kseg.ops.convert.run` walks segments and writes.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from kseg.format.model import RecordSpec, codec_name, increment_sequence
 from kseg.format.v0v1_encode import MessageSetEncoder
 from kseg.format.v2 import V2Batch
 from kseg.format.v2_write import BatchEncoder
-from kseg.ops.convert_build import (
+from kseg.ops.convert.build import (
     BATCH_OVERHEAD,
     MAX_OFFSET_DELTA,
     SPLIT_MARGIN,
@@ -60,11 +60,11 @@ from kseg.ops.convert_build import (
     record_specs,
     with_last_offset,
 )
-from kseg.ops.convert_fast import CoreSpecs
-from kseg.ops.convert_source import CHUNK, BatchSummary, SourceRecords
-from kseg.ops.convert_tally import Tally
-from kseg.ops.convert_target import ConvertRefused, Target, codec_for, representable
-from kseg.ops.convert_txn import TxnDeliveries
+from kseg.ops.convert.fast import CoreSpecs
+from kseg.ops.convert.source import CHUNK, BatchSummary, SourceRecords
+from kseg.ops.convert.tally import Tally
+from kseg.ops.convert.target import ConvertRefused, Target, codec_for, representable
+from kseg.ops.convert.txn import TxnDeliveries
 
 
 class Specs(Protocol):
@@ -108,7 +108,7 @@ class Converter:
 
     :meth:`feed` yields the output chunks that are ready (a packed group is
     held back until something ends it); :meth:`finish` returns the rest.
-    Refusals raise :class:`~kseg.ops.convert_target.ConvertRefused` located at
+    Refusals raise :class:`~kseg.ops.convert.target.ConvertRefused` located at
     the source batch.
     """
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from kseg.ops.txn_coordinator import CoordinatorTxn, CoordinatorView
-from kseg.ops.txn_replay import Producer, Transaction
-from kseg.ops.txn_state import BrokerState
+from kseg.ops.txn.coordinator import CoordinatorTxn, CoordinatorView
+from kseg.ops.txn.replay import Producer, Transaction
+from kseg.ops.txn.state import BrokerState
 
 STATES = ("committed", "aborted", "open", "hanging")
 

@@ -4,7 +4,7 @@ Pure functions, no state: the arguments of an output batch (:class:`Params`),
 a size estimate to cut batches by before encoding, the fast path that only
 recompresses a V2 batch's record bytes, and ``overrideLastOffset``.  The
 stateful part (packing, splitting, counting) is
-:class:`~kseg.ops.convert_batches.Converter`.
+:class:`~kseg.ops.convert.batches.Converter`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from kseg.format.layout import (
     V2_ATTRIBUTES_OFFSET,
 )
 from kseg.format.model import CREATE_TIME, LOG_APPEND_TIME, Record, RecordSpec
-from kseg.ops.convert_source import BatchSummary, SourceRecords
+from kseg.ops.convert.source import BatchSummary, SourceRecords
 
 MAX_OFFSET_DELTA = 0x7FFFFFFF
 MAX_RECORD_OVERHEAD_V2 = 21  # DefaultRecord.MAX_RECORD_OVERHEAD

@@ -1,9 +1,9 @@
 """What ``kseg recover`` did (or would do), as data for the report: files written, segments, the run.
 
-Built by :mod:`kseg.ops.recover`, read by :mod:`kseg.render.recover`.  What
+Built by :mod:`kseg.ops.recover.run`, read by :mod:`kseg.render.recover`.  What
 Kafka keeps of a segment is the :class:`~kseg.recovery.plan.Plan`; what its
 loader does at the next start is the model's prediction
-(:mod:`kseg.recovery.loading`, read per segment by :mod:`kseg.ops.recover_kafka`).
+(:mod:`kseg.recovery.loading`, read per segment by :mod:`kseg.ops.recover.kafka`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kseg.errors import Refused
-from kseg.ops.recover_kafka import Deletion, KafkaView, Startup
+from kseg.ops.recover.kafka import Deletion, KafkaView, Startup
 from kseg.recovery.indexes import IndexBuild
 from kseg.recovery.loading import LogDirPrediction, PartitionPrediction
 from kseg.recovery.plan import Plan
@@ -32,7 +32,7 @@ SEG_REWRITTEN = "rewritten"  # in place
 SEG_UNTOUCHED = "untouched"  # in place, nothing to cut
 SEG_REFUSED = "not-written"  # kafka mode: Kafka's recovery throws on it; nothing is written
 SEG_DRY_RUN = "dry-run"
-#: -o OUTDIR without --salvage: OUTDIR gets what Kafka's next start keeps (kseg.ops.recover_kept)
+#: -o OUTDIR without --salvage: OUTDIR gets what Kafka's next start keeps (kseg.ops.recover.kept)
 SEG_KEPT_AS_KAFKA = "written-as-kafka-keeps"  # copied whole although damaged: Kafka does not recover it
 SEG_KAFKA_DELETES = "not-written-kafka-deletes"  # Kafka deletes it (R4.3, R8.2) or a .swap replaces it
 

@@ -1,10 +1,10 @@
 """A source batch's records as builder input, re-encoded by the compiled core (issue 16).
 
-:class:`~kseg.ops.convert_batches.Converter` encodes an output batch from a
+:class:`~kseg.ops.convert.batches.Converter` encodes an output batch from a
 source batch's records.  In Python that reads each record as a ``Record`` and
 a ``RecordSpec`` on every pass; :class:`CoreSpecs` hands the same records to
 the core instead (:mod:`kseg.format.convert_core`): it writes runs of
-:data:`~kseg.ops.convert_source.CHUNK` records in the target's layout into the
+:data:`~kseg.ops.convert.source.CHUNK` records in the target's layout into the
 same builders (``BatchEncoder`` / ``MessageSetEncoder.add_encoded``), which
 compress and frame them, and it makes the greedy cut of ``Converter._split``.
 Where the core declines (records it does not take, or data Kafka's builder
@@ -20,8 +20,8 @@ from kseg.format.convert_core import CoreRecords
 from kseg.format.model import RecordSpec
 from kseg.format.v0v1_encode import MessageSetEncoder
 from kseg.format.v2_write import BatchEncoder
-from kseg.ops.convert_build import LEGACY_ENTRY_OVERHEAD, estimate_total, record_specs
-from kseg.ops.convert_source import CHUNK, BatchSummary, SourceRecords
+from kseg.ops.convert.build import LEGACY_ENTRY_OVERHEAD, estimate_total, record_specs
+from kseg.ops.convert.source import CHUNK, BatchSummary, SourceRecords
 
 #: A target that only reads the first record (its offset and timestamp): any magic-2 record passes it.
 _PEEK = (2, None, None, None, -1, False, None)

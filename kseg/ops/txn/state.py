@@ -36,7 +36,7 @@ from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.snapshot import ProducerEntry, check_snapshot, read_snapshot
 from kseg.index import AbortedTxn
 from kseg.ops.discover import file_kind, partition_files, segment_logs
-from kseg.ops.txn_replay import Producer, Replay, ReplayRange, Transaction, replay_partition
+from kseg.ops.txn.replay import Producer, Replay, ReplayRange, Transaction, replay_partition
 from kseg.recovery.loading import PartitionPrediction
 from kseg.segment import base_offset_from_name, read_small_file
 

@@ -32,9 +32,9 @@ from kseg.format.control import decode_end_txn_marker
 from kseg.format.snapshot import ProducerEntry, encode_snapshot
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
-from kseg.ops.recover_kept import KeptFile
-from kseg.ops.recover_report import CREATED, CheckpointChange, Report, SegmentOutcome, Written
-from kseg.ops.recover_topics import METADATA_DIR, known_topic_id
+from kseg.ops.recover.kept import KeptFile
+from kseg.ops.recover.report import CREATED, CheckpointChange, Report, SegmentOutcome, Written
+from kseg.ops.recover.topics import METADATA_DIR, known_topic_id
 from kseg.recovery.loading import PartitionPrediction
 from kseg.recovery.loading.checkpoints import format_checkpoint
 from kseg.recovery.loading.logdir import (

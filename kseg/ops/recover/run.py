@@ -3,23 +3,23 @@
 What is kept is planned by the recovery core
 (:func:`kseg.recovery.segment_plan.plan_segment`); what Kafka's loader does
 at the next start is the one model's prediction (:mod:`kseg.recovery.loading`,
-read per segment by :mod:`kseg.ops.recover_kafka`); this module only reads
+read per segment by :mod:`kseg.ops.recover.kafka`); this module only reads
 and writes files.  The input is a ``.log``, a partition directory, or a log
 directory (every partition, each with the same model).  Targets, one per run:
 
 * ``-o OUTDIR`` on a partition or log directory, without ``--salvage``:
-  exactly the files Kafka's next start keeps (:mod:`kseg.ops.recover_kept`,
-  :func:`kseg.ops.recover_output.write_kept_partition_files`) -- the model's
+  exactly the files Kafka's next start keeps (:mod:`kseg.ops.recover.kept`,
+  :func:`kseg.ops.recover.output.write_kept_partition_files`) -- the model's
   actions replayed.  With ``--salvage`` (or a single ``.log``, or a load the
   model sees throw): every segment of the input under its own name, each
   with rebuilt ``.index``/``.timeindex`` (and ``.txnindex`` when a
   transaction was aborted), plus ``partition.metadata``, the
   ``leader-epoch-checkpoint`` and a producer snapshot at the log end
-  (:mod:`kseg.ops.recover_output`).  A log directory becomes
+  (:mod:`kseg.ops.recover.output`).  A log directory becomes
   ``OUTDIR/<partition>/...`` plus the clean-shutdown marker and checkpoints
   (each entry rewritten is reported) and a byte-for-byte copy of everything
   else, so Kafka 4.3.0 loads OUTDIR without changing a file.  Any existing
-  target is refused before anything is written (:mod:`kseg.ops.recover_inputs`).
+  target is refused before anything is written (:mod:`kseg.ops.recover.inputs`).
 * ``--in-place``: only segments that change are rewritten; the original
   ``.log`` (and each replaced index) is kept beside it as ``<name>.bak``
   (:func:`kseg.segment.backup_path`), every replacement atomic.  Refused
@@ -52,7 +52,7 @@ from typing import BinaryIO
 from kseg.errors import KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.locks import refuse_in_place_while_locked
-from kseg.ops.recover_inputs import (
+from kseg.ops.recover.inputs import (
     Input,
     choose_target,
     later_segments,
@@ -65,7 +65,7 @@ from kseg.ops.recover_inputs import (
     resolve_input,
     tracker_before,
 )
-from kseg.ops.recover_kafka import (
+from kseg.ops.recover.kafka import (
     KafkaView,
     Startup,
     kafka_views,
@@ -74,9 +74,9 @@ from kseg.ops.recover_kafka import (
     startup_from,
     with_recovers_from,
 )
-from kseg.ops.recover_kept import kafka_files, write_kept_segments
-from kseg.ops.recover_output import write_kept_partition_files, write_log_dir_files, write_partition_files
-from kseg.ops.recover_report import (
+from kseg.ops.recover.kept import kafka_files, write_kept_segments
+from kseg.ops.recover.output import write_kept_partition_files, write_log_dir_files, write_partition_files
+from kseg.ops.recover.report import (
     CREATED,
     DRY_RUN,
     IN_PLACE,

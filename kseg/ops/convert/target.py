@@ -8,7 +8,7 @@ Two kinds of refusal, both :class:`ConvertRefused` (nothing is written):
   :func:`codec_for`: control batches, transactional batches and headers have
   no place in magic 0/1 and are refused unless a ``drop_*`` flag allows
   dropping them (as ``RecordsUtil.downConvert`` does), and every drop is
-  counted in :class:`~kseg.ops.convert_tally.Dropped`; a zstd batch cannot go
+  counted in :class:`~kseg.ops.convert.tally.Dropped`; a zstd batch cannot go
   below magic 2 at all (Kafka's message is kept).
 """
 
@@ -21,8 +21,8 @@ from kseg.format import Batch, encode_batch
 from kseg.format.compression import CODEC_ZSTD, DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import LOG_OVERHEAD
 from kseg.format.model import RecordSpec
-from kseg.ops.convert_source import BatchSummary
-from kseg.ops.convert_tally import Dropped
+from kseg.ops.convert.source import BatchSummary
+from kseg.ops.convert.tally import Dropped
 
 #: The largest output batch: Kafka's topic config ``max.message.bytes`` ("The largest record batch size
 #: allowed by Kafka (after compression if compression is enabled).", ``TopicConfig.MAX_MESSAGE_BYTES_DOC`` in

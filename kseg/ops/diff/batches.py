@@ -1,0 +1,81 @@
+"""The batches of a loaded replica in offset order: one light tuple per batch, read from the mapped segments.
+
+Only the batches Kafka would serve after its next start count: those ending at
+or after the log start offset and starting before the log end offset the
+loading model predicts (a damaged tail the load cuts is not part of the replica).
+Segments are walked one at a time through :class:`kseg.segment.Segment`
+(read-only mappings), so memory holds one segment's mapping, not the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.format.layout import Buffer
+from kseg.format.model import NO_PARTITION_LEADER_EPOCH, Record
+from kseg.format.v0v1 import LegacyBatch
+from kseg.format.v2 import V2Batch
+from kseg.segment import Segment
+
+
+class BatchRef(NamedTuple):
+    """Where one batch is and what its header says; ``crc`` is the batch's stored checksum."""
+
+    base: int
+    last: int
+    epoch: int
+    crc: int
+    magic: int
+    segment: Path
+    position: int
+    size: int
+    buf: Buffer  # the segment's mapping: valid while the walk that yielded this batch stays in its segment
+
+    def data(self) -> bytes:
+        """The batch's bytes exactly as stored."""
+        return bytes(self.buf[self.position : self.position + self.size])
+
+    def records(self, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> Iterator[Record]:
+        """The batch's records (decompressed under the read cap)."""
+        if self.magic >= 2:
+            return V2Batch(self.buf, self.position).iter_records(max_batch_bytes)
+        return LegacyBatch(self.buf, self.position).iter_records(max_batch_bytes)
+
+    def is_control(self) -> bool:
+        return self.magic >= 2 and V2Batch(self.buf, self.position).is_control
+
+    def producer(self) -> tuple[int, bool]:
+        """(producer id, transactional) of a V2 batch; (-1, False) for V0/V1."""
+        if self.magic < 2:
+            return -1, False
+        batch = V2Batch(self.buf, self.position)
+        return batch.producer_id, batch.is_transactional
+
+
+def iter_batches(logs: list[Path], log_start: int, log_end: int) -> Iterator[BatchRef]:
+    """Every batch of ``logs`` (by base offset) with ``last >= log_start`` and ``base < log_end``."""
+    for log in logs:
+        with Segment(log) as seg:
+            for pos, nxt, magic, header, _ in seg.walk(strict=False).frames():
+                if header is not None:
+                    base, epoch, crc = header[0], header[2], header[4]
+                    last = base + header[6]
+                else:
+                    legacy = LegacyBatch(seg.buf, pos)
+                    base, last, epoch, crc = legacy.base_offset, legacy.last_offset, NO_PARTITION_LEADER_EPOCH, legacy.crc
+                if base >= log_end:
+                    return
+                if last >= log_start:
+                    yield BatchRef(base, last, epoch, crc, magic, log, pos, nxt - pos, seg.buf)
+
+
+def epochs_of_batches(batches: Iterator[BatchRef]) -> list[tuple[int, int]]:
+    """The epoch lineage the batches carry: each epoch above every earlier one, at its first batch (R7.3's rule)."""
+    lineage: list[tuple[int, int]] = []
+    for ref in batches:
+        if ref.magic >= 2 and ref.epoch >= 0 and (not lineage or ref.epoch > lineage[-1][0]):
+            lineage.append((ref.epoch, ref.base))
+    return lineage

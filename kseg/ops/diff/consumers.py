@@ -1,0 +1,100 @@
+"""Consumer groups whose committed offset a choice of leader takes away.
+
+Every ``__consumer_offsets`` partition found in the log directories holding
+the replicas is folded as the group coordinator loads it: offset commits in
+log order, a tombstone removes the commit, a transactional commit counts only
+once its COMMIT marker follows.  For a candidate leader ``L`` a group
+committed at ``c`` on the compared partition is affected when
+
+* ``c`` is above ``L``'s log end offset: the next fetch is out of range and
+  the consumer resets as ``auto.offset.reset`` says; or
+* the record before ``c`` (the last one the group consumed) lies in a range
+  some follower throws away under ``L``: a consumer validating its position
+  against the leader's epochs (KIP-320) gets ``LogTruncationException``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kseg.format.control import ABORT
+from kseg.format.internal import decode_offsets_record
+from kseg.format.v2 import V2Batch
+from kseg.ops.discover import parse_partition_dir, segment_logs
+from kseg.recovery.producer_state import end_txn_marker
+from kseg.segment import Segment
+
+OFFSETS_TOPIC = "__consumer_offsets"
+OFFSET_COMMIT_KEYS = (0, 1)  # OffsetCommitKey versions 0 and 1
+OUT_OF_RANGE = "committed offset above the leader's log end: out of range, reset by auto.offset.reset"
+TRUNCATED = "last consumed record thrown away: LogTruncationException (KIP-320), or re-reads silently"
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    group: str
+    offset: int
+    source: str  # the __consumer_offsets partition directory it was read from
+
+
+def committed_offsets(log_dirs: list[Path], topic: str, partition: int, cap: int) -> list[Commit]:
+    """Every group's committed offset for ``topic-partition`` in the ``__consumer_offsets`` of ``log_dirs``."""
+    found: list[Commit] = []
+    for log_dir in dict.fromkeys(log_dirs):
+        for directory in sorted(log_dir.glob(f"{OFFSETS_TOPIC}-*")):
+            name = parse_partition_dir(directory)
+            if name is None or name.topic != OFFSETS_TOPIC or not directory.is_dir():
+                continue
+            offsets = _fold(segment_logs(directory), cap)
+            found += [Commit(g, o, str(directory)) for (g, t, p), o in sorted(offsets.items()) if (t, p) == (topic, partition)]
+    return found
+
+
+def _fold(logs: list[Path], cap: int) -> dict[tuple[str, str, int], int]:
+    offsets: dict[tuple[str, str, int], int] = {}
+    pending: dict[int, list[tuple[tuple[str, str, int], int | None]]] = {}
+    for log in logs:
+        with Segment(log) as seg:
+            for batch in seg.iter_batches():
+                if not isinstance(batch, V2Batch):
+                    continue
+                if batch.is_control:
+                    marker = end_txn_marker(batch, cap)
+                    commits = pending.pop(batch.producer_id, [])
+                    if marker is not None and marker[0] != ABORT:
+                        _apply(offsets, commits)
+                    continue
+                commits = [c for c in map(_commit, batch.iter_records(cap)) if c is not None]
+                if batch.is_transactional:
+                    pending.setdefault(batch.producer_id, []).extend(commits)
+                else:
+                    _apply(offsets, commits)
+    return offsets
+
+
+def _commit(record: object) -> tuple[tuple[str, str, int], int | None] | None:
+    decoded = decode_offsets_record(record.key, record.value, record.offset)  # type: ignore[attr-defined]
+    if decoded.problem is not None or decoded.key is None or decoded.key["type"] not in OFFSET_COMMIT_KEYS:
+        return None
+    key = decoded.key["data"]
+    offset = None if decoded.value is None else decoded.value["data"]["offset"]
+    return (key["group"], key["topic"], key["partition"]), offset
+
+
+def _apply(offsets: dict[tuple[str, str, int], int], commits: list[tuple[tuple[str, str, int], int | None]]) -> None:
+    for key, offset in commits:
+        if offset is None:
+            offsets.pop(key, None)
+        else:
+            offsets[key] = offset
+
+
+def consequence(committed: int, leader_end: int, thrown_away: list[list[int]]) -> str | None:
+    """What a group committed at ``committed`` meets when the candidate leader serves the partition."""
+    if committed > leader_end:
+        return OUT_OF_RANGE
+    consumed = committed - 1
+    if any(first <= consumed <= last for first, last in thrown_away):
+        return TRUNCATED
+    return None

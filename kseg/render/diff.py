@@ -1,0 +1,97 @@
+"""Text and JSON Lines for ``kseg diff`` results (:mod:`kseg.ops.diff.run`); every function returns lines.
+
+JSON Lines (docs/diff.md): one ``replica`` line per replica, one ``truncation``
+line per ordered (leader, follower) pair, one ``divergence`` line per range
+where two replicas disagree, one ``group`` line per consumer group a choice
+of leader affects, one ``export`` line per replica exported, then the
+``recommendation``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from kseg.ops.diff.compare import ONLY_A, ONLY_B, Range
+from kseg.ops.diff.run import Choice, DiffResult, PairDiff
+from kseg.render.terminal import shown
+
+
+def _kind(pair: PairDiff, r: Range) -> str:
+    if r.kind == ONLY_A:
+        return f"only on {pair.a.path}"
+    if r.kind == ONLY_B:
+        return f"only on {pair.b.path}"
+    return r.kind
+
+
+def divergence_json(pair: PairDiff, r: Range) -> dict[str, object]:
+    return {"type": "divergence", "a": pair.a.path, "b": pair.b.path, "first": r.first, "last": r.last,
+            "kind": _kind(pair, r), "batches_a": r.batches_a, "batches_b": r.batches_b}
+
+
+def reason(result: DiffResult) -> str:
+    """Why the recommended leader: its cost, then every other choice's."""
+    best = result.recommended
+    if best is None:
+        return "no replica can be loaded"
+    others = "; ".join(f"{c.leader.path}: {c.committed_lost} committed, {c.lost} in all"
+                       for c in result.choices[1:])
+    text = (f"loses {best.committed_lost} offsets acknowledged below a follower's high watermark and "
+            f"{best.lost} offsets in all")
+    return f"{text}; other choices: {others}" if others else text
+
+
+def group_json(choice: Choice) -> Iterator[dict[str, object]]:
+    for commit, what in choice.groups:
+        yield {"type": "group", "leader": choice.leader.path, "group": commit.group,
+               "committed_offset": commit.offset, "source": commit.source, "consequence": what}
+
+
+def render_json(result: DiffResult, exports: list[dict[str, object]] | None = None) -> Iterator[str]:
+    for replica in result.replicas:
+        yield json.dumps(replica.as_json())
+    for t in result.truncations:
+        yield json.dumps(t.as_json())
+    for pair in result.pairs:
+        for r in pair.divergent:
+            yield json.dumps(divergence_json(pair, r))
+    for choice in result.choices:
+        for line in group_json(choice):
+            yield json.dumps(line)
+    for export in exports or []:
+        yield json.dumps(export)
+    best = result.recommended
+    yield json.dumps({"type": "recommendation", "leader": None if best is None else best.leader.path,
+                      "reason": reason(result), "new_leader_epoch": result.new_epoch,
+                      "choices": [{"leader": c.leader.path, "committed_lost": c.committed_lost, "lost": c.lost}
+                                  for c in result.choices]})
+
+
+def render_text(result: DiffResult, exports: list[dict[str, object]] | None = None) -> Iterator[str]:
+    for r in result.replicas:
+        if r.error is not None:
+            yield f"{shown(r.path)}: Kafka cannot load it: {r.error}"
+            continue
+        yield (f"{shown(r.path)}: offsets {r.log_start_offset}..{r.log_end_offset - 1}, high watermark "
+               f"{r.high_watermark}, epochs {' '.join(f'{e}@{s}' for e, s in r.epochs) or 'none'}")
+        for line in r.epoch_disagreements:
+            yield f"  epoch lineage: {line}"
+    for pair in result.pairs:
+        head = f"{shown(pair.a.path)} vs {shown(pair.b.path)}"
+        if not pair.divergent:
+            yield f"{head}: identical"
+        for r in pair.divergent:
+            yield f"{head}: {r.first}..{r.last} {_kind(pair, r)} ({r.batches_a} vs {r.batches_b} batches)"
+    for t in result.truncations:
+        lost = ", ".join(f"{a}..{b}" for a, b in t.lost_offsets) or "nothing"
+        yield (f"leader {shown(t.leader.path)}: {shown(t.follower.path)} truncates to {t.truncation.truncate_to}, "
+               f"loses {lost} ({t.lost_below_high_watermark} below its high watermark {t.follower.high_watermark})")
+    for choice in result.choices:
+        for commit, what in choice.groups:
+            yield (f"leader {shown(choice.leader.path)}: group {commit.group!r} committed at {commit.offset}: {what}")
+    for export in exports or []:
+        yield f"exported {export['batches']} batches only on {shown(str(export['replica']))} to {shown(str(export['path']))}"
+    best = result.recommended
+    if best is not None:
+        yield f"recommended leader: {shown(best.leader.path)}: {reason(result)}"

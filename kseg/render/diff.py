@@ -81,8 +81,9 @@ def render_text(result: DiffResult, exports: list[dict[str, object]] | None = No
         head = f"{shown(pair.a.path)} vs {shown(pair.b.path)}"
         if not pair.divergent:
             yield f"{head}: identical"
-        for r in pair.divergent:
-            yield f"{head}: {r.first}..{r.last} {_kind(pair, r)} ({r.batches_a} vs {r.batches_b} batches)"
+        for span in pair.divergent:
+            yield (f"{head}: {span.first}..{span.last} {_kind(pair, span)} "
+                   f"({span.batches_a} vs {span.batches_b} batches)")
     for t in result.truncations:
         lost = ", ".join(f"{a}..{b}" for a, b in t.lost_offsets) or "nothing"
         yield (f"leader {shown(t.leader.path)}: {shown(t.follower.path)} truncates to {t.truncation.truncate_to}, "

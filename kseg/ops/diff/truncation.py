@@ -111,6 +111,7 @@ def truncate_follower(leader: LogView, follower: LogView, new_epoch: int) -> Tru
         f.truncate_to(f.high_watermark)
         low = min(low, f.log_end)
     for _ in range(MAX_ROUNDS):
+        before = (f.log_end, len(f.epochs))
         step = _fetch_round(lead, f)
         if step is None:
             break
@@ -118,8 +119,8 @@ def truncate_follower(leader: LogView, follower: LogView, new_epoch: int) -> Tru
         if step[1] is not None:
             restarted = step[1]
         low = min(low, f.log_end)
-        if restarted is not None:
-            break
+        if restarted is not None or (f.log_end, len(f.epochs)) == before:
+            break  # a round that changes nothing would repeat forever
     return Truncation(low, restarted, steps)
 
 

@@ -1,0 +1,86 @@
+"""Kafka 4.3.0's own follower truncation (DiffTruncate.java on the storage oracle), for ``kseg diff``'s tests.
+
+``truncations(storage, jobs)`` compiles DiffTruncate.java once per source digest (next to the storage
+drivers in the jar cache) and runs every job in one JVM. A job is (leader partition dir, follower
+partition dir, follower high watermark, new leader epoch); each log is opened with the checkpoints of
+its log directory, as LogManager opens it. Returns one dict per job: ``truncate_to``, ``restarted_at``,
+``log_end_offset``, ``epochs`` and ``lost_batches`` ([base, last] of each batch the follower lost).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+try:
+    from . import jars as _jars
+    from .kafka_storage import KafkaStorage
+    from .oracle import JVM_OPTIONS, OracleError, find_java
+except ImportError:  # imported as a top-level module
+    import jars as _jars  # type: ignore[no-redef]
+    from kafka_storage import KafkaStorage  # type: ignore[no-redef]
+    from oracle import JVM_OPTIONS, OracleError, find_java  # type: ignore[no-redef]
+
+SOURCE = Path(__file__).with_name("DiffTruncate.java")
+
+
+def _checkpoint(logdir: Path, name: str, topic: str, partition: int) -> int:
+    path = logdir / name
+    if not path.is_file():
+        return 0
+    for line in path.read_text().splitlines()[2:]:
+        t, p, o = line.split()
+        if (t, int(p)) == (topic, partition):
+            return int(o)
+    return 0
+
+
+def _side(pdir: Path) -> list[str]:
+    topic, _, number = pdir.name.rpartition("-")
+    logdir = pdir.parent
+    return [str(pdir), str(_checkpoint(logdir, "log-start-offset-checkpoint", topic, int(number))),
+            str(_checkpoint(logdir, "recovery-point-offset-checkpoint", topic, int(number))),
+            "true" if (logdir / ".kafka_cleanshutdown").exists() else "false"]
+
+
+def _compiled(storage: KafkaStorage) -> Path:
+    _, javac = find_java()
+    digest = hashlib.sha256(SOURCE.read_bytes() + storage.classpath.encode()).hexdigest()[:16]
+    cache = _jars.cache_dir()
+    classes = cache / f"diff-truncate-{digest}"
+    with _jars.cache_lock(cache):
+        if (classes / ".complete").is_file():
+            return classes
+        shutil.rmtree(classes, ignore_errors=True)
+        classes.mkdir(parents=True)
+        proc = subprocess.run([javac, "-encoding", "UTF-8", "--release", "17", "-nowarn", "-cp", storage.classpath,
+                               "-d", str(classes), str(SOURCE)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise OracleError(f"javac DiffTruncate failed:\n{proc.stderr}")
+        (classes / ".complete").write_text(digest)
+    return classes
+
+
+def truncations(storage: KafkaStorage, jobs: Sequence[tuple[Path, Path, int, int]]) -> list[dict]:
+    """Kafka's truncation of each follower against each leader (one JVM for all jobs)."""
+    classes = _compiled(storage)
+    with tempfile.TemporaryDirectory(prefix="kseg-difftrunc-") as tmp:
+        lines = ["\t".join([*_side(lead), *_side(follower), str(hw), str(epoch)])
+                 for lead, follower, hw, epoch in jobs]
+        jobs_file = Path(tmp, "jobs")
+        jobs_file.write_text("\n".join(lines) + "\n")
+        command = [storage.java, *JVM_OPTIONS, f"-Djava.io.tmpdir={tmp}",
+                   "-cp", os.pathsep.join([str(classes), storage.classpath]), "DiffTruncate", str(jobs_file)]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise OracleError(f"DiffTruncate failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if len(results) != len(jobs):
+        raise OracleError(f"{len(jobs)} jobs, {len(results)} results:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return results

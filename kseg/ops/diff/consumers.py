@@ -9,8 +9,12 @@ committed at ``c`` on the compared partition is affected when
 * ``c`` is above ``L``'s log end offset: the next fetch is out of range and
   the consumer resets as ``auto.offset.reset`` says; or
 * the record before ``c`` (the last one the group consumed) lies in a range
-  some follower throws away under ``L``: a consumer validating its position
-  against the leader's epochs (KIP-320) gets ``LogTruncationException``.
+  some follower throws away under ``L``: the group may have read that
+  follower's records when it led, which ``L`` does not hold.  Which replica
+  served the group is not on disk, so this is a "may": a consumer whose
+  position carries the old epoch and is validated (KIP-320) gets
+  ``LogTruncationException`` only where ``L``'s end offset for that epoch is
+  below its position.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from kseg.segment import Segment
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_COMMIT_KEYS = (0, 1)  # OffsetCommitKey versions 0 and 1
 OUT_OF_RANGE = "committed offset above the leader's log end: out of range, reset by auto.offset.reset"
-TRUNCATED = "last consumed record thrown away: LogTruncationException (KIP-320), or re-reads silently"
+TRUNCATED = ("last consumed offset in a range a follower throws away: the group may have read records this "
+             "leader does not hold (LogTruncationException where its position's epoch is validated, KIP-320)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,10 @@ one range: the output is ranges, never a line per record.
 from __future__ import annotations
 
 import hashlib
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kseg.format.layout import V2_ATTRIBUTES_OFFSET
 from kseg.ops.diff.batches import BatchRef
 
 IDENTICAL = "identical"
@@ -31,7 +31,6 @@ ONLY_A = "only on a"
 ONLY_B = "only on b"
 #: kinds that mean the replicas disagree
 DIVERGENT = (OTHER_EPOCH, SAME_RECORDS, DIFFERENT, ONLY_A, ONLY_B)
-_NUM = struct.Struct(">qqqq")
 
 
 @dataclass(slots=True)
@@ -58,16 +57,20 @@ class Digest:
         flags = (1 if transactional else 0) | (2 if control else 0)
         update = self.hash.update
         for record in ref.records(self.cap):
-            update(_NUM.pack(record.offset, record.timestamp, producer_id, flags))
+            update(repr((record.offset, record.timestamp, producer_id, flags)).encode())
             for part in (record.key, record.value):
-                update(b"\xff" if part is None else struct.pack(">i", len(part)) + part)
+                update(_framed(part))
             for name, value in record.headers:
-                raw = name.encode() if isinstance(name, str) else name
-                update(struct.pack(">i", len(raw)) + raw + (b"\xff" if value is None else struct.pack(">i", len(value)) + value))
+                update(_framed(name.encode() if isinstance(name, str) else name) + _framed(value))
             update(b"|")
 
     def value(self) -> bytes:
         return self.hash.digest()
+
+
+def _framed(part: bytes | None) -> bytes:
+    """A length-prefixed field (no two sequences of fields frame to the same bytes); None is its own mark."""
+    return b"N" if part is None else b"L%d:" % len(part) + part
 
 
 def compare(a: Iterator[BatchRef], b: Iterator[BatchRef], cap: int) -> list[Range]:
@@ -106,7 +109,7 @@ def _aligned(x: BatchRef, y: BatchRef, cap: int) -> str:
     if x.crc == y.crc and x.size == y.size:
         if x.data() == y.data():
             return IDENTICAL
-        if x.data()[21:] == y.data()[21:]:
+        if x.data()[V2_ATTRIBUTES_OFFSET:] == y.data()[V2_ATTRIBUTES_OFFSET:]:
             return OTHER_EPOCH
     return _by_records([x], [y], cap)
 

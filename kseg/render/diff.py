@@ -16,6 +16,9 @@ from kseg.ops.diff.compare import ONLY_A, ONLY_B, Range
 from kseg.ops.diff.run import Choice, DiffResult, PairDiff
 from kseg.render.terminal import shown
 
+#: keys shown per pair whose latest values differ
+EXAMPLES = 10
+
 
 def _kind(pair: PairDiff, r: Range) -> str:
     if r.kind == ONLY_A:
@@ -28,6 +31,41 @@ def _kind(pair: PairDiff, r: Range) -> str:
 def divergence_json(pair: PairDiff, r: Range) -> dict[str, object]:
     return {"type": "divergence", "a": pair.a.path, "b": pair.b.path, "first": r.first, "last": r.last,
             "kind": _kind(pair, r), "batches_a": r.batches_a, "batches_b": r.batches_b}
+
+
+def _key(key: bytes) -> str:
+    return key.decode("utf-8", "backslashreplace")
+
+
+def _side(entry: tuple[int, bytes | None] | None) -> str:
+    if entry is None:
+        return "no entry"
+    return f"tombstone at {entry[0]}" if entry[1] is None else f"value at {entry[0]}"
+
+
+def state_json(pair: PairDiff) -> Iterator[dict[str, object]]:
+    """The ``keys`` summary and one ``transaction`` line per transaction whose outcome differs."""
+    state = pair.state
+    if state is None:
+        return
+    yield {"type": "keys", "a": pair.a.path, "b": pair.b.path, "keys": state.keys,
+           "differing_keys": len(state.differing_keys),
+           "examples": [{"key": _key(k), "a": _side(x), "b": _side(y)} for k, x, y in state.differing_keys[:EXAMPLES]]}
+    for (producer_id, first), out_a, out_b in state.differing_transactions:
+        yield {"type": "transaction", "a": pair.a.path, "b": pair.b.path, "producer_id": producer_id,
+               "first_offset": first, "outcome_a": out_a, "outcome_b": out_b}
+
+
+def state_text(pair: PairDiff, head: str) -> Iterator[str]:
+    state = pair.state
+    if state is None:
+        return
+    if state.keys:
+        shown_keys = "; ".join(f"{_key(k)!r}: {_side(x)} vs {_side(y)}" for k, x, y in state.differing_keys[:EXAMPLES])
+        verdict = "the same" if not state.differing_keys else f"{len(state.differing_keys)} differ ({shown_keys})"
+        yield f"{head}: the latest value of each key (of {state.keys}) as read_committed consumers read it: {verdict}"
+    for (producer_id, first), out_a, out_b in state.differing_transactions:
+        yield f"{head}: transaction of producer {producer_id} from offset {first}: {out_a} vs {out_b}"
 
 
 def reason(result: DiffResult) -> str:
@@ -56,6 +94,8 @@ def render_json(result: DiffResult, exports: list[dict[str, object]] | None = No
     for pair in result.pairs:
         for r in pair.divergent:
             yield json.dumps(divergence_json(pair, r))
+        for line in state_json(pair):
+            yield json.dumps(line)
     for choice in result.choices:
         for line in group_json(choice):
             yield json.dumps(line)
@@ -84,6 +124,7 @@ def render_text(result: DiffResult, exports: list[dict[str, object]] | None = No
         for span in pair.divergent:
             yield (f"{head}: {span.first}..{span.last} {_kind(pair, span)} "
                    f"({span.batches_a} vs {span.batches_b} batches)")
+        yield from state_text(pair, head)
     for t in result.truncations:
         lost = ", ".join(f"{a}..{b}" for a, b in t.lost_offsets) or "nothing"
         yield (f"leader {shown(t.leader.path)}: {shown(t.follower.path)} truncates to {t.truncation.truncate_to}, "

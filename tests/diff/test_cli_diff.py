@@ -30,7 +30,8 @@ def test_unclean_election_json_lines(unclean):
     result = run("--format", "json", *unclean)
     assert result.exit_code == 1, result.output
     out = lines(result)
-    assert [o["type"] for o in out] == ["replica"] * 3 + ["truncation"] * 6 + ["divergence"] * 3 + ["recommendation"]
+    assert [o["type"] for o in out] == (["replica"] * 3 + ["truncation"] * 6 + ["divergence", "keys"] * 3
+                                        + ["recommendation"])
     assert out[1] == {"type": "replica", "path": "b/t-0", "topic": "t", "partition": 0, "log_start_offset": 0,
                       "log_end_offset": 20, "high_watermark": 12, "epochs": [[0, 0], [1, 10], [2, 12]],
                       "batch_epochs": [[0, 0], [1, 10], [2, 12]], "epoch_disagreements": [], "error": None}
@@ -43,13 +44,18 @@ def test_unclean_election_json_lines(unclean):
         ("c/t-0", "a/t-0"): (10, [[10, 14]], 5),
         ("c/t-0", "b/t-0"): (10, [[10, 19]], 2),
     }
-    assert out[9:12] == [
+    assert out[9:15] == [
         {"type": "divergence", "a": "a/t-0", "b": "b/t-0", "first": 12, "last": 19, "kind": "different records",
          "batches_a": 1, "batches_b": 1},
+        {"type": "keys", "a": "a/t-0", "b": "b/t-0", "keys": 1, "differing_keys": 1,
+         "examples": [{"key": "k", "a": "value at 14", "b": "value at 19"}]},
         {"type": "divergence", "a": "a/t-0", "b": "c/t-0", "first": 10, "last": 14, "kind": "only on a/t-0",
          "batches_a": 2, "batches_b": 0},
+        {"type": "keys", "a": "a/t-0", "b": "c/t-0", "keys": 1, "differing_keys": 0, "examples": []},
         {"type": "divergence", "a": "b/t-0", "b": "c/t-0", "first": 10, "last": 19, "kind": "only on b/t-0",
          "batches_a": 2, "batches_b": 0},
+        {"type": "keys", "a": "b/t-0", "b": "c/t-0", "keys": 1, "differing_keys": 1,
+         "examples": [{"key": "k", "a": "value at 19", "b": "value at 9"}]},
     ]
     assert out[-1] == {
         "type": "recommendation", "leader": "a/t-0",

@@ -10,16 +10,17 @@ the fewest offsets in all, then the longest log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.ops.diff.batches import iter_batches
+from kseg.ops.diff.batches import BatchRef, iter_batches
 from kseg.ops.diff.compare import DIVERGENT, Range, compare
 from kseg.ops.diff.consumers import Commit, committed_offsets, consequence
 from kseg.ops.diff.replica import Replica, load_replica
+from kseg.ops.diff.state import StateDiff, compare_states, consumer_state
 from kseg.ops.diff.truncation import LogView, Truncation, truncate_follower
 from kseg.recovery.loading.model import merge_ranges
 
@@ -56,6 +57,7 @@ class PairDiff:
     a: Replica
     b: Replica
     ranges: list[Range]
+    state: StateDiff | None = None  # what read_committed consumers read, compared where the batches diverge
 
     @property
     def divergent(self) -> list[Range]:
@@ -128,6 +130,18 @@ def choice_of(leader: Replica, truncations: list[PairTruncation], commits: list[
     return choice
 
 
+def batches_of(replica: Replica) -> Iterator[BatchRef]:
+    return iter_batches(replica.logs, replica.log_start_offset, replica.log_end_offset)
+
+
+def pair_diff(a: Replica, b: Replica, cap: int) -> PairDiff:
+    """Two replicas range by range; where they diverge, also what consumers read from each."""
+    pair = PairDiff(a, b, compare(batches_of(a), batches_of(b), cap))
+    if pair.divergent:
+        pair.state = compare_states(consumer_state(batches_of(a), cap), consumer_state(batches_of(b), cap))
+    return pair
+
+
 def diff(paths: Sequence[str], *, partition: str | None = None,
          max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> DiffResult:
     """Load, truncate and compare the replicas named by ``paths``."""
@@ -139,9 +153,7 @@ def diff(paths: Sequence[str], *, partition: str | None = None,
     live = [r for r in replicas if r.error is None]
     new_epoch = 1 + max([e for r in live for e, _ in r.epochs + r.batch_epochs] or [-1])
     truncations = [pair_truncation(lead, f, new_epoch) for lead in live for f in live if f is not lead]
-    pairs = [PairDiff(a, b, compare(iter_batches(a.logs, a.log_start_offset, a.log_end_offset),
-                                    iter_batches(b.logs, b.log_start_offset, b.log_end_offset), max_batch_bytes))
-             for a, b in combinations(live, 2)]
+    pairs = [pair_diff(a, b, max_batch_bytes) for a, b in combinations(live, 2)]
     topic, number = replicas[0].topic, replicas[0].partition
     commits = committed_offsets([r.directory.parent for r in replicas], topic, number, max_batch_bytes)
     choices = [choice_of(r, truncations, commits) for r in live]

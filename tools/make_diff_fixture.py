@@ -45,7 +45,8 @@ SETTINGS = ["unclean.leader.election.enable=true", "unclean.leader.election.inte
             "min.insync.replicas=1", "broker.session.timeout.ms=3000", "broker.heartbeat.interval.ms=500",
             "replica.high.watermark.checkpoint.interval.ms=1000", "log.initial.task.delay.ms=1000",
             "log.flush.offset.checkpoint.interval.ms=1000", "offsets.topic.num.partitions=1",
-            "transaction.state.log.num.partitions=1", "metadata.max.idle.interval.ms=0"]
+            "transaction.state.log.num.partitions=1", "metadata.max.idle.interval.ms=0",
+            "log.index.size.max.bytes=4096"]  # preallocated .index 4096 bytes, not 10 MiB
 KEEP = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
         ".kafka_cleanshutdown", "meta.properties")
 
@@ -70,7 +71,7 @@ def leader_of(bootstrap: str) -> tuple[int, list[int]]:
     admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10000)
     try:
         part = admin.describe_topics([TOPIC])[0]["partitions"][0]
-        return part["leader"], sorted(part["isr"])
+        return part.get("leader_id", part.get("leader")), sorted(part.get("isr_nodes", part.get("isr")) or [])
     finally:
         admin.close()
 
@@ -158,7 +159,7 @@ def run(out: Path) -> None:
     finally:
         subprocess.run([str(kb.KAFKA_SH), "kill", *map(str, dirs)], env=env, capture_output=True, timeout=120)
     facts["server_properties_node1"] = (dirs[0] / "server.properties").read_text()
-    (out / "kafka-after.json").write_text(json.dumps(facts, indent=1) + "\n")
+    (out / "kafka-after.json").write_text(_lines(facts))
     provenance(out, facts)
     shutil.rmtree(work, ignore_errors=True)
 
@@ -169,6 +170,12 @@ def batches(pdir: Path) -> list[tuple[int, int]]:
     from kseg.ops.discover import segment_logs
 
     return [(r.base, r.last) for r in iter_batches(segment_logs(pdir), 0, 1 << 62)]
+
+
+def _lines(facts: dict[str, object]) -> str:
+    """JSON with one line per key (lists stay on their line)."""
+    inner = ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in facts.items())
+    return "{\n" + inner + "\n}\n"
 
 
 def provenance(out: Path, facts: dict[str, object]) -> None:
@@ -184,8 +191,8 @@ def provenance(out: Path, facts: dict[str, object]) -> None:
         + "\nWhat this run recorded (`kafka-after.json`): offsets acknowledged at steps 1, 2 and 4; the "
           "(leader, ISR) after the election; node 1's server.log lines about truncating u-0 after it "
           "returned; the batches (base, last) of both replicas afterwards.\n\n"
-        + "```json\n" + json.dumps({k: v for k, v in facts.items() if k != "server_properties_node1"}, indent=1)
-        + "\n```\n\n| file | bytes | sha256 |\n|---|---|---|\n" + "\n".join(rows) + "\n")
+        + "```json\n" + _lines({k: v for k, v in facts.items() if k != "server_properties_node1"})
+        + "```\n\n| file | bytes | sha256 |\n|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def _key(key: bytes) -> str:
     return key.decode("utf-8", "backslashreplace")
 
 
-def _side(entry: tuple[int, bytes | None] | None) -> str:
+def _side(entry: tuple[int, int | None] | None) -> str:
     if entry is None:
         return "no entry"
     return f"tombstone at {entry[0]}" if entry[1] is None else f"value at {entry[0]}"

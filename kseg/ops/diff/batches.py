@@ -57,19 +57,21 @@ class BatchRef(NamedTuple):
 
 def iter_batches(logs: list[Path], log_start: int, log_end: int) -> Iterator[BatchRef]:
     """Every batch of ``logs`` (by base offset) with ``last >= log_start`` and ``base < log_end``."""
+    make = BatchRef._make
     for log in logs:
         with Segment(log) as seg:
+            buf = seg.buf
             for pos, nxt, magic, header, _ in seg.walk(strict=False).frames():
                 if header is not None:
-                    base, epoch, crc = header[0], header[2], header[4]
-                    last = base + header[6]
+                    base = header[0]
+                    epoch, crc, last = header[2], header[4], base + header[6]
                 else:
-                    legacy = LegacyBatch(seg.buf, pos)
+                    legacy = LegacyBatch(buf, pos)
                     base, last, epoch, crc = legacy.base_offset, legacy.last_offset, NO_PARTITION_LEADER_EPOCH, legacy.crc
                 if base >= log_end:
                     return
                 if last >= log_start:
-                    yield BatchRef(base, last, epoch, crc, magic, log, pos, nxt - pos, seg.buf)
+                    yield make((base, last, epoch, crc, magic, log, pos, nxt - pos, buf))
 
 
 def epochs_of_batches(batches: Iterator[BatchRef]) -> list[tuple[int, int]]:

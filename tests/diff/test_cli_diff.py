@@ -173,3 +173,19 @@ def test_usage_errors_exit_2(unclean, tmp_path):
     wrong = run(unclean[0], "other/u-0")
     assert (wrong.exit_code, wrong.stdout) == (2, "")
     assert "the replicas are of different partitions: t-0, u-0" in wrong.stderr
+
+
+def test_a_replica_kafka_cannot_load_is_shown_and_left_out(unclean, tmp_path):
+    (tmp_path / "c/t-0/leader-epoch-checkpoint").write_text("0\n1\nnot-an-epoch 0\n")
+    out = lines(run("--format", "json", *unclean))
+    c = next(o for o in out if o["type"] == "replica" and o["path"] == "c/t-0")
+    assert c["error"] == ("java.lang.NumberFormatException: For input string: \"not-an-epoch\""), c
+    assert all("c/t-0" not in (o.get("leader"), o.get("follower")) for o in out if o["type"] == "truncation")
+    assert [c["leader"] for c in out[-1]["choices"]] == ["a/t-0", "b/t-0"]
+
+
+def test_a_log_directory_without_the_partition_is_a_usage_error(unclean):
+    result = run("--partition", "t-9", "a", "b")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == ("kseg: error: a/t-9: not a partition directory (topic-partition); "
+                             "give a log directory with --partition T-P\n")

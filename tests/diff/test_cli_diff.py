@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from click.testing import CliRunner, Result
-from conftest import b, consumer_offsets, replica
+from diff_replicas import b, consumer_offsets, replica
 from logdirs import tree
 
 from kseg.cli import cli

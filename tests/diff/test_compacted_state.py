@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from conftest import replica
+from diff_replicas import replica
 
 from kseg.cli import cli
 from kseg.format import encode_batch

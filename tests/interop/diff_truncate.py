@@ -21,16 +21,19 @@ from pathlib import Path
 try:
     from . import jars as _jars
     from .kafka_storage import KafkaStorage
-    from .oracle import JVM_OPTIONS, OracleError, find_java
+    from .oracle import JVM_OPTIONS, OracleError, find_java, make_batch, make_record
 except ImportError:  # imported as a top-level module
     import jars as _jars  # type: ignore[no-redef]
     from kafka_storage import KafkaStorage  # type: ignore[no-redef]
-    from oracle import JVM_OPTIONS, OracleError, find_java  # type: ignore[no-redef]
+    from oracle import JVM_OPTIONS, OracleError, find_java, make_batch, make_record  # type: ignore[no-redef]
+
+from kseg.recovery.indexes import build_indexes
 
 SOURCE = Path(__file__).with_name("DiffTruncate.java")
+T0 = 1_700_000_000_000
 
 
-def _checkpoint(logdir: Path, name: str, topic: str, partition: int) -> int:
+def _read_checkpoint(logdir: Path, name: str, topic: str, partition: int) -> int:
     path = logdir / name
     if not path.is_file():
         return 0
@@ -44,8 +47,8 @@ def _checkpoint(logdir: Path, name: str, topic: str, partition: int) -> int:
 def _side(pdir: Path) -> list[str]:
     topic, _, number = pdir.name.rpartition("-")
     logdir = pdir.parent
-    return [str(pdir), str(_checkpoint(logdir, "log-start-offset-checkpoint", topic, int(number))),
-            str(_checkpoint(logdir, "recovery-point-offset-checkpoint", topic, int(number))),
+    return [str(pdir), str(_read_checkpoint(logdir, "log-start-offset-checkpoint", topic, int(number))),
+            str(_read_checkpoint(logdir, "recovery-point-offset-checkpoint", topic, int(number))),
             "true" if (logdir / ".kafka_cleanshutdown").exists() else "false"]
 
 
@@ -84,3 +87,47 @@ def truncations(storage: KafkaStorage, jobs: Sequence[tuple[Path, Path, int, int
     if len(results) != len(jobs):
         raise OracleError(f"{len(jobs)} jobs, {len(results)} results:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     return results
+
+
+def _batch(first: int, count: int, epoch: int, tag: str) -> dict:
+    records = [make_record(first + i, T0 + first + i, f"k{(first + i) % 4}".encode(), f"{tag}{first + i}".encode())
+               for i in range(count)]
+    return make_batch(records, partition_leader_epoch=epoch)
+
+
+def _checkpoint(entries: list[tuple[object, ...]]) -> str:
+    return "0\n" + str(len(entries)) + "\n" + "".join(" ".join(map(str, e)) + "\n" for e in entries)
+
+
+def build(kafka_oracle, root: Path, replicas: list) -> list[Path]:
+    """Each replica as log directory ``root/r<n>`` holding partition ``t-0``; the .log files written by Kafka.
+
+    ``replicas``: per replica ({segment base: [(first offset, records, epoch, value tag)]}, its
+    leader-epoch-checkpoint entries, its high watermark, its log start offset or None), as a clean stop
+    leaves it (marker, checkpoints, the indexes LogSegment.recover would write).
+    """
+    jobs, dirs = [], []
+    for n, (segments, epochs, hw, log_start) in enumerate(replicas):
+        logdir = root / f"r{n}"
+        pdir = logdir / "t-0"
+        pdir.mkdir(parents=True)
+        for base, batches in segments.items():
+            jobs.append({"op": "write", "out": pdir / f"{base:020d}.log", "batches": [_batch(*b) for b in batches]})
+        (pdir / "leader-epoch-checkpoint").write_text(_checkpoint(epochs))
+        end = max(b[0] + b[1] for bs in segments.values() for b in bs)
+        (logdir / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":1}')
+        (logdir / "recovery-point-offset-checkpoint").write_text(_checkpoint([("t", 0, end)]))
+        (logdir / "replication-offset-checkpoint").write_text(_checkpoint([("t", 0, hw)]))
+        (logdir / "log-start-offset-checkpoint").write_text(
+            _checkpoint([] if log_start is None else [("t", 0, log_start)]))
+        dirs.append(pdir)
+    results = kafka_oracle.run(jobs)
+    assert all(r["ok"] for r in results), results
+    for job in jobs:  # the indexes a clean stop leaves, so the load recovers nothing (LogSegment.recover's rules)
+        log = Path(job["out"])
+        built = build_indexes(log.read_bytes(), int(log.stem))
+        log.with_suffix(".index").write_bytes(built.offset_index_bytes())
+        log.with_suffix(".timeindex").write_bytes(built.time_index_bytes())
+    return dirs
+
+

@@ -14,13 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from diff_truncate import truncations
-from oracle import make_batch, make_record
+from diff_truncate import build, truncations
 
 from kseg.ops.diff.run import diff
-from kseg.recovery.indexes import build_indexes
-
-T0 = 1_700_000_000_000
 
 #: A replica: {segment base: [(first offset, records, leader epoch, value tag)]}, epoch checkpoint,
 #: high watermark, log start offset (None: no entry).
@@ -57,43 +53,6 @@ SCENARIOS = {
         ({0: [(0, 10, 2, "a")]}, [(2, 0)], 10, None),
     ],
 }
-
-
-def _batch(first: int, count: int, epoch: int, tag: str) -> dict:
-    records = [make_record(first + i, T0 + first + i, f"k{(first + i) % 4}".encode(), f"{tag}{first + i}".encode())
-               for i in range(count)]
-    return make_batch(records, partition_leader_epoch=epoch)
-
-
-def _checkpoint(entries: list[tuple[object, ...]]) -> str:
-    return "0\n" + str(len(entries)) + "\n" + "".join(" ".join(map(str, e)) + "\n" for e in entries)
-
-
-def build(kafka_oracle, root: Path, replicas: list) -> list[Path]:
-    """Each replica as log directory ``root/r<n>`` holding partition ``t-0``; the .log files written by Kafka."""
-    jobs, dirs = [], []
-    for n, (segments, epochs, hw, log_start) in enumerate(replicas):
-        logdir = root / f"r{n}"
-        pdir = logdir / "t-0"
-        pdir.mkdir(parents=True)
-        for base, batches in segments.items():
-            jobs.append({"op": "write", "out": pdir / f"{base:020d}.log", "batches": [_batch(*b) for b in batches]})
-        (pdir / "leader-epoch-checkpoint").write_text(_checkpoint(epochs))
-        end = max(b[0] + b[1] for bs in segments.values() for b in bs)
-        (logdir / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":1}')
-        (logdir / "recovery-point-offset-checkpoint").write_text(_checkpoint([("t", 0, end)]))
-        (logdir / "replication-offset-checkpoint").write_text(_checkpoint([("t", 0, hw)]))
-        (logdir / "log-start-offset-checkpoint").write_text(
-            _checkpoint([] if log_start is None else [("t", 0, log_start)]))
-        dirs.append(pdir)
-    results = kafka_oracle.run(jobs)
-    assert all(r["ok"] for r in results), results
-    for job in jobs:  # the indexes a clean stop leaves, so the load recovers nothing (LogSegment.recover's rules)
-        log = Path(job["out"])
-        built = build_indexes(log.read_bytes(), int(log.stem))
-        log.with_suffix(".index").write_bytes(built.offset_index_bytes())
-        log.with_suffix(".timeindex").write_bytes(built.time_index_bytes())
-    return dirs
 
 
 @pytest.fixture(scope="module")

@@ -106,7 +106,25 @@ def build(kafka_oracle, root: Path, replicas: list) -> list[Path]:
     leader-epoch-checkpoint entries, its high watermark, its log start offset or None), as a clean stop
     leaves it (marker, checkpoints, the indexes LogSegment.recover would write).
     """
-    jobs, dirs = [], []
+    return build_many(kafka_oracle, [(root, replicas)])[0]
+
+
+def build_many(kafka_oracle, sets: list[tuple[Path, list]]) -> list[list[Path]]:
+    """:func:`build` for many replica sets, every .log written in one JVM."""
+    jobs: list[dict] = []
+    found = [_layout(root, replicas, jobs) for root, replicas in sets]
+    results = kafka_oracle.run(jobs)
+    assert all(r["ok"] for r in results), results
+    for job in jobs:  # the indexes a clean stop leaves, so the load recovers nothing (LogSegment.recover's rules)
+        log = Path(job["out"])
+        built = build_indexes(log.read_bytes(), int(log.stem))
+        log.with_suffix(".index").write_bytes(built.offset_index_bytes())
+        log.with_suffix(".timeindex").write_bytes(built.time_index_bytes())
+    return found
+
+
+def _layout(root: Path, replicas: list, jobs: list[dict]) -> list[Path]:
+    dirs = []
     for n, (segments, epochs, hw, log_start) in enumerate(replicas):
         logdir = root / f"r{n}"
         pdir = logdir / "t-0"
@@ -121,13 +139,4 @@ def build(kafka_oracle, root: Path, replicas: list) -> list[Path]:
         (logdir / "log-start-offset-checkpoint").write_text(
             _checkpoint([] if log_start is None else [("t", 0, log_start)]))
         dirs.append(pdir)
-    results = kafka_oracle.run(jobs)
-    assert all(r["ok"] for r in results), results
-    for job in jobs:  # the indexes a clean stop leaves, so the load recovers nothing (LogSegment.recover's rules)
-        log = Path(job["out"])
-        built = build_indexes(log.read_bytes(), int(log.stem))
-        log.with_suffix(".index").write_bytes(built.offset_index_bytes())
-        log.with_suffix(".timeindex").write_bytes(built.time_index_bytes())
     return dirs
-
-

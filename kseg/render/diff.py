@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from kseg.ops.diff.compare import ONLY_A, ONLY_B, Range
 from kseg.ops.diff.run import Choice, DiffResult, PairDiff
+from kseg.ops.diff.state import OPEN
 from kseg.render.terminal import shown
 
 #: keys shown per pair whose latest values differ
@@ -65,7 +66,9 @@ def state_text(pair: PairDiff, head: str) -> Iterator[str]:
         verdict = "the same" if not state.differing_keys else f"{len(state.differing_keys)} differ ({shown_keys})"
         yield f"{head}: the latest value of each key (of {state.keys}) as read_committed consumers read it: {verdict}"
     for (producer_id, first), out_a, out_b in state.differing_transactions:
-        yield f"{head}: transaction of producer {producer_id} from offset {first}: {out_a} vs {out_b}"
+        line = f"{head}: transaction of producer {producer_id} from offset {first}: {out_a} vs {out_b}"
+        lost = [p.path for p, out in ((pair.a, out_a), (pair.b, out_b)) if out == OPEN]
+        yield line + (f"; its marker is missing: kseg txn {' '.join(map(shown, lost))}" if lost else "")
 
 
 def reason(result: DiffResult) -> str:

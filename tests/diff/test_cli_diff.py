@@ -189,3 +189,11 @@ def test_a_log_directory_without_the_partition_is_a_usage_error(unclean):
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == ("kseg: error: a/t-9: not a partition directory (topic-partition); "
                              "give a log directory with --partition T-P\n")
+
+
+def test_a_file_named_as_a_replica_is_one_usage_line(unclean, tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a replica")
+    result = run(unclean[0], "notes.txt")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("kseg: error: ") and "notes.txt" in result.stderr and result.stderr.count("\n") == 1

@@ -74,3 +74,13 @@ def test_a_lost_commit_marker_and_the_values_it_hid(tmp_path, monkeypatch):
          "outcome_a": "committed at 2", "outcome_b": "open"}]
     keys = next(o for o in out if o["type"] == "keys")
     assert (keys["keys"], keys["differing_keys"]) == (2, 2)  # y's consumers stop at the open transaction
+
+
+def test_the_text_hands_a_lost_marker_to_kseg_txn(tmp_path, monkeypatch):
+    txn = keyed([(0, b"a", b"1")], producer_id=PID, producer_epoch=0, base_sequence=0, is_transactional=True)
+    replica(tmp_path, "x", {0: [txn, marker(1, commit=False)]}, [(0, 0)])
+    replica(tmp_path, "y", {0: [txn]}, [(0, 0)])
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["diff", "x/t-0", "y/t-0"])
+    assert (f"x/t-0 vs y/t-0: transaction of producer {PID} from offset 0: aborted at 1 vs open; "
+            "its marker is missing: kseg txn y/t-0") in result.stdout.splitlines()

@@ -130,7 +130,9 @@ def render_text(result: DiffResult, exports: list[dict[str, object]] | None = No
         yield from state_text(pair, head)
     for t in result.truncations:
         lost = ", ".join(f"{a}..{b}" for a, b in t.lost_offsets) or "nothing"
-        yield (f"leader {shown(t.leader.path)}: {shown(t.follower.path)} truncates to {t.truncation.truncate_to}, "
+        cut = (f"starts over at {t.truncation.restarted_at} (truncateFullyAndStartAt)"
+               if t.truncation.restarted_at is not None else f"truncates to {t.truncation.truncate_to}")
+        yield (f"leader {shown(t.leader.path)}: {shown(t.follower.path)} {cut}, "
                f"loses {lost} ({t.lost_below_high_watermark} below its high watermark {t.follower.high_watermark})")
     for choice in result.choices:
         for commit, what in choice.groups:

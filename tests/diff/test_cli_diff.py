@@ -197,3 +197,13 @@ def test_a_file_named_as_a_replica_is_one_usage_line(unclean, tmp_path):
     result = run(unclean[0], "notes.txt")
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.startswith("kseg: error: ") and "notes.txt" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_follower_below_the_leaders_log_start_starts_over(tmp_path, monkeypatch):
+    replica(tmp_path, "old", {0: [b(0, 5, 0), b(5, 5, 0)]}, [(0, 0)], hw=10)
+    new = replica(tmp_path, "new", {20: [b(20, 5, 1)]}, [(1, 20)])
+    (new.parent / "log-start-offset-checkpoint").write_text("0\n1\nt 0 20\n")
+    monkeypatch.chdir(tmp_path)
+    text = run("old/t-0", "new/t-0").stdout.splitlines()
+    assert ("leader new/t-0: old/t-0 starts over at 20 (truncateFullyAndStartAt), loses 0..9 "
+            "(10 below its high watermark 10)") in text

@@ -41,7 +41,7 @@ class PairTruncation:
 
     @property
     def lost(self) -> int:
-        return sum(last - first + 1 for first, last in self.lost_offsets)
+        return count(self.lost_offsets)
 
     def as_json(self) -> dict[str, object]:
         t = self.truncation
@@ -111,6 +111,11 @@ def below(ranges: list[list[int]], mark: int) -> int:
     return sum(max(0, min(last, mark - 1) - first + 1) for first, last in ranges)
 
 
+def count(ranges: list[list[int]]) -> int:
+    """How many offsets ``ranges`` hold."""
+    return sum(last - first + 1 for first, last in ranges)
+
+
 def pair_truncation(leader: Replica, follower: Replica, new_epoch: int) -> PairTruncation:
     truncation = truncate_follower(view_of(leader), view_of(follower), new_epoch)
     lost = thrown_away(follower, truncation)
@@ -122,7 +127,7 @@ def choice_of(leader: Replica, truncations: list[PairTruncation], commits: list[
     committed = merge_ranges([(a, min(b, t.follower.high_watermark - 1)) for t in mine for a, b in t.lost_offsets
                               if a < t.follower.high_watermark])
     every = merge_ranges([(a, b) for t in mine for a, b in t.lost_offsets])
-    choice = Choice(leader, below(committed, 1 << 62), below(every, 1 << 62))
+    choice = Choice(leader, count(committed), count(every))
     for commit in commits:
         what = consequence(commit.offset, leader.log_end_offset, every)
         if what is not None:

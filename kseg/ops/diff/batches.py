@@ -4,7 +4,9 @@ Only the batches Kafka would serve after its next start count: those ending at
 or after the log start offset and starting before the log end offset the
 loading model predicts (a damaged tail the load cuts is not part of the replica).
 Segments are walked one at a time through :class:`kseg.segment.Segment`
-(read-only mappings), so memory holds one segment's mapping, not the log.
+(read-only mappings), and the pages behind the walk are released as it goes
+(:func:`kseg.segment.release_pages`), so the resident set holds a window of
+each log, not the log.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from kseg.format.layout import Buffer
 from kseg.format.model import NO_PARTITION_LEADER_EPOCH, Record
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
-from kseg.segment import Segment
+from kseg.segment import RELEASE_EVERY, Segment, release_pages
 
 
 class BatchRef(NamedTuple):
@@ -60,8 +62,10 @@ def iter_batches(logs: list[Path], log_start: int, log_end: int) -> Iterator[Bat
     make = BatchRef._make
     for log in logs:
         with Segment(log) as seg:
-            buf = seg.buf
+            buf, mark = seg.buf, 0
             for pos, nxt, magic, header, _ in seg.walk(strict=False).frames():
+                if pos - mark >= RELEASE_EVERY:  # pages behind the walk: re-read from the page cache if needed
+                    mark = release_pages(buf, mark, pos)
                 if header is not None:
                     base = header[0]
                     epoch, crc, last = header[2], header[4], base + header[6]

@@ -7,10 +7,12 @@ replicas on nodes 1 and 2 only (node 3 keeps the controller quorum alive), ``min
 
 1. 10 records (acks=all) while both replicas are in sync: leader 1;
 2. node 2 stopped (SIGTERM): the ISR shrinks to [1]; 5 more records on node 1 (acknowledged: ISR [1]);
+   group ``g`` reads all 15 from node 1 and commits offset 15 (``__consumer_offsets-0``, on every node);
 3. node 1 SIGKILLed; node 2 started: with nodes 2 and 3 the quorum has a majority again, node 1 is
    fenced, and the controller elects node 2 **uncleanly** (the only live replica, not in the ISR);
 4. 7 records on node 2 under its new leader epoch;
-5. both log directories copied: ``node1/`` (as the kill left it) and ``node2/`` (live, the leader) --
+5. both log directories copied (u-0, __consumer_offsets-0, the checkpoints): ``node1/`` (as the kill left
+   it) and ``node2/`` (live, the leader) --
    what ``kseg diff`` reads before node 1 returns;
 6. node 1 started again: it becomes node 2's follower and truncates; its server.log's truncation lines
    and its log afterwards go into ``kafka-after.json``: what Kafka really did, to hold kseg's prediction
@@ -47,6 +49,7 @@ SETTINGS = ["unclean.leader.election.enable=true", "unclean.leader.election.inte
             "log.flush.offset.checkpoint.interval.ms=1000", "offsets.topic.num.partitions=1",
             "transaction.state.log.num.partitions=1", "metadata.max.idle.interval.ms=0",
             "log.index.size.max.bytes=4096"]  # preallocated .index 4096 bytes, not 10 MiB
+GROUP = "g"
 KEEP = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint", "log-start-offset-checkpoint",
         ".kafka_cleanshutdown", "meta.properties")
 
@@ -98,12 +101,32 @@ def send(bootstrap: str, first: int, count: int, tag: str) -> list[int]:
     return [r.offset for r in done]
 
 
+def consume_and_commit(bootstrap: str, count: int) -> int:
+    """Group GROUP reads ``count`` records of u-0 from the start and commits its position."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=GROUP, enable_auto_commit=False,
+                             auto_offset_reset="earliest", request_timeout_ms=30000)
+    try:
+        tp = TopicPartition(TOPIC, 0)
+        consumer.assign([tp])
+        seen = 0
+        deadline = time.monotonic() + 60
+        while seen < count and time.monotonic() < deadline:
+            seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
+        consumer.commit()
+        return consumer.committed(tp)
+    finally:
+        consumer.close()
+
+
 def copy_logdir(data: Path, into: Path) -> None:
     into.mkdir(parents=True)
     for name in KEEP:
         if (data / name).is_file():
             shutil.copy2(data / name, into / name)
-    shutil.copytree(data / f"{TOPIC}-0", into / f"{TOPIC}-0")
+    for pdir in (f"{TOPIC}-0", "__consumer_offsets-0"):
+        shutil.copytree(data / pdir, into / pdir)
 
 
 def run(out: Path) -> None:
@@ -135,6 +158,8 @@ def run(out: Path) -> None:
         wait_until("ISR [1]", lambda: leader_of(boot[3]) == (1, [1]))
         facts["step2_offsets"] = send(boot[1], 10, 5, "b")
         log(f"step 2: {facts['step2_offsets']}")
+        facts["group_committed"] = consume_and_commit(boot[1], 15)
+        log(f"group {GROUP}: committed {facts['group_committed']}")
         time.sleep(2)  # node 1's replication-offset-checkpoint catches the high watermark
         kb.ksh(env, "kill", dirs[0])
         kb.ksh(env, "start", dirs[1], "--no-wait")

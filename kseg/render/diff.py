@@ -86,7 +86,8 @@ def reason(result: DiffResult) -> str:
 def group_json(choice: Choice) -> Iterator[dict[str, object]]:
     for commit, what in choice.groups:
         yield {"type": "group", "leader": choice.leader.path, "group": commit.group,
-               "committed_offset": commit.offset, "source": commit.source, "consequence": what}
+               "committed_offset": commit.offset, "leader_epoch": commit.leader_epoch,
+               "sources": list(commit.sources), "consequence": what}
 
 
 def render_json(result: DiffResult, exports: list[dict[str, object]] | None = None) -> Iterator[str]:

@@ -14,8 +14,6 @@ from kseg.cli import cli
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
 OLD = 978307200  # 2001-01-01T00:00:00Z
-MAY_HAVE_READ = ("last consumed offset in a range a follower throws away: the group may have read records this "
-                 "leader does not hold (LogTruncationException where its position's epoch is validated, KIP-320)")
 
 
 def run(*args: str) -> Result:
@@ -135,17 +133,33 @@ def test_epoch_lineage_disagreement_is_flagged(tmp_path, monkeypatch):
 
 
 def test_groups_whose_committed_offset_is_taken_away(unclean, tmp_path):
-    consumer_offsets(tmp_path / "b", [("early", 9), ("on-b", 18), ("on-a", 14)])
+    """With the commit's leader epoch: the consumer's validation (endOffsetFor on the leader); without: the range."""
+    consumer_offsets(tmp_path / "b", [("early", 9, 0), ("on-a", 14, 1), ("on-b", 18, 2), ("old", 13, None)])
+    consumer_offsets(tmp_path / "a", [("early", 9, 0), ("on-a", 14, 1)])
     out = [o for o in lines(run("--format", "json", *unclean)) if o["type"] == "group"]
-    got = {(o["leader"], o["group"], o["committed_offset"]): o["consequence"] for o in out}
+    got = {(o["leader"], o["group"]): o["consequence"] for o in out}
+
+    def moved(epoch: int, end: int, committed: int) -> str:
+        return (f"truncation detected: epoch {epoch} ends at {end} on this leader, below the committed {committed}: "
+                f"the consumer moves back to {end} and re-reads other records there "
+                "(LogTruncationException with auto.offset.reset=none)")
+
+    out_of_range = "committed offset above the leader's log end: out of range, reset by auto.offset.reset"
+    may = ("last consumed offset in a range a follower throws away: the group may have read records this "
+           "leader does not hold (LogTruncationException where its position's epoch is validated, KIP-320)")
+    assert len(out) == len(got) == 7  # a commit found on two disks is one line
     assert got == {
-        ("a/t-0", "on-b", 18): "committed offset above the leader's log end: out of range, reset by auto.offset.reset",
-        ("a/t-0", "on-a", 14): MAY_HAVE_READ,  # 13 is on a, but b, the old leader, throws its 13 away
-        ("b/t-0", "on-a", 14): MAY_HAVE_READ,
-        ("c/t-0", "on-b", 18): "committed offset above the leader's log end: out of range, reset by auto.offset.reset",
-        ("c/t-0", "on-a", 14): "committed offset above the leader's log end: out of range, reset by auto.offset.reset",
+        ("a/t-0", "on-b"): moved(2, 15, 18),
+        ("a/t-0", "old"): may,  # no epoch in the commit: 12 was read from a or from b, which throws it away
+        ("b/t-0", "on-a"): moved(1, 12, 14),
+        ("b/t-0", "old"): may,
+        ("c/t-0", "on-a"): moved(1, 10, 14),
+        ("c/t-0", "on-b"): moved(2, 10, 18),
+        ("c/t-0", "old"): out_of_range,
     }
-    assert {o["source"] for o in out} == {str(Path("b") / "__consumer_offsets-0")}
+    assert {o["group"]: o["sources"] for o in out if o["leader"] == "c/t-0"} == {
+        "on-a": ["a/__consumer_offsets-0", "b/__consumer_offsets-0"], "on-b": ["b/__consumer_offsets-0"], "old": ["b/__consumer_offsets-0"]}
+    assert lines(run("--format", "json", *unclean))[-1]["leader"] == "a/t-0"
 
 
 def test_export_unique_writes_the_batches_byte_for_byte(unclean, tmp_path):

@@ -2,7 +2,7 @@
 
 fixtures/diff/unclean-election/ (tools/make_diff_fixture.py, PROVENANCE.md): a three-node Kafka 4.3.0
 quorum; node 1 led and acknowledged offsets 10..14 alone, was SIGKILLed, node 2 was elected uncleanly and
-took 10..16 under its new epoch. ``node1/`` and ``node2/`` are their log directories before node 1
+took 10..16 under its new epoch; group ``g`` had read 0..14 from node 1. ``node1/`` and ``node2/`` are their log directories before node 1
 returned; ``kafka-after.json`` holds node 1's own log lines about the truncation it did when it came back
 as node 2's follower, and both logs' batches afterwards.
 """
@@ -64,6 +64,17 @@ def test_what_node1_lost_is_what_kafka_removed(result):
     assert t.lost_offsets == [[10, 14]] and t.lost_below_high_watermark == 5
     assert AFTER["step2_offsets"] == list(range(10, 15))  # acknowledged to the producer, then thrown away
     assert AFTER["node1_after"] == AFTER["node2_after"] == [[0, 9], [10, 16]]  # node 2's batch replaced them
+
+
+def test_the_group_that_read_node1s_records(result):
+    """Group g read 0..14 from node 1 and committed 15 at epoch 0; node 2's epoch 0 ends at 10."""
+    assert AFTER["group_committed"] == 15
+    groups = [(c.leader.path, commit.group, commit.offset, commit.leader_epoch, what)
+              for c in result.choices for commit, what in c.groups]
+    assert groups == [("node2/u-0", "g", 15, 0,
+                       "truncation detected: epoch 0 ends at 10 on this leader, below the committed 15: the consumer "
+                       "moves back to 10 and re-reads other records there (LogTruncationException with "
+                       "auto.offset.reset=none)")]
 
 
 def test_the_recommendation_and_the_divergence(result):

@@ -6,9 +6,15 @@ log order, a tombstone removes the commit, a transactional commit counts only
 once its COMMIT marker follows.  For a candidate leader ``L`` a group
 committed at ``c`` on the compared partition is affected when
 
-* ``c`` is above ``L``'s log end offset: the next fetch is out of range and
-  the consumer resets as ``auto.offset.reset`` says; or
-* the record before ``c`` (the last one the group consumed) lies in a range
+* the commit carries the leader epoch ``E`` of the last record consumed
+  (OffsetCommit value v3+, KIP-320) and ``L``'s cache (with its new epoch)
+  answers ``endOffsetFor(E)`` below ``c``, or not at all: the consumer's
+  position validation detects a truncation (``SubscriptionState.maybeCompleteValidation``)
+  and moves back to that end offset (an ``auto.offset.reset`` policy) or
+  throws ``LogTruncationException`` (``none``);
+* without an epoch: ``c`` above ``L``'s log end offset -- the next fetch is
+  out of range and the consumer resets as ``auto.offset.reset`` says; or
+  the record before ``c`` (the last one the group consumed) lies in a range
   some follower throws away under ``L``: the group may have read that
   follower's records when it led, which ``L`` does not hold.  Which replica
   served the group is not on disk, so this is a "may": a consumer whose
@@ -25,6 +31,7 @@ from pathlib import Path
 from kseg.format.control import ABORT
 from kseg.format.internal import decode_offsets_record
 from kseg.format.v2 import V2Batch
+from kseg.ops.diff.truncation import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, end_offset_for
 from kseg.ops.discover import parse_partition_dir, segment_logs
 from kseg.recovery.producer_state import end_txn_marker
 from kseg.segment import Segment
@@ -40,25 +47,30 @@ TRUNCATED = ("last consumed offset in a range a follower throws away: the group 
 class Commit:
     group: str
     offset: int
-    source: str  # the __consumer_offsets partition directory it was read from
+    leader_epoch: int | None  # the epoch of the last record consumed, when the commit holds one
+    sources: tuple[str, ...]  # the __consumer_offsets partition directories holding this commit
 
 
 def committed_offsets(log_dirs: list[Path], topic: str, partition: int, cap: int) -> list[Commit]:
-    """Every group's committed offset for ``topic-partition`` in the ``__consumer_offsets`` of ``log_dirs``."""
-    found: list[Commit] = []
+    """Every group's committed offset for ``topic-partition`` in the ``__consumer_offsets`` of ``log_dirs``.
+
+    The same commit found on several disks (the topic's replicas) is one :class:`Commit` naming them all.
+    """
+    found: dict[tuple[str, int, int | None], list[str]] = {}
     for log_dir in dict.fromkeys(log_dirs):
         for directory in sorted(log_dir.glob(f"{OFFSETS_TOPIC}-*")):
             name = parse_partition_dir(directory)
             if name is None or name.topic != OFFSETS_TOPIC or not directory.is_dir():
                 continue
-            offsets = _fold(segment_logs(directory), cap)
-            found += [Commit(g, o, str(directory)) for (g, t, p), o in sorted(offsets.items()) if (t, p) == (topic, partition)]
-    return found
+            for (group, t, p), (offset, epoch) in sorted(_fold(segment_logs(directory), cap).items()):
+                if (t, p) == (topic, partition):
+                    found.setdefault((group, offset, epoch), []).append(str(directory))
+    return [Commit(g, o, e, tuple(sources)) for (g, o, e), sources in found.items()]
 
 
-def _fold(logs: list[Path], cap: int) -> dict[tuple[str, str, int], int]:
-    offsets: dict[tuple[str, str, int], int] = {}
-    pending: dict[int, list[tuple[tuple[str, str, int], int | None]]] = {}
+def _fold(logs: list[Path], cap: int) -> dict[tuple[str, str, int], tuple[int, int | None]]:
+    offsets: dict[tuple[str, str, int], tuple[int, int | None]] = {}
+    pending: dict[int, list[tuple[tuple[str, str, int], tuple[int, int | None] | None]]] = {}
     for log in logs:
         with Segment(log) as seg:
             for batch in seg.iter_batches():
@@ -78,28 +90,44 @@ def _fold(logs: list[Path], cap: int) -> dict[tuple[str, str, int], int]:
     return offsets
 
 
-def _commit(record: object) -> tuple[tuple[str, str, int], int | None] | None:
+def _commit(record: object) -> tuple[tuple[str, str, int], tuple[int, int | None] | None] | None:
     decoded = decode_offsets_record(record.key, record.value, record.offset)  # type: ignore[attr-defined]
     if decoded.problem is not None or decoded.key is None or decoded.key["type"] not in OFFSET_COMMIT_KEYS:
         return None
     key = decoded.key["data"]
-    offset = None if decoded.value is None else decoded.value["data"]["offset"]
-    return (key["group"], key["topic"], key["partition"]), offset
+    if decoded.value is None:
+        return (key["group"], key["topic"], key["partition"]), None
+    data = decoded.value["data"]
+    epoch = data.get("leaderEpoch", -1)
+    return (key["group"], key["topic"], key["partition"]), (data["offset"], epoch if epoch >= 0 else None)
 
 
-def _apply(offsets: dict[tuple[str, str, int], int], commits: list[tuple[tuple[str, str, int], int | None]]) -> None:
-    for key, offset in commits:
-        if offset is None:
+def _apply(offsets: dict[tuple[str, str, int], tuple[int, int | None]],
+           commits: list[tuple[tuple[str, str, int], tuple[int, int | None] | None]]) -> None:
+    for key, value in commits:
+        if value is None:
             offsets.pop(key, None)
         else:
-            offsets[key] = offset
+            offsets[key] = value
 
 
-def consequence(committed: int, leader_end: int, thrown_away: list[list[int]]) -> str | None:
-    """What a group committed at ``committed`` meets when the candidate leader serves the partition."""
-    if committed > leader_end:
+def consequence(commit: Commit, leader_epochs: list[tuple[int, int]], leader_end: int,
+                thrown_away: list[list[int]]) -> str | None:
+    """What a group meets when the candidate leader (its cache with the new epoch) serves the partition."""
+    c = commit.offset
+    if commit.leader_epoch is not None:
+        epoch, end = end_offset_for(leader_epochs, commit.leader_epoch, leader_end)
+        if end == UNDEFINED_EPOCH_OFFSET or epoch == UNDEFINED_EPOCH:
+            return (f"truncation detected: the leader knows no end for epoch {commit.leader_epoch}; "
+                    "reset by auto.offset.reset (LogTruncationException with none)")
+        if end < c:
+            return (f"truncation detected: epoch {commit.leader_epoch} ends at {end} on this leader, below the "
+                    f"committed {c}: the consumer moves back to {end} and re-reads other records there "
+                    "(LogTruncationException with auto.offset.reset=none)")
+        return None
+    if c > leader_end:
         return OUT_OF_RANGE
-    consumed = committed - 1
+    consumed = c - 1
     if any(first <= consumed <= last for first, last in thrown_away):
         return TRUNCATED
     return None

@@ -21,7 +21,7 @@ from kseg.ops.diff.compare import DIVERGENT, Range, compare
 from kseg.ops.diff.consumers import Commit, committed_offsets, consequence
 from kseg.ops.diff.replica import Replica, load_replica
 from kseg.ops.diff.state import StateDiff, compare_states, consumer_state
-from kseg.ops.diff.truncation import LogView, Truncation, truncate_follower
+from kseg.ops.diff.truncation import LogView, Truncation, leader_view, truncate_follower
 from kseg.recovery.loading.model import merge_ranges
 
 
@@ -122,14 +122,15 @@ def pair_truncation(leader: Replica, follower: Replica, new_epoch: int) -> PairT
     return PairTruncation(leader, follower, truncation, lost, below(lost, follower.high_watermark))
 
 
-def choice_of(leader: Replica, truncations: list[PairTruncation], commits: list[Commit]) -> Choice:
+def choice_of(leader: Replica, truncations: list[PairTruncation], commits: list[Commit], new_epoch: int) -> Choice:
     mine = [t for t in truncations if t.leader is leader]
     committed = merge_ranges([(a, min(b, t.follower.high_watermark - 1)) for t in mine for a, b in t.lost_offsets
                               if a < t.follower.high_watermark])
     every = merge_ranges([(a, b) for t in mine for a, b in t.lost_offsets])
     choice = Choice(leader, count(committed), count(every))
+    lead = leader_view(view_of(leader), new_epoch)
     for commit in commits:
-        what = consequence(commit.offset, leader.log_end_offset, every)
+        what = consequence(commit, lead.epochs, leader.log_end_offset, every)
         if what is not None:
             choice.groups.append((commit, what))
     return choice
@@ -161,6 +162,6 @@ def diff(paths: Sequence[str], *, partition: str | None = None,
     pairs = [pair_diff(a, b, max_batch_bytes) for a, b in combinations(live, 2)]
     topic, number = replicas[0].topic, replicas[0].partition
     commits = committed_offsets([r.directory.parent for r in replicas], topic, number, max_batch_bytes)
-    choices = [choice_of(r, truncations, commits) for r in live]
+    choices = [choice_of(r, truncations, commits, new_epoch) for r in live]
     choices.sort(key=lambda c: (c.committed_lost, c.lost, -c.leader.log_end_offset, live.index(c.leader)))
     return DiffResult(replicas, truncations, pairs, choices, new_epoch)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from click.testing import CliRunner, Result
 from diff_replicas import b, consumer_offsets, replica

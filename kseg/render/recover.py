@@ -30,7 +30,7 @@ from kseg.recovery.loading import BROKER_STOPS, LoadError
 from kseg.recovery.plan import KAFKA, Loss, Plan, Run
 from kseg.recovery.segment_plan import is_torn_tail
 from kseg.render.recover_map import LEGEND, map_text
-from kseg.render.terminal import shown
+from kseg.render.terminal import FALLBACK_COLUMNS, shown
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -403,6 +403,8 @@ def print_lines(lines: Callable[[int], Iterable[str | Text]], file: IO[str] | No
     from rich.text import Text
 
     console = Console(file=file, highlight=False, soft_wrap=True, emoji=False)
+    if console.width <= 0:  # COLUMNS=0: no width at all, not a table without columns
+        console.width = FALLBACK_COLUMNS
     for line in lines(console.width):
         if isinstance(line, Text):  # a styled line (the map) keeps its style unless it carries a control character
             console.print(line if shown(line.plain) == line.plain else Text(shown(line.plain)))

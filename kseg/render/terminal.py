@@ -16,15 +16,28 @@ import sys
 
 
 def terminal_width(default: int = 100) -> int:
-    """COLUMNS when set (tests set it), else the terminal's width, else ``default`` (a pipe or a file)."""
+    """COLUMNS when set (tests set it), else the terminal's width, else ``default`` (a pipe or a file).
+
+    A width of 0 or less -- ``COLUMNS=0``, or a pseudo-terminal that reports 0
+    columns (``stty cols 0``, some ``docker exec -t`` and CI ptys) -- is no width:
+    a table drawn for it loses every column.  It counts as unset, and a terminal
+    without a width is drawn for :data:`FALLBACK_COLUMNS`.
+    """
     try:
-        return int(os.environ["COLUMNS"])
+        columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
-        pass
+        columns = 0
+    if columns > 0:
+        return columns
     try:
-        return os.get_terminal_size().columns
+        columns = os.get_terminal_size().columns
     except OSError:
         return default
+    return columns if columns > 0 else FALLBACK_COLUMNS
+
+
+#: The width drawn for on a terminal that reports none (0 columns).
+FALLBACK_COLUMNS = 80
 
 
 #: What a terminal would act on rather than show: C0 controls but tab, DEL, C1 controls, the

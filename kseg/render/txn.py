@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime, timezone
 
 from kseg.ops.txn.replay import Producer
 from kseg.ops.txn.run import PartitionTxn, TxnResult
@@ -63,9 +64,17 @@ def headline(result: TxnResult) -> str:
             + f"; {_plural(stuck, 'stuck group')}")
 
 
+def clock_text(now_ms: int | None) -> str:
+    """The clock hanging is judged against: ``--now`` as given, or each partition's newest timestamp."""
+    if now_ms is None:
+        return "each partition's newest timestamp"
+    when = datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return f"now {now_ms} ({when.replace('+00:00', 'Z')})"
+
+
 def context_line(result: TxnResult) -> str:
     view = result.coordinator
-    return (f"transaction max timeout {result.timeout_ms} ms, measured against each partition's newest timestamp; "
+    return (f"transaction max timeout {result.timeout_ms} ms, measured against {clock_text(result.now_ms)}; "
             f"__transaction_state: {_plural(view.transaction_partitions, 'partition')}, "
             f"__consumer_offsets: {_plural(view.offsets_partitions, 'partition')}")
 
@@ -75,7 +84,9 @@ def offsets_text(part: PartitionTxn) -> str:
     if s.last_stable_offset is None:
         return f"log start {s.log_start_offset}, does not load"
     pinned = f", first unstable {s.first_unstable_offset}" if s.first_unstable_offset is not None else ""
-    return (f"LSO {s.last_stable_offset}{pinned}, high watermark {s.high_watermark} ({s.high_watermark_from}), "
+    source = s.high_watermark_from if s.high_watermark_moved is None else \
+        f"{s.high_watermark_from} says {s.high_watermark_checkpoint}; {s.high_watermark_moved}"
+    return (f"LSO {s.last_stable_offset}{pinned}, high watermark {s.high_watermark} ({source}), "
             f"log end {s.log_end_offset}, newest timestamp {s.newest_timestamp}")
 
 
@@ -107,6 +118,7 @@ def details(part: PartitionTxn) -> Iterator[str]:
     s = part.state
     if s.error:
         yield f"error: {s.error}"
+    yield from part.findings
     for t in part.transactions:
         if t.state in ("open", "hanging"):
             yield txn_text(t) + (f": {t.why}" if t.why else "")

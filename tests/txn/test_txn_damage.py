@@ -22,32 +22,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from logdirs import LogDir, batch, control_batch
+from logdirs import LogDir, batch
+from txn_damage_dirs import ABORT, COMMIT, clean_without_snapshots, torn_marker
 
 from kseg.cli import cli
-from kseg.format import encode_batch
-from kseg.format.model import RecordSpec
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "100"}
-T0 = 1_700_000_000_000
-COMMIT, ABORT = b"\x00\x00\x00\x01", b"\x00\x00\x00\x00"  # ControlRecordType key: version 0, type
-DATA_BYTES, MARKER_BYTES = 151, 78
-
-
-def txn_batch(first: int, count: int, producer_id: int) -> bytes:
-    records = [RecordSpec(first + i, T0 + first + i, b"k", b"v" * 10) for i in range(count)]
-    return encode_batch(records, producer_id=producer_id, producer_epoch=0, base_sequence=0, is_transactional=True)
-
-
-def torn_marker(root: Path, key: bytes, kept: int) -> Path:
-    """``root/ld``: pay-0 with its marker torn after ``kept`` of its 78 bytes."""
-    ld = LogDir(root / "ld")
-    data, marker = txn_batch(0, 5, 7), control_batch(5, key, producer_id=7)
-    assert (len(data), len(marker)) == (DATA_BYTES, MARKER_BYTES)
-    part = ld.partition("pay", 0, {0: [data, marker]}, snapshot=False)
-    ld.finish(clean=False, recovery_points={("pay", 0): 0}, high_watermarks={("pay", 0): 6})
-    part.file(".log").write_bytes(data + marker[:kept])
-    return ld.path
 
 
 def run(root: Path, *args: str) -> Result:
@@ -133,9 +113,7 @@ def test_a_torn_abort_may_be_written_again(tmp_path):
 
 
 def test_a_clean_shutdown_without_snapshots_does_not_hide_an_open_transaction(tmp_path):
-    ld = LogDir(tmp_path / "ld")
-    ld.partition("open", 0, {0: [txn_batch(0, 3, 8), batch(3, 2)]}, snapshot=False)
-    ld.finish(clean=True)
+    clean_without_snapshots(tmp_path)
     result = run(tmp_path, "--now", "newest", "ld")
     assert result.exit_code == 0
     assert result.stdout == (

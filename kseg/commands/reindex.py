@@ -46,8 +46,9 @@ def reindex(
     """Rebuild segment indexes exactly as Kafka's LogSegment.recover writes them.
 
     PATHS are .log segments, partition directories or log directories.
-    Without -o, --in-place or --dry-run (also spelt --check), indexes are
-    created beside each .log only where none exist.  Exit 1 when --dry-run
+    Without -o, --in-place or --dry-run (also spelt --check), only the
+    index files that are missing are created beside each .log; existing
+    ones are kept as they are.  Exit 1 when --dry-run
     finds differences or a .log has bytes recovery would truncate; 2 on usage
     errors or unreadable input (what -o OUTDIR got so far is removed); 130 on
     Ctrl-C.

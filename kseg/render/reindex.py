@@ -75,6 +75,8 @@ def _action(outcome: FileOutcome) -> str:
             return "not written: no aborted transactions"
         case reindex.SKIPPED:
             return "not written: recovery fails"
+        case reindex.KEPT:
+            return "kept: it exists" if outcome.difference is None else "kept: it exists, --in-place would replace it"
         case _:
             return outcome.action
 

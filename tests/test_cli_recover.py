@@ -210,13 +210,17 @@ def test_in_place_keeps_the_original_beside_it(tmp_path):
 
 def test_json(tmp_path):
     result = run("--salvage", "--format", "json", str(segment("out-of-order")), "-o", str(tmp_path / "o"))
-    report = json.loads(result.stdout)
-    assert (result.exit_code, report["mode"], report["target"], report["changed"]) == (
+    report, summary = (json.loads(line) for line in result.stdout.splitlines())  # JSON Lines: the segment, a summary
+    assert (result.exit_code, report["type"], report["mode"], report["target"], report["changed"]) == (
         1,
+        "segment",
         "salvage",
         "output",
         True,
     )
+    assert summary == {"type": "summary", "path": str(segment("out-of-order")), "log_directory": False,
+                       "mode": "salvage", "target": "output", "output_dir": str(tmp_path / "o"), "changed": True,
+                       "exit_code": 1}
     [seg] = report["segments"]
     assert [(k["start"], k["end"], k["salvaged"]) for k in seg["kept"]] == [
         (0, 2006, False),

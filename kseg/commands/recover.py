@@ -16,7 +16,7 @@ from kseg.ops.recover.report import LogDirReport, Report
 from kseg.ops.recover.run import recover_path
 from kseg.render import progress
 from kseg.render.recover import print_report
-from kseg.render.recover_json import log_dir_json, report_json
+from kseg.render.recover_json import json_lines
 from kseg.render.recover_logdir import print_log_dir
 
 
@@ -88,18 +88,17 @@ def recover(
             index_interval_bytes=index_interval_bytes,
             max_batch_bytes=max_batch_bytes,
         )
-    _print(report, fmt)
-    click.get_current_context().exit(EXIT_PROBLEMS if report.changed else EXIT_OK)
+    code = EXIT_PROBLEMS if report.changed else EXIT_OK
+    _print(report, fmt, code)
+    click.get_current_context().exit(code)
 
 
-def _print(report: Report | LogDirReport, fmt: str) -> None:
-    """The report of a log directory or of a partition / segment, as JSON or text."""
-    if isinstance(report, LogDirReport):
-        if fmt == "json":
-            click.echo(json.dumps(log_dir_json(report), sort_keys=True))
-        else:
-            print_log_dir(report)
-    elif fmt == "json":
-        click.echo(json.dumps(report_json(report), sort_keys=True))
+def _print(report: Report | LogDirReport, fmt: str, code: int) -> None:
+    """The report of a log directory or of a partition / segment, as JSON Lines or text."""
+    if fmt == "json":
+        for obj in json_lines(report, code):
+            click.echo(json.dumps(obj, sort_keys=True))
+    elif isinstance(report, LogDirReport):
+        print_log_dir(report)
     else:
         print_report(report)

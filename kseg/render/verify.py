@@ -188,7 +188,7 @@ def render_text(
 
     for line in file_lines(result, quiet=quiet, style=color):
         click.echo(line, color=color)
-    groups = group_findings(result.findings(), {r.path: i for i, r in enumerate(result.files)})
+    groups, hidden = quiet_groups(result, quiet)
     shown = groups[:max_findings]
     if shown:
         click.echo("")
@@ -196,7 +196,26 @@ def render_text(
     left = sum(g.count for g in groups[max_findings:])
     if left:
         click.echo(f"... and {left:,} more (--format json lists them all)")
+    if hidden:
+        click.echo(hidden_line(hidden))
     click.echo(summary_line(result, strict))
+
+
+def quiet_groups(result: VerifyResult, quiet: bool) -> tuple[list[FindingGroup], int]:
+    """The finding groups to show, worst first, and how many info findings ``--quiet`` leaves out.
+
+    Info findings (a preallocated index tail a crash leaves, a leftover Kafka ignores) are facts about
+    healthy data: ``-q`` shows errors and warnings only, and says how many it left out.
+    """
+    groups = group_findings(result.findings(), {r.path: i for i, r in enumerate(result.files)})
+    if not quiet:
+        return groups, 0
+    hidden = sum(g.count for g in groups if g.first.severity == INFO)
+    return [g for g in groups if g.first.severity != INFO], hidden
+
+
+def hidden_line(hidden: int) -> str:
+    return f"{hidden:,} info finding{'' if hidden == 1 else 's'} not shown (-q; --format json lists them)"
 
 
 def _where(group: FindingGroup) -> str:

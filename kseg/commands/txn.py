@@ -36,10 +36,11 @@ FORMATS = ("text", "json", "table")
               help="Put into the kafka-transactions.sh commands printed.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text = problem partitions first; table = rich table; json = JSON Lines.")
+@click.option("-q", "--quiet", is_flag=True, help="Text: list only the partitions with a problem.")
 @options.max_batch_bytes
 @options.progress
-def txn(paths: tuple[Path, ...], timeout_ms: int, now: str | None, bootstrap: str, fmt: str, max_batch_bytes: int,
-        show_progress: bool) -> None:
+def txn(paths: tuple[Path, ...], timeout_ms: int, now: str | None, bootstrap: str, fmt: str, quiet: bool,
+        max_batch_bytes: int, show_progress: bool) -> None:
     """Transactions of every partition in these log or partition directories, and which ones hang.
 
     PATHS are log directories (the broker's log.dirs) or partition directories.
@@ -78,7 +79,7 @@ def txn(paths: tuple[Path, ...], timeout_ms: int, now: str | None, bootstrap: st
     finally:
         if line is not None:
             line.clear()
-    for text in _lines(result, fmt):
+    for text in _lines(result, fmt, quiet):
         click.echo(text)
     click.get_current_context().exit(result.exit_code())
 
@@ -100,7 +101,7 @@ def parse_now(text: str | None) -> int | None:
     return int(when.timestamp() * 1000)
 
 
-def _lines(result: TxnResult, fmt: str) -> Iterator[str]:
+def _lines(result: TxnResult, fmt: str, quiet: bool = False) -> Iterator[str]:
     from kseg.render import txn as render
 
     if fmt == "json":
@@ -108,4 +109,4 @@ def _lines(result: TxnResult, fmt: str) -> Iterator[str]:
     if fmt == "table":
         color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
         return render.render_table(result, color=color, width=terminal_width())
-    return render.render_text(result)
+    return render.render_text(result, quiet)

@@ -30,7 +30,7 @@ from kseg.recovery.loading import BROKER_STOPS, LoadError
 from kseg.recovery.plan import KAFKA, Loss, Plan, Run
 from kseg.recovery.segment_plan import is_torn_tail
 from kseg.render.recover_map import LEGEND, map_text
-from kseg.render.terminal import FALLBACK_COLUMNS, shown
+from kseg.render.terminal import FALLBACK_COLUMNS, shown, without_rule_ids
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -430,8 +430,8 @@ def print_lines(lines: Callable[[int], Iterable[str | Text]], file: IO[str] | No
     for line in lines(console.width):
         if isinstance(line, Text):  # a styled line (the map) keeps its style unless it carries a control character
             console.print(line if shown(line.plain) == line.plain else Text(shown(line.plain)))
-        else:
-            console.print(Text(shown(str(line))))
+        else:  # rule ids of the rule book: --format json only
+            console.print(Text(shown(without_rule_ids(str(line)))))
 
 
 def print_report(report: Report, file: IO[str] | None = None, quiet: bool = False) -> None:

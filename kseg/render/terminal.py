@@ -83,3 +83,22 @@ def stdout_is_terminal() -> bool:
 def shown(text: str) -> str:
     """``text`` as a terminal may show it: controls escaped on a terminal, byte for byte into a pipe or a file."""
     return escape_controls(text) if stdout_is_terminal() else text
+
+
+#: A rule id of docs/kafka-log-loading.md in a sentence: ``[R3.5 LogSegment.recover]``, ``(R3.4)``,
+#: ``(R4.3, R8.2)``, or ``, R1.5`` closing a parenthesis.
+_RULE = r"R\d+(?:\.\d+)*[a-z]?"
+_RULE_IDS = re.compile(
+    rf"\s*\[{_RULE}(?: [\w.$#]+)?\]"  # [R3.5 LogSegment.recover]
+    rf"|\s*\({_RULE}(?:,\s*{_RULE})*\)"  # (R3.4), (R4.3, R8.2)
+    rf"|,\s*{_RULE}(?:,\s*{_RULE})*(?=\))"  # (else renamed -stray, R1.5)
+)
+
+
+def without_rule_ids(text: str) -> str:
+    """``text`` without the rule ids of the loading model's rule book: default text is for people.
+
+    The ids (and the Kafka method a bracket names) stay in ``--format json``, where programs and the
+    rule book (docs/kafka-log-loading.md) meet; the sentences around them read the same without.
+    """
+    return _RULE_IDS.sub("", text)

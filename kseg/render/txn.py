@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from kseg.ops.txn.replay import Producer
 from kseg.ops.txn.run import PartitionTxn, TxnResult
 from kseg.ops.txn.verdict import STATES, TxnView
-from kseg.render.terminal import shown
+from kseg.render.terminal import shown, without_rule_ids
 
 STATE_STYLE = {"hanging": "bold red", "open": "yellow", "aborted": "", "committed": "green"}
 
@@ -142,12 +142,15 @@ def details(part: PartitionTxn) -> Iterator[str]:
 # -- text ----------------------------------------------------------------------------------------------------
 
 
-def render_text(result: TxnResult) -> Iterator[str]:
-    """The plain screen; on a terminal, control characters from the evidence are shown escaped."""
-    return map(shown, _text_lines(result))
+def render_text(result: TxnResult, quiet: bool = False) -> Iterator[str]:
+    """The plain screen; on a terminal, control characters from the evidence are shown escaped.
+
+    ``quiet`` (``-q``): the problem partitions only; the healthy ones are counted in one line.
+    """
+    return (shown(without_rule_ids(line)) for line in _text_lines(result, quiet))  # rule ids: JSON only
 
 
-def _text_lines(result: TxnResult) -> Iterator[str]:
+def _text_lines(result: TxnResult, quiet: bool = False) -> Iterator[str]:
     yield headline(result)
     yield context_line(result)
     healthy = [p for p in result.partitions if not p.problem]
@@ -159,6 +162,9 @@ def _text_lines(result: TxnResult) -> Iterator[str]:
                 yield "  " + line
     if healthy:
         yield ""
+    if quiet and healthy:
+        yield f"ok: {_plural(len(healthy), 'partition')} without a problem (not listed: -q)"
+        return
     for part in healthy:
         yield f"ok {part.path}: {offsets_text(part)}; {counts_text(part)}"
         for note in part.state.notes:
@@ -185,7 +191,7 @@ def render_table(result: TxnResult, color: bool = False, width: int = 100) -> It
         for line in details(part) if part.problem else []:
             if cell:
                 cell.append("\n")
-            cell.append(shown(line), style="bold" if line.startswith("$ ") else "")
+            cell.append(shown(without_rule_ids(line)), style="bold" if line.startswith("$ ") else "")
         lso = part.state.last_stable_offset
         style = "bold red" if part.hanging else ("yellow" if part.problem else "")
         counts = "/".join(str(sum(t.state == s for t in part.transactions)) for s in STATES)

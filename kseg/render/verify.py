@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from kseg.ops.verify import ERROR, INFO, SEVERITY_RANK, WARNING, FileReport, VerifyResult
 from kseg.ops.verify.groups import FindingGroup, group_findings
-from kseg.render.terminal import shown, terminal_width
+from kseg.render.terminal import shown, terminal_width, without_rule_ids
 
 STATUS = {None: "ok", ERROR: "ERROR", WARNING: "WARN", INFO: "info"}
 STATUS_STYLE = {None: "green", ERROR: "red", WARNING: "yellow", INFO: "cyan"}
@@ -253,7 +253,8 @@ def _print_table(result: VerifyResult, groups: list[FindingGroup], color: bool) 
         cell = Text()
         cell.append(f.kind, style="bold")
         cell.append(f"  {shown(short.get(f.path, f.path))}{_where(group)}")  # names and messages: from the evidence
-        cell.append("\n" + shown(f.message if group.count == 1 else f"first: {f.message}"))
+        message = without_rule_ids(f.message if group.count == 1 else f"first: {f.message}")  # ids: JSON only
+        cell.append("\n" + shown(message))
         table.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), cell)
     console = Console(file=sys.stdout, no_color=not color, force_terminal=color, highlight=False, width=terminal_width())
     with console.capture() as captured:

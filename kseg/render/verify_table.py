@@ -27,7 +27,7 @@ from rich.text import Text
 
 from kseg.ops.verify import ERROR, INFO, SEVERITY_RANK, WARNING, FileReport, VerifyResult
 from kseg.ops.verify.groups import FindingGroup
-from kseg.render.terminal import shown
+from kseg.render.terminal import shown, without_rule_ids
 from kseg.render.verify import (
     SEVERITY_STYLE,
     STATUS,
@@ -94,7 +94,7 @@ class _Row(NamedTuple):
 def _named(name: str, message: str) -> Text:
     """A file's name (bold) over what is wrong; both from the evidence, so escaped on a terminal."""
     cell = Text(shown(name), style="bold")
-    cell.append("\n" + shown(message))
+    cell.append("\n" + shown(without_rule_ids(message)))  # rule ids: --format json only
     return cell
 
 

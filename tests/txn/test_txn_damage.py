@@ -127,7 +127,7 @@ def test_a_clean_shutdown_without_snapshots_does_not_hide_an_open_transaction(tm
         "takes it for an upgrade from an old message format), so the LSO is the high watermark and read_committed "
         "consumers read offsets 0-2, which never committed; a marker written later completes nothing "
         "(ProducerAppendInfo.appendEndTxnMarker: no transaction open), so even an ABORT leaves them readable. "
-        "Removing .kafka_cleanshutdown before the start makes the broker replay the log (R6.3b) and hold the "
+        "Removing .kafka_cleanshutdown before the start makes the broker replay the log and hold the "
         "transaction open\n"
         "  note: clean shutdown and no .snapshot: the broker does not read the log for producer state "
         "(UnifiedLog.rebuildProducerState), so it starts with no producers\n")

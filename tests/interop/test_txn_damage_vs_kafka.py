@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from txn_damage_dirs import COMMIT, DATA_BYTES, clean_without_snapshots, torn_marker
+from txn_damage_dirs import COMMIT, DATA_BYTES, clean_without_snapshots, marker_in_deleted_segment, torn_marker
 
 from kseg.cli import cli
 from kseg.format.snapshot import read_snapshot
@@ -43,9 +43,10 @@ def _kafka_producers(snapshot: Path) -> list[tuple[int, int, int, int, int, int,
 def test_the_producer_state_kafka_loads_is_the_one_kseg_txn_reports(kafka_storage, tmp_path):
     torn = torn_marker(tmp_path, COMMIT, 75, "torn")
     clean = clean_without_snapshots(tmp_path, "clean")
+    deleted = marker_in_deleted_segment(tmp_path, "deleted")
     work = tmp_path / "work"
-    torn_lines, clean_lines = kafka_storage.load([torn, clean], "--no-kafka-log", "--no-stray-check", "--work",
-                                                 str(work))
+    torn_lines, clean_lines, deleted_lines = kafka_storage.load(
+        [torn, clean, deleted], "--no-kafka-log", "--no-stray-check", "--work", str(work))
     torn_part = next(p for p in torn_lines if p.get("type") != "logdir")
     assert (torn_part["outcome"], torn_part["truncated_bytes"], torn_part["log_end_offset"]) == ("truncated", 75, 5)
     assert (torn / "pay-0" / "00000000000000000000.log").stat().st_size == DATA_BYTES + 75
@@ -60,3 +61,9 @@ def test_the_producer_state_kafka_loads_is_the_one_kseg_txn_reports(kafka_storag
     assert [s.name for s in snapshots] == ["00000000000000000005.snapshot"]
     assert _kafka_producers(snapshots[0]) == []  # the log is not read: no producer, no open transaction
     assert _kseg_producers(clean) == []
+
+    deleted_part = next(p for p in deleted_lines if p.get("type") != "logdir")
+    assert (deleted_part["log_end_offset"], deleted_part["deleted_segments"]) == (5, [6])
+    kafka_deleted = _kafka_producers(work / "deleted" / "pay-0" / "00000000000000000005.snapshot")
+    assert kafka_deleted == [(7, 0, 4, 4, 1_700_000_000_004, -1, 0)]  # the COMMIT went with segment 6
+    assert _kseg_producers(deleted) == kafka_deleted

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from logdirs import LogDir, batch
-from txn_damage_dirs import ABORT, COMMIT, clean_without_snapshots, torn_marker
+from txn_damage_dirs import ABORT, COMMIT, clean_without_snapshots, marker_in_deleted_segment, torn_marker
 
 from kseg.cli import cli
 
@@ -83,9 +83,10 @@ def test_the_json_names_the_cut_marker_and_gives_no_abort_command(tmp_path):
 
 @pytest.mark.parametrize(("kept", "what"), [
     (22, "the batch at offset 5 (ld/pay-0/00000000000000000000.log byte 151, 22 of its 78 bytes on disk) is cut "
-         "by the next start before its header says what it is: it may be this transaction's COMMIT"),
+         "by the next start (a torn tail) before its header says what it is: it may be this transaction's COMMIT"),
     (60, "a control batch of producer 7 at offset 5 (ld/pay-0/00000000000000000000.log byte 151, 60 of its 78 "
-         "bytes on disk) is cut by the next start before its type: it may be this transaction's COMMIT"),
+         "bytes on disk) is cut by the next start before its type (a torn tail): it may be this transaction's "
+         "COMMIT"),
 ])
 def test_a_marker_torn_before_its_type_may_be_a_commit(tmp_path, kept, what):
     torn_marker(tmp_path, COMMIT, kept)
@@ -173,3 +174,18 @@ def test_a_bad_now_is_a_usage_error(tmp_path):
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == ("kseg: error: Invalid value for '--now': 'yesterday' is not ISO-8601, milliseconds or "
                              "'newest' (see 'kseg txn --help')\n")
+
+
+def test_a_commit_in_a_segment_the_start_deletes_is_found_there(tmp_path):
+    """Damage in segment 0 (a flipped byte in the batch at offset 5) makes the start truncate there and
+    delete segment 6, which holds producer 7's intact COMMIT: the transaction is open after the start."""
+    marker_in_deleted_segment(tmp_path)
+    result = run(tmp_path, "--now", "newest", "--format", "json", "ld")
+    txn = next(json.loads(line) for line in result.stdout.splitlines() if '"transaction"' in line)
+    assert (txn["state"], txn["first_offset"], txn["last_offset"], txn["abort_command"]) == ("open", 0, 4, None)
+    assert txn["marker_cut"] == {"file": "ld/pay-0/00000000000000000006.log", "byte": 0, "bytes_on_disk": 78,
+                                 "bytes_declared": 78, "offset": 6, "control": True, "producer_id": 7,
+                                 "marker": "COMMIT"}
+    assert txn["why"].startswith("its COMMIT marker at offset 6 (ld/pay-0/00000000000000000006.log byte 0) was "
+                                 "written and is cut by the next start (in a later segment the start deletes "
+                                 "after damage). ")

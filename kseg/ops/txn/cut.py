@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kseg.recovery.loading import PartitionPrediction
+from kseg.recovery.loading.model import DELETE, RENAME, TRUNCATE
 from kseg.segment import base_offset_from_name, open_read_only
 
 HEADER = 61
@@ -49,6 +50,16 @@ class CutBatch:
     producer_id: int | None
     producer_epoch: int | None
     marker: str | None  # "COMMIT" or "ABORT" when the control record's key survived
+    in_deleted_segment: bool = False  # in a later segment the start deletes, not behind a truncation
+
+    @property
+    def why(self) -> str:
+        """Why the start cuts it: torn by the crash, behind damage it truncates at, or in a deleted segment."""
+        if self.declared is None or self.on_disk < self.declared:
+            return "a torn tail"
+        if self.in_deleted_segment:
+            return "in a later segment the start deletes after damage"
+        return "behind damage the start truncates at"
 
     @property
     def where(self) -> str:
@@ -90,16 +101,16 @@ def _field(data: bytes, start: int, size: int, signed: bool = True) -> int | Non
     return int.from_bytes(data[start : start + size], "big", signed=signed) if len(data) >= start + size else None
 
 
-def _parse(name: str, byte: int, data: bytes, on_disk: int) -> CutBatch:
+def _parse(name: str, byte: int, data: bytes, on_disk: int, deleted: bool) -> CutBatch:
     length = _field(data, 8, 4)
     attributes = _field(data, 21, 2)
     control = None if attributes is None else bool(attributes & 0x20)
     return CutBatch(name, byte, on_disk, None if length is None else 12 + length, _field(data, 0, 8), control,
                     None if attributes is None else bool(attributes & 0x10), _field(data, 43, 8),
-                    _field(data, 51, 2), _marker_type(data) if control else None)
+                    _field(data, 51, 2), _marker_type(data) if control else None, deleted)
 
 
-def batches_behind(log: Path, start: int, name: str) -> list[CutBatch]:
+def batches_behind(log: Path, start: int, name: str, deleted: bool = False) -> list[CutBatch]:
     """The V2 batches of ``log`` from byte ``start`` while they frame (the last one may be torn)."""
     fd = open_read_only(log)
     try:
@@ -110,7 +121,7 @@ def batches_behind(log: Path, start: int, name: str) -> list[CutBatch]:
             head = os.pread(fd, READ_AHEAD, pos)
             if len(head) > 16 and head[16] != 2:
                 break  # not a V2 batch (zeros, garbage): nothing more to read as batches
-            batch = _parse(name, pos, head, min(size - pos, (12 + (_field(head, 8, 4) or 0))))
+            batch = _parse(name, pos, head, min(size - pos, (12 + (_field(head, 8, 4) or 0))), deleted)
             found.append(batch)
             if batch.declared is None or batch.declared < HEADER:
                 break
@@ -121,17 +132,21 @@ def batches_behind(log: Path, start: int, name: str) -> list[CutBatch]:
 
 
 def cut_batches(pred: PartitionPrediction) -> list[CutBatch]:
-    """Every batch the next start cuts from ``pred``'s partition: behind each truncation, in each deleted segment."""
+    """Every batch the next start cuts from ``pred``'s partition: behind each truncation, in each deleted segment.
+
+    Read while they frame: a batch whose CRC fails still has its length, so the walk goes on past it.
+    """
     directory = Path(pred.path)
     found: list[CutBatch] = []
     for action in pred.actions:
-        if not action.path.endswith(".log") or action.kind not in ("truncate", "delete"):
-            continue
+        deleted = action.kind == DELETE or (action.kind == RENAME and (action.target or "").endswith(".deleted"))
+        if not action.path.endswith(".log") or not (action.kind == TRUNCATE or deleted):
+            continue  # a later segment the load deletes is renamed *.deleted first (R4.3, R8.2)
         log = directory / Path(action.path).name
         if not log.is_file() or base_offset_from_name(log) is None:
             continue
-        start = action.size if action.kind == "truncate" and action.size is not None else 0
-        found.extend(batches_behind(log, start, str(log)))
+        start = action.size if action.kind == TRUNCATE and action.size is not None else 0
+        found.extend(batches_behind(log, start, str(log), deleted))
     return sorted(found, key=lambda b: (b.base_offset is None, b.base_offset or 0, b.file, b.byte))
 
 

@@ -193,17 +193,17 @@ def _lost_marker_why(cut: CutBatch, txn: Transaction) -> str:
     where = f"{at} ({cut.where})"
     records = f"its records at offsets {txn.first_offset}-{txn.last_offset}"
     if cut.marker == "ABORT":
-        return (f"its ABORT marker at {where} is cut by the next start (a torn tail): the broker holds the "
+        return (f"its ABORT marker at {where} is cut by the next start ({cut.why}): the broker holds the "
                 "transaction open again; aborting it writes the ABORT that was lost")
     if cut.marker == "COMMIT":
-        what = f"its COMMIT marker at {where} was written and is cut by the next start (a torn tail)"
+        what = f"its COMMIT marker at {where} was written and is cut by the next start ({cut.why})"
         advice = (f"Do not abort it: an ABORT would hide {records}, which committed, from read_committed "
                   "consumers; copy the partition from a replica that holds the marker")
     else:
         what = (f"a control batch of producer {txn.producer_id} at {where} is cut by the next start before its "
-                "type: it may be this transaction's COMMIT" if cut.control else
-                f"the batch at {where} is cut by the next start before its header says what it is: it may be "
-                "this transaction's COMMIT")
+                f"type ({cut.why}): it may be this transaction's COMMIT" if cut.control else
+                f"the batch at {where} is cut by the next start ({cut.why}) before its header says what it is: "
+                "it may be this transaction's COMMIT")
         advice = (f"Do not abort it before a replica shows what the batch was: were it a COMMIT, an ABORT would "
                   f"hide {records}, which committed, from read_committed consumers")
     return (f"{what}. After the start the broker holds the transaction open and pins the LSO at "

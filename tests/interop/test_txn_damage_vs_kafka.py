@@ -19,7 +19,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from txn_damage_dirs import COMMIT, DATA_BYTES, clean_without_snapshots, marker_in_deleted_segment, torn_marker
+from txn_damage_dirs import (
+    COMMIT,
+    DATA_BYTES,
+    clean_without_snapshots,
+    marker_in_deleted_segment,
+    torn_marker,
+)
 
 from kseg.cli import cli
 from kseg.format.snapshot import read_snapshot

@@ -197,7 +197,7 @@ def test_recover_refuses_a_control_batch_past_the_cap_in_one_line(transactional:
              "batch.records")
     whole = run("recover", "--dry-run", "--format", "json", "--max-batch-bytes", "1000000", transactional)
     assert whole.exit_code == EXIT_OK, whole.output
-    segment = json.loads(whole.stdout)["segments"][0]
+    segment = json.loads(whole.stdout.splitlines()[0])["segments"][0]  # JSON Lines: the partition, a summary
     assert (segment["kept_records"], segment["lost_bytes"], segment["output_bytes"]) == (301, 0, 803)
 
 
@@ -212,7 +212,7 @@ def test_recover_refuses_a_legacy_wrapper_past_the_cap_in_one_line(tmp_path: Pat
     assert not out.exists()
     whole = run("recover", "-o", out, "--format", "json", "--max-batch-bytes", "1000000", directory)
     assert whole.exit_code == EXIT_OK, whole.output
-    segment = json.loads(whole.stdout)["segments"][0]
+    segment = json.loads(whole.stdout.splitlines()[0])["segments"][0]  # JSON Lines: the partition, a summary
     assert (segment["first_offset"], segment["kept_records"], segment["output_bytes"]) == (0, 100, 1459)
     assert (out / NAME).read_bytes() == (directory / NAME).read_bytes()
 

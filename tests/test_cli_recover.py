@@ -148,7 +148,10 @@ def test_nothing_to_cut_exits_0():
     for name in ("clean", "empty"):
         result = run("--dry-run", str(segment(name)))
         assert (result.exit_code, result.stdout.splitlines()[-1]) == (0, "1 segment: 1 unchanged")
-    assert run("--dry-run", str(segment("empty"))).stdout.splitlines()[3] == "  map  (empty file)"
+    assert run("--dry-run", "--all", str(segment("empty"))).stdout.splitlines()[3] == "  map  (empty file)"
+    # without --all a dry run shows only what has something to say: the healthy segment is counted
+    assert run("--dry-run", str(segment("clean"))).stdout.splitlines()[2:] == [
+        "  1 healthy segment not shown: nothing cut (--all lists them)", "1 segment: 1 unchanged"]
 
 
 def test_a_partition_directory(tmp_path):
@@ -210,13 +213,17 @@ def test_in_place_keeps_the_original_beside_it(tmp_path):
 
 def test_json(tmp_path):
     result = run("--salvage", "--format", "json", str(segment("out-of-order")), "-o", str(tmp_path / "o"))
-    report = json.loads(result.stdout)
-    assert (result.exit_code, report["mode"], report["target"], report["changed"]) == (
+    report, summary = (json.loads(line) for line in result.stdout.splitlines())  # JSON Lines: the segment, a summary
+    assert (result.exit_code, report["type"], report["mode"], report["target"], report["changed"]) == (
         1,
+        "segment",
         "salvage",
         "output",
         True,
     )
+    assert summary == {"type": "summary", "path": str(segment("out-of-order")), "log_directory": False,
+                       "mode": "salvage", "target": "output", "output_dir": str(tmp_path / "o"), "changed": True,
+                       "exit_code": 1}
     [seg] = report["segments"]
     assert [(k["start"], k["end"], k["salvaged"]) for k in seg["kept"]] == [
         (0, 2006, False),

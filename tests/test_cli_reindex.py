@@ -132,17 +132,46 @@ def test_index_interval_bytes(tmp_path):
     assert (tmp_path / "00000000000000000000.index").read_bytes() == idx(*[(i, 927 * i) for i in range(1, 12)])
 
 
-def test_without_options_existing_indexes_are_refused(tmp_path):
-    part = copy("partition/txn-0", tmp_path)
-    before = tree(tmp_path)
-    result = run(str(part))
-    assert tree(tmp_path) == before
-    assert result.exit_code == 2
-    assert result.stdout == ""
-    assert result.stderr == (
-        f"kseg: error: {part / '00000000000000000000.index'} exists; refusing to replace it "
-        "(use --check to compare, --in-place to replace it keeping a backup, or -o DIR)\n"
-    )
+def test_without_options_only_the_missing_indexes_are_created(tmp_path, monkeypatch):
+    """``kseg reindex LD/p-0 LD/q-0``: p-0 has its first segment's indexes (a preallocated, untrimmed .index),
+    q-0 lost that .index: each partition gets only what it lacks; nothing existing is touched."""
+    ld = tmp_path / "ld"
+    ld.mkdir()
+    p0, q0 = copy("partition/txn-0", ld), ld / "q-0"
+    p0 = p0.rename(ld / "p-0")
+    shutil.copytree(p0, q0)
+    (q0 / "00000000000000000000.index").unlink()
+    kept = {p: p.read_bytes() for p in (p0 / "00000000000000000000.index", p0 / "00000000000000000000.timeindex",
+                                         q0 / "00000000000000000000.timeindex")}
+    monkeypatch.chdir(tmp_path)
+    result = run("ld/p-0", "ld/q-0")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == """\
+ld/p-0/00000000000000000000.log: base offset 0, 5 batches, 10368 bytes
+  .index          2 entries  kept: it exists, --in-place would replace it (old: differs: the same 2 entries, then 3 \
+preallocated zero slots (never trimmed))
+  .timeindex      2 entries  kept: it exists (old: same)
+  .txnindex       0 entries  not written: no aborted transactions (old: no file)
+ld/p-0/00000000000000000010.log: base offset 10, 5 batches, 9879 bytes
+  .index          1 entry    created ld/p-0/00000000000000000010.index (old: missing)
+  .timeindex      2 entries  created ld/p-0/00000000000000000010.timeindex (old: missing)
+  .txnindex       1 entry    created ld/p-0/00000000000000000010.txnindex (old: missing)
+ld/q-0/00000000000000000000.log: base offset 0, 5 batches, 10368 bytes
+  .index          2 entries  created ld/q-0/00000000000000000000.index (old: missing)
+  .timeindex      2 entries  kept: it exists (old: same)
+  .txnindex       0 entries  not written: no aborted transactions (old: no file)
+ld/q-0/00000000000000000010.log: base offset 10, 5 batches, 9879 bytes
+  .index          1 entry    created ld/q-0/00000000000000000010.index (old: missing)
+  .timeindex      2 entries  created ld/q-0/00000000000000000010.timeindex (old: missing)
+  .txnindex       1 entry    created ld/q-0/00000000000000000010.txnindex (old: missing)
+4 segments: 7 files written
+"""
+    assert {p: p.read_bytes() for p in kept} == kept
+    # the created .index is the rebuild: --check now finds q-0's first segment the same
+    check = run("--check", "ld/q-0/00000000000000000000.log")
+    assert (check.exit_code, check.stdout.splitlines()[1]) == (0, "  .index          2 entries  same")
+    again = run("ld/q-0")  # everything exists now: nothing written
+    assert (again.exit_code, again.stdout.splitlines()[-1]) == (0, "2 segments: 0 files written")
 
 
 def test_in_place_replaces_what_differs_and_keeps_the_old_file(tmp_path):

@@ -75,7 +75,7 @@ TEXT = """\
 kseg triage: 2 log directories, 5 partitions: 1 fails, 2 truncated, 1 rebuilt, 1 clean
 next start: the broker stops (java.lang.IllegalArgumentException in d1/orders-1)
 assumed, not on disk: the controller's metadata image has this broker as a replica of 4 partitions \
-(else renamed -stray, R1.5)
+(else renamed -stray)
 
 log dir d1: clean shutdown, 2 partitions; the broker stops
 log dir d2: unclean shutdown (no .kafka_cleanshutdown), 3 partitions
@@ -96,16 +96,17 @@ truncated  d2/events-2  offsets 3-4 lost (2: 0 below the high watermark 3, 0 bel
   next: kseg verify d2/events-2  # where the damage is and what it is
         kseg recover --dry-run d2/events-2  # what Kafka's recovery keeps and cuts
 
-healthy: 2 partitions (1 rebuilt, 1 clean); --all lists them
+healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, only .snapshot files change; \
+--all lists them
 result: lost 7 offsets (3 below the high watermark); 309 bytes cut or deleted; 1 segment deleted; \
 a checkpointed partition has no directory; 1 partition fails to load; the broker stops
 """
 
 HEALTHY_ROWS = """\
-rebuilt    d2/events-0  log end 5; nothing lost
+rebuilt    d2/events-0  log end 5; every .log byte kept; creates 00000000000000000003.snapshot; nothing lost
 clean      d1/orders-0  log end 7; nothing lost
 
-healthy: 2 partitions (1 rebuilt, 1 clean)
+healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, only .snapshot files change
 """
 
 
@@ -198,7 +199,7 @@ def test_healthy_broker_exit_0(tmp_path, monkeypatch):
         "kseg triage: 1 log directory, 2 partitions: 2 clean\n"
         "next start: the broker starts\n"
         "assumed, not on disk: the controller's metadata image has this broker as a replica of 2 partitions "
-        "(else renamed -stray, R1.5)\n"
+        "(else renamed -stray)\n"
         "\n"
         "log dir d: clean shutdown, 2 partitions\n"
         "\n"
@@ -252,7 +253,8 @@ def test_table_even_in_a_pipe(broker):
     assert rows == [["fails", "d1/orders-1"], ["truncated", "d2/events-1"], ["truncated", "d2/events-2"],
                     ["rebuilt", "d2/events-0"], ["clean", "d1/orders-0"]]
     assert "$ kseg recover --dry-run --salvage d2/events-1" in result.stdout
-    assert lines[-2:] == ["healthy: 2 partitions (1 rebuilt, 1 clean)", TEXT.splitlines()[-1]]
+    assert lines[-2:] == ["healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, "
+                          "only .snapshot files change", TEXT.splitlines()[-1]]
 
 
 OLD_NS = 978307200 * 10**9  # 2001: any ordinary read moves such an access time to now (relatime)

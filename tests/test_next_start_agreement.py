@@ -99,8 +99,7 @@ def _from_triage(root: Path) -> dict:
 
 
 def _from_recover(root: Path) -> dict:
-    [report] = _json("recover", "--dry-run", str(root))
-    [partition] = report["partitions"]
+    [partition, _summary] = _json("recover", "--dry-run", str(root))
     load = partition["kafka_load"]
     error = load["error"]
     return {"outcome": load["outcome"], "deleted": load["deleted_segments"],

@@ -42,6 +42,8 @@ from kseg.render.terminal import shown
 @options.index_interval_bytes
 @options.max_batch_bytes
 @options.text_or_json
+@click.option("-q", "--quiet", is_flag=True,
+              help="Show only the segments with something dropped, oversized or skipped, and the summary.")
 @options.progress
 def convert(
     path: Path,
@@ -56,6 +58,7 @@ def convert(
     index_interval_bytes: int,
     max_batch_bytes: int,
     fmt: str,
+    quiet: bool,
     show_progress: bool,
 ) -> None:
     """Convert a segment or a partition to another magic and/or codec, the way Kafka converts.
@@ -90,6 +93,6 @@ def convert(
     if fmt == "json":
         click.echo(json.dumps(report_json(report), sort_keys=True))
     else:
-        for line in render_text(report):
+        for line in render_text(report, quiet):
             click.echo(shown(line))  # names from the evidence: escaped on a terminal
     click.get_current_context().exit(EXIT_PROBLEMS if report.skipped_any else EXIT_OK)

@@ -269,7 +269,12 @@ def _run(
     elif output_format == "table":
         from rich.console import Console
 
-        renderer = TableRenderer(Console(file=sys.stdout), options, sink)
+        from kseg.render.terminal import FALLBACK_COLUMNS
+
+        console = Console(file=sys.stdout)
+        if console.width <= 0:  # COLUMNS=0: no width at all, not a table without columns
+            console.width = FALLBACK_COLUMNS
+        renderer = TableRenderer(console, options, sink)
     else:
         renderer = TextRenderer(sink, options)
     progress = None

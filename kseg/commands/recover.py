@@ -16,7 +16,7 @@ from kseg.ops.recover.report import LogDirReport, Report
 from kseg.ops.recover.run import recover_path
 from kseg.render import progress
 from kseg.render.recover import print_report
-from kseg.render.recover_json import log_dir_json, report_json
+from kseg.render.recover_json import json_lines
 from kseg.render.recover_logdir import print_log_dir
 
 
@@ -36,6 +36,10 @@ from kseg.render.recover_logdir import print_log_dir
 @options.index_interval_bytes
 @options.max_batch_bytes
 @options.text_or_json
+@click.option("-q", "--quiet", is_flag=True,
+              help="Show only the segments and partitions with something cut, refused or deleted (the default "
+                   "of --dry-run); the others are counted.")
+@click.option("--all", "show_all", is_flag=True, help="Show every segment, healthy ones too.")
 @options.progress
 def recover(
     path: Path,
@@ -46,6 +50,8 @@ def recover(
     index_interval_bytes: int,
     max_batch_bytes: int,
     fmt: str,
+    quiet: bool,
+    show_all: bool,
     show_progress: bool,
 ) -> None:
     """Keep what Kafka's recovery keeps of a segment, or every intact batch.
@@ -60,7 +66,9 @@ def recover(
     OUTDIR rewrites are reported.  Give one of -o OUTDIR, --in-place or
     --dry-run.  Exit 0 when nothing had to be cut, 1 when something was, 2
     on usage errors or unreadable input (an OUTDIR this run started is
-    removed), 130 on Ctrl-C.
+    removed), 130 on Ctrl-C.  --dry-run shows only the segments with
+    something to say and counts the healthy ones (--all shows them; -q does
+    the same with -o and --in-place).
 
     \b
     Example:
@@ -88,18 +96,19 @@ def recover(
             index_interval_bytes=index_interval_bytes,
             max_batch_bytes=max_batch_bytes,
         )
-    _print(report, fmt)
-    click.get_current_context().exit(EXIT_PROBLEMS if report.changed else EXIT_OK)
+    if quiet and show_all:
+        raise click.UsageError("-q and --all exclude each other")
+    code = EXIT_PROBLEMS if report.changed else EXIT_OK
+    _print(report, fmt, code, quiet or (dry_run and not show_all))
+    click.get_current_context().exit(code)
 
 
-def _print(report: Report | LogDirReport, fmt: str) -> None:
-    """The report of a log directory or of a partition / segment, as JSON or text."""
-    if isinstance(report, LogDirReport):
-        if fmt == "json":
-            click.echo(json.dumps(log_dir_json(report), sort_keys=True))
-        else:
-            print_log_dir(report)
-    elif fmt == "json":
-        click.echo(json.dumps(report_json(report), sort_keys=True))
+def _print(report: Report | LogDirReport, fmt: str, code: int, quiet: bool) -> None:
+    """The report of a log directory or of a partition / segment, as JSON Lines (always whole) or text."""
+    if fmt == "json":
+        for obj in json_lines(report, code):
+            click.echo(json.dumps(obj, sort_keys=True))
+    elif isinstance(report, LogDirReport):
+        print_log_dir(report, quiet=quiet)
     else:
-        print_report(report)
+        print_report(report, quiet=quiet)

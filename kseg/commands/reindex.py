@@ -32,6 +32,8 @@ from kseg.render.terminal import shown
 @options.index_interval_bytes
 @options.max_batch_bytes
 @options.text_or_json
+@click.option("-q", "--quiet", is_flag=True,
+              help="Show only the segments with a file written, a difference, or bytes recovery would cut.")
 @options.progress
 def reindex(
     paths: tuple[Path, ...],
@@ -41,13 +43,15 @@ def reindex(
     index_interval_bytes: int,
     max_batch_bytes: int,
     fmt: str,
+    quiet: bool,
     show_progress: bool,
 ) -> None:
     """Rebuild segment indexes exactly as Kafka's LogSegment.recover writes them.
 
     PATHS are .log segments, partition directories or log directories.
-    Without -o, --in-place or --dry-run (also spelt --check), indexes are
-    created beside each .log only where none exist.  Exit 1 when --dry-run
+    Without -o, --in-place or --dry-run (also spelt --check), only the
+    index files that are missing are created beside each .log; existing
+    ones are kept as they are.  Exit 1 when --dry-run
     finds differences or a .log has bytes recovery would truncate; 2 on usage
     errors or unreadable input (what -o OUTDIR got so far is removed); 130 on
     Ctrl-C.
@@ -78,7 +82,7 @@ def reindex(
                 _clear(line)
                 click.echo(json.dumps(report_json(report), sort_keys=True))
         else:
-            for text in render_text(_kept(found, reports), check):
+            for text in render_text(_kept(found, reports), check, quiet):
                 _clear(line)
                 click.echo(shown(text))  # names from the evidence: escaped on a terminal
     problems = any(r.problems for r in reports) or (check and any(r.differs for r in reports))

@@ -116,7 +116,8 @@ def export_command(
     Columns (record level): path, topic, partition, segment_base_offset,
     batch_position, offset, timestamp, timestamp_type, key, value, headers,
     magic, codec, producer_id, producer_epoch, sequence, is_transactional,
-    is_control.
+    is_control, txn_state (committed, aborted, open: the record's transaction
+    by its producer's next COMMIT/ABORT marker; none: not transactional).
 
     \b
     Example:

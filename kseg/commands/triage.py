@@ -50,9 +50,11 @@ class _Progress:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="text = the plain screen; table = rich table; json = one object per partition, then a "
                    "summary.  [default: table on a terminal, text in a pipe]")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Only what needs attention: no assumption line, no log directory with nothing to say.")
 @options.max_batch_bytes
 @options.progress
-def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, max_batch_bytes: int,
+def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, quiet: bool, max_batch_bytes: int,
            show_progress: bool) -> None:
     """What the broker's next start does to every partition of these log directories.
 
@@ -71,7 +73,9 @@ def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, max_batc
     \b
     Example:
       kseg triage /var/lib/kafka/data-1 /var/lib/kafka/data-2
-      kseg triage --format json /var/lib/kafka/data | jq 'select(.outcome != "clean")'
+      kseg triage --format json /var/lib/kafka/data \\
+        | jq 'select(.type == "partition" and (.outcome == "truncated" or .outcome == "fails"))'
+    (the partitions whose next start cuts data or fails; rebuilt ones lose nothing)
     """
     from kseg.ops.triage.run import triage as run_triage
 
@@ -83,17 +87,17 @@ def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, max_batc
     finally:
         if bar is not None:
             bar.clear()
-    for line in _lines(result, fmt or ("table" if sys.stdout.isatty() else "text"), show_all):
+    for line in _lines(result, fmt or ("table" if sys.stdout.isatty() else "text"), show_all, quiet):
         click.echo(line)
     click.get_current_context().exit(result.exit_code())
 
 
-def _lines(result: TriageResult, fmt: str, show_all: bool) -> Iterator[str]:
+def _lines(result: TriageResult, fmt: str, show_all: bool, quiet: bool = False) -> Iterator[str]:
     from kseg.render import triage as render
 
     if fmt == "json":
         return render.render_json(result)
     if fmt == "table":
         color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        return render.render_table(result, show_all, color=color, width=terminal_width())
-    return render.render_text(result, show_all)
+        return render.render_table(result, show_all, color=color, width=terminal_width(), quiet=quiet)
+    return render.render_text(result, show_all, quiet)

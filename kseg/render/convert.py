@@ -161,9 +161,12 @@ def summary_line(report: ConvertReport) -> str:
     return text
 
 
-def render_text(report: ConvertReport) -> Iterator[str]:
+def render_text(report: ConvertReport, quiet: bool = False) -> Iterator[str]:
+    """Each segment's lines, the transactions line, the summary; ``quiet``: only segments that lost something."""
     for segment in report.segments:
-        yield from segment_lines(segment, report.target)
+        lines = segment_lines(segment, report.target)
+        if not quiet or len(lines) > 4:  # read, wrote and indexes are always there: more is a drop, a skip
+            yield from lines
     line = transaction_line(report)
     if line:
         yield line

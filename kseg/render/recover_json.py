@@ -1,4 +1,4 @@
-"""``kseg recover --format json``: one object for the whole run.
+"""``kseg recover --format json``: JSON Lines, one object per partition (or segment), then a summary.
 
 Every field of the report is here, in Kafka's and kseg's words for it: the
 startup view (``startup``, ``kafka_startup`` per segment), Kafka's own
@@ -8,6 +8,7 @@ files written and the segments Kafka would delete (``kafka_deletes``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -203,3 +204,24 @@ def log_dir_json(report: LogDirReport) -> dict[str, Any]:
             "kafka_fails": t.kafka_fails,
         },
     }
+
+
+def json_lines(report: Report | LogDirReport, exit_code: int) -> Iterator[dict[str, Any]]:
+    """``--format json`` as JSON Lines, like every other command: the parts, then one ``summary``.
+
+    A log directory: one ``{"type": "partition"}`` object per partition (:func:`report_json`), then
+    ``{"type": "summary"}`` with the log directory's own fields (:func:`log_dir_json` less its
+    ``partitions``).  A partition directory or a segment: one ``partition`` (or ``segment``) object, then
+    the summary.  Every summary ends with ``exit_code``.
+    """
+    if isinstance(report, LogDirReport):
+        whole = log_dir_json(report)
+        for part in whole.pop("partitions"):
+            yield {"type": "partition", **part}
+        yield {"type": "summary", **whole, "exit_code": exit_code}
+        return
+    yield {"type": "partition" if report.whole_partition else "segment", **report_json(report)}
+    yield {"type": "summary", "path": str(report.path), "log_directory": False,
+           "mode": "salvage" if report.salvage else "kafka", "target": report.target,
+           "output_dir": _path(report.out_dir), "changed": report.changed, "exit_code": exit_code}
+

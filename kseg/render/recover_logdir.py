@@ -15,7 +15,15 @@ from typing import IO, TYPE_CHECKING
 from kseg.ops.recover import report as report_kinds
 from kseg.ops.recover.report import CheckpointChange, LogDirReport
 from kseg.recovery.loading.logdir import HIGH_WATERMARK
-from kseg.render.recover import mode_text, partition_lines, plural, print_lines, summary_line
+from kseg.render.recover import (
+    mode_text,
+    partition_lines,
+    partition_says_something,
+    plural,
+    print_lines,
+    says_something,
+    summary_line,
+)
 from kseg.render.recover_map import LEGEND
 
 if TYPE_CHECKING:
@@ -63,26 +71,34 @@ def checkpoint_change_line(change: CheckpointChange) -> str:
     return text
 
 
-def log_dir_lines(report: LogDirReport, width: int) -> Iterator[str | Text]:
-    """Lines of the text report for a log directory."""
+def log_dir_lines(report: LogDirReport, width: int, quiet: bool = False) -> Iterator[str | Text]:
+    """Lines of the text report for a log directory; ``quiet``: partitions with nothing to say counted only."""
     yield _head(report)
     yield from _log_dir_error(report)
+    healthy = [p for p in report.partitions if quiet and not partition_says_something(p)]
     for partition in report.partitions:
+        if partition in healthy:
+            continue
         yield f"== {partition.path.name}"
-        yield from partition_lines(partition, width)
+        yield from partition_lines(partition, width, quiet)
         yield summary_line(partition)
+    if healthy:
+        segments = sum(len(p.segments) for p in healthy)
+        yield (f"healthy: {plural(len(healthy), 'partition')} ({plural(segments, 'segment')}) with nothing cut, "
+               "not shown (--all lists them)")
     if report.written:
         yield "wrote " + ", ".join(f.path.name for f in report.written)
     for change in report.checkpoint_changes:
         yield checkpoint_change_line(change)
     if report.carried:
         yield "copied as they are: " + ", ".join(f.path.name for f in report.carried)
-    yield LEGEND
+    if not quiet or any(says_something(o) for p in report.partitions for o in p.segments):
+        yield LEGEND  # the maps' key, when a map was drawn
     yield totals_line(report)
 
 
-def print_log_dir(report: LogDirReport, file: IO[str] | None = None) -> None:
-    print_lines(lambda width: log_dir_lines(report, width), file)
+def print_log_dir(report: LogDirReport, file: IO[str] | None = None, quiet: bool = False) -> None:
+    print_lines(lambda width: log_dir_lines(report, width, quiet), file)
 
 
 __all__ = ["checkpoint_change_line", "log_dir_lines", "print_log_dir", "totals_line"]

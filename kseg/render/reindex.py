@@ -75,6 +75,8 @@ def _action(outcome: FileOutcome) -> str:
             return "not written: no aborted transactions"
         case reindex.SKIPPED:
             return "not written: recovery fails"
+        case reindex.KEPT:
+            return "kept: it exists" if outcome.difference is None else "kept: it exists, --in-place would replace it"
         case _:
             return outcome.action
 
@@ -139,12 +141,22 @@ def summary_line(reports: list[Report], check: bool) -> str:
     return f"{segments}: " + ", ".join(parts)
 
 
-def render_text(reports: Iterable[Report], check: bool) -> Iterator[str]:
-    """Lines of text for each report as it comes, then the summary."""
+def noteworthy(report: Report, check: bool) -> bool:
+    """A segment ``-q`` still shows: a file written or differing, bytes recovery would cut, a failing recovery."""
+    if report.build.failure is not None or report.build.truncated_bytes > 0:
+        return True
+    if check:
+        return report.differs
+    return any(o.action in (reindex.CREATED, reindex.REPLACED) for o in report.files)
+
+
+def render_text(reports: Iterable[Report], check: bool, quiet: bool = False) -> Iterator[str]:
+    """Lines of text for each report as it comes, then the summary; ``quiet``: only noteworthy segments."""
     seen: list[Report] = []
     for report in reports:
         seen.append(report)
-        yield from report_lines(report)
+        if not quiet or noteworthy(report, check):
+            yield from report_lines(report)
     yield summary_line(seen, check)
 
 

@@ -16,15 +16,28 @@ import sys
 
 
 def terminal_width(default: int = 100) -> int:
-    """COLUMNS when set (tests set it), else the terminal's width, else ``default`` (a pipe or a file)."""
+    """COLUMNS when set (tests set it), else the terminal's width, else ``default`` (a pipe or a file).
+
+    A width of 0 or less -- ``COLUMNS=0``, or a pseudo-terminal that reports 0
+    columns (``stty cols 0``, some ``docker exec -t`` and CI ptys) -- is no width:
+    a table drawn for it loses every column.  It counts as unset, and a terminal
+    without a width is drawn for :data:`FALLBACK_COLUMNS`.
+    """
     try:
-        return int(os.environ["COLUMNS"])
+        columns = int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
-        pass
+        columns = 0
+    if columns > 0:
+        return columns
     try:
-        return os.get_terminal_size().columns
+        columns = os.get_terminal_size().columns
     except OSError:
         return default
+    return columns if columns > 0 else FALLBACK_COLUMNS
+
+
+#: The width drawn for on a terminal that reports none (0 columns).
+FALLBACK_COLUMNS = 80
 
 
 #: What a terminal would act on rather than show: C0 controls but tab, DEL, C1 controls, the
@@ -70,3 +83,22 @@ def stdout_is_terminal() -> bool:
 def shown(text: str) -> str:
     """``text`` as a terminal may show it: controls escaped on a terminal, byte for byte into a pipe or a file."""
     return escape_controls(text) if stdout_is_terminal() else text
+
+
+#: A rule id of docs/kafka-log-loading.md in a sentence: ``[R3.5 LogSegment.recover]``, ``(R3.4)``,
+#: ``(R4.3, R8.2)``, or ``, R1.5`` closing a parenthesis.
+_RULE = r"R\d+(?:\.\d+)*[a-z]?"
+_RULE_IDS = re.compile(
+    rf"\s*\[{_RULE}(?: [\w.$#]+)?\]"  # [R3.5 LogSegment.recover]
+    rf"|\s*\({_RULE}(?:,\s*{_RULE})*\)"  # (R3.4), (R4.3, R8.2)
+    rf"|,\s*{_RULE}(?:,\s*{_RULE})*(?=\))"  # (else renamed -stray, R1.5)
+)
+
+
+def without_rule_ids(text: str) -> str:
+    """``text`` without the rule ids of the loading model's rule book: default text is for people.
+
+    The ids (and the Kafka method a bracket names) stay in ``--format json``, where programs and the
+    rule book (docs/kafka-log-loading.md) meet; the sentences around them read the same without.
+    """
+    return _RULE_IDS.sub("", text)

@@ -28,7 +28,7 @@ from kseg.ops.triage.run import (
     totals,
 )
 from kseg.recovery.loading import BROKER_STOPS, DIR_OFFLINE
-from kseg.render.terminal import escape_controls, shown
+from kseg.render.terminal import escape_controls, shown, without_rule_ids
 
 CONSEQUENCE = {BROKER_STOPS: "the broker stops", DIR_OFFLINE: "its log directory goes offline"}
 OUTCOME_STYLE = {"fails": "bold red", "truncated": "red", "rebuilt": "cyan", "clean": "green"}
@@ -102,6 +102,19 @@ def _loss_pieces(part: PartitionTriage) -> list[str]:
     return pieces
 
 
+def _names(names: list[str], most: int = 3) -> str:
+    """File names, a long list cut short: ``a, b, c and 4 more``."""
+    shown_names = ", ".join(names[:most])
+    return shown_names + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def rebuilt_text(created: list[str], changed: list[str], deleted: list[str]) -> str:
+    """What a ``rebuilt`` start rewrites (every .log byte is kept): the files, by what happens to them."""
+    parts = [f"{verb} {_names(names)}" for verb, names in (("rebuilds", changed), ("creates", created),
+                                                             ("deletes", deleted)) if names]
+    return "every .log byte kept; " + ("; ".join(parts) if parts else "nothing else changes")
+
+
 def describe(part: PartitionTriage) -> str:
     """What the next start does to one partition, in one line."""
     pred, loss = part.prediction, part.loss
@@ -115,6 +128,8 @@ def describe(part: PartitionTriage) -> str:
         behind = (f", {loss.behind_high_watermark:,} below the high watermark {pred.high_watermark}"
                   if loss.behind_high_watermark else "")
         pieces.append(f"log end {pred.log_end_offset}{behind}")
+    if pred.outcome == "rebuilt":
+        pieces.append(rebuilt_text(pred.files_created, pred.files_changed, pred.files_deleted))
     if part.stray_rename:
         pieces.append(f"renamed {part.stray_rename}: no partition.metadata, not served")
     if not loss.lost and pred.kind != "delete":
@@ -153,7 +168,18 @@ def healthy_line(result: TriageResult, show_all: bool) -> str:
     healthy = result.healthy
     counts = ", ".join(f"{n} {o}" for o, n in _count_outcomes(healthy).items())
     more = "" if show_all or not healthy else "; --all lists them"
-    return f"healthy: {_plural(len(healthy), 'partition')}" + (f" ({counts})" if counts else "") + more
+    return (f"healthy: {_plural(len(healthy), 'partition')}" + (f" ({counts})" if counts else "")
+            + _rebuilt_kinds(healthy) + more)
+
+
+def _rebuilt_kinds(parts: list[PartitionTriage]) -> str:
+    """What ``rebuilt`` means here: every .log byte kept, and the kinds of file the start rewrites."""
+    kinds = sorted({"." + name.rsplit(".", 1)[-1] if "." in name else name
+                    for p in parts if p.prediction.outcome == "rebuilt"
+                    for name in p.prediction.files_created + p.prediction.files_changed + p.prediction.files_deleted})
+    if not kinds:
+        return ""
+    return f"; rebuilt: every .log byte kept, only {', '.join(kinds)} files change"
 
 
 def _count_outcomes(parts: list[PartitionTriage]) -> dict[str, int]:
@@ -204,20 +230,29 @@ def _steps(part_or_dir: PartitionTriage | LogDirTriage, indent: str = "  ") -> I
         yield f"{indent}{lead}{shown(step.command)}  # {escape_controls(step.why)}"  # a newline would end the comment
 
 
-def _screen(result: TriageResult, show_all: bool, rows: Callable[[list[PartitionTriage]], Iterator[str]]
-            ) -> Iterator[str]:
-    """Headline, log directories, the partitions (``rows``), the healthy count and the verdict."""
+def _screen(result: TriageResult, show_all: bool, rows: Callable[[list[PartitionTriage]], Iterator[str]],
+            quiet: bool = False) -> Iterator[str]:
+    """Headline, log directories, the partitions (``rows``), the healthy count and the verdict.
+
+    ``quiet`` (``-q``): no assumption line, and only the log directories with something to say.
+    """
     yield headline(result)
     yield shown(next_start(result))
     assumed = assumed_line(result)
-    if assumed is not None:
-        yield shown(assumed)
-    yield ""
+    if assumed is not None and not quiet:
+        yield shown(without_rule_ids(assumed))  # rule ids: --format json only
     counts = _per_dir(result)
+    dirs: list[str] = []
     for d in result.log_dirs:
-        yield shown(log_dir_line(d, counts[d.path]))
-        yield from (f"  {shown(line)}" for line in _log_dir_findings(d))
-        yield from _steps(d)
+        findings = list(_log_dir_findings(d))
+        if quiet and not (findings or d.next or d.prediction.stops_broker or d.prediction.offline):
+            continue
+        dirs.append(shown(log_dir_line(d, counts[d.path])))
+        dirs.extend(f"  {shown(without_rule_ids(line))}" for line in findings)
+        dirs.extend(_steps(d))
+    if dirs or not quiet:
+        yield ""
+        yield from dirs
     listed = result.partitions if show_all else result.problems
     if listed:
         yield ""
@@ -229,21 +264,22 @@ def _screen(result: TriageResult, show_all: bool, rows: Callable[[list[Partition
 
 def _text_rows(listed: list[PartitionTriage]) -> Iterator[str]:
     for part in listed:
-        yield shown(f"{part.prediction.outcome:<9}  {part.prediction.path}  {describe(part)}")
+        yield shown(f"{part.prediction.outcome:<9}  {part.prediction.path}  {without_rule_ids(describe(part))}")
         yield from _steps(part)
 
 
-def render_text(result: TriageResult, show_all: bool = False) -> Iterator[str]:
+def render_text(result: TriageResult, show_all: bool = False, quiet: bool = False) -> Iterator[str]:
     """The plain screen: problem partitions worst first (every partition with ``show_all``)."""
-    return _screen(result, show_all, _text_rows)
+    return _screen(result, show_all, _text_rows, quiet)
 
 
 # -- rich table ---------------------------------------------------------------------------------------------
 
 
-def render_table(result: TriageResult, show_all: bool = False, color: bool = False, width: int = 100) -> Iterator[str]:
+def render_table(result: TriageResult, show_all: bool = False, color: bool = False, width: int = 100,
+                 quiet: bool = False) -> Iterator[str]:
     """The same screen with the partitions in a rich table (rich is imported only for it)."""
-    return _screen(result, show_all, lambda listed: _table_lines(listed, color, width))
+    return _screen(result, show_all, lambda listed: _table_lines(listed, color, width), quiet)
 
 
 def _table_lines(listed: list[PartitionTriage], color: bool, width: int) -> Iterator[str]:
@@ -258,7 +294,7 @@ def _table_lines(listed: list[PartitionTriage], color: bool, width: int) -> Iter
     table.add_column("what the next start does; what to run next", ratio=1, overflow="fold")
     for part in listed:
         outcome = part.prediction.outcome
-        cell = Text(shown(describe(part)))  # data from the evidence: escaped on a terminal, never markup
+        cell = Text(shown(without_rule_ids(describe(part))))  # data from the evidence: escaped on a terminal, never markup
         for step in part.next:
             cell.append("\n$ ")
             cell.append(shown(step.command), style="bold")

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime, timezone
 
 from kseg.ops.txn.replay import Producer
 from kseg.ops.txn.run import PartitionTxn, TxnResult
 from kseg.ops.txn.verdict import STATES, TxnView
-from kseg.render.terminal import shown
+from kseg.render.terminal import shown, without_rule_ids
 
 STATE_STYLE = {"hanging": "bold red", "open": "yellow", "aborted": "", "committed": "green"}
 
@@ -63,9 +64,17 @@ def headline(result: TxnResult) -> str:
             + f"; {_plural(stuck, 'stuck group')}")
 
 
+def clock_text(now_ms: int | None) -> str:
+    """The clock hanging is judged against: ``--now`` as given, or each partition's newest timestamp."""
+    if now_ms is None:
+        return "each partition's newest timestamp"
+    when = datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return f"now {now_ms} ({when.replace('+00:00', 'Z')})"
+
+
 def context_line(result: TxnResult) -> str:
     view = result.coordinator
-    return (f"transaction max timeout {result.timeout_ms} ms, measured against each partition's newest timestamp; "
+    return (f"transaction max timeout {result.timeout_ms} ms, measured against {clock_text(result.now_ms)}; "
             f"__transaction_state: {_plural(view.transaction_partitions, 'partition')}, "
             f"__consumer_offsets: {_plural(view.offsets_partitions, 'partition')}")
 
@@ -75,7 +84,9 @@ def offsets_text(part: PartitionTxn) -> str:
     if s.last_stable_offset is None:
         return f"log start {s.log_start_offset}, does not load"
     pinned = f", first unstable {s.first_unstable_offset}" if s.first_unstable_offset is not None else ""
-    return (f"LSO {s.last_stable_offset}{pinned}, high watermark {s.high_watermark} ({s.high_watermark_from}), "
+    source = s.high_watermark_from if s.high_watermark_moved is None else \
+        f"{s.high_watermark_from} says {s.high_watermark_checkpoint}; {s.high_watermark_moved}"
+    return (f"LSO {s.last_stable_offset}{pinned}, high watermark {s.high_watermark} ({source}), "
             f"log end {s.log_end_offset}, newest timestamp {s.newest_timestamp}")
 
 
@@ -107,6 +118,7 @@ def details(part: PartitionTxn) -> Iterator[str]:
     s = part.state
     if s.error:
         yield f"error: {s.error}"
+    yield from part.findings
     for t in part.transactions:
         if t.state in ("open", "hanging"):
             yield txn_text(t) + (f": {t.why}" if t.why else "")
@@ -130,12 +142,15 @@ def details(part: PartitionTxn) -> Iterator[str]:
 # -- text ----------------------------------------------------------------------------------------------------
 
 
-def render_text(result: TxnResult) -> Iterator[str]:
-    """The plain screen; on a terminal, control characters from the evidence are shown escaped."""
-    return map(shown, _text_lines(result))
+def render_text(result: TxnResult, quiet: bool = False) -> Iterator[str]:
+    """The plain screen; on a terminal, control characters from the evidence are shown escaped.
+
+    ``quiet`` (``-q``): the problem partitions only; the healthy ones are counted in one line.
+    """
+    return (shown(without_rule_ids(line)) for line in _text_lines(result, quiet))  # rule ids: JSON only
 
 
-def _text_lines(result: TxnResult) -> Iterator[str]:
+def _text_lines(result: TxnResult, quiet: bool = False) -> Iterator[str]:
     yield headline(result)
     yield context_line(result)
     healthy = [p for p in result.partitions if not p.problem]
@@ -147,6 +162,9 @@ def _text_lines(result: TxnResult) -> Iterator[str]:
                 yield "  " + line
     if healthy:
         yield ""
+    if quiet and healthy:
+        yield f"ok: {_plural(len(healthy), 'partition')} without a problem (not listed: -q)"
+        return
     for part in healthy:
         yield f"ok {part.path}: {offsets_text(part)}; {counts_text(part)}"
         for note in part.state.notes:
@@ -173,7 +191,7 @@ def render_table(result: TxnResult, color: bool = False, width: int = 100) -> It
         for line in details(part) if part.problem else []:
             if cell:
                 cell.append("\n")
-            cell.append(shown(line), style="bold" if line.startswith("$ ") else "")
+            cell.append(shown(without_rule_ids(line)), style="bold" if line.startswith("$ ") else "")
         lso = part.state.last_stable_offset
         style = "bold red" if part.hanging else ("yellow" if part.problem else "")
         counts = "/".join(str(sum(t.state == s for t in part.transactions)) for s in STATES)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from kseg.ops.verify import ERROR, INFO, SEVERITY_RANK, WARNING, FileReport, VerifyResult
 from kseg.ops.verify.groups import FindingGroup, group_findings
-from kseg.render.terminal import shown, terminal_width
+from kseg.render.terminal import shown, terminal_width, without_rule_ids
 
 STATUS = {None: "ok", ERROR: "ERROR", WARNING: "WARN", INFO: "info"}
 STATUS_STYLE = {None: "green", ERROR: "red", WARNING: "yellow", INFO: "cyan"}
@@ -188,7 +188,7 @@ def render_text(
 
     for line in file_lines(result, quiet=quiet, style=color):
         click.echo(line, color=color)
-    groups = group_findings(result.findings(), {r.path: i for i, r in enumerate(result.files)})
+    groups, hidden = quiet_groups(result, quiet)
     shown = groups[:max_findings]
     if shown:
         click.echo("")
@@ -196,7 +196,26 @@ def render_text(
     left = sum(g.count for g in groups[max_findings:])
     if left:
         click.echo(f"... and {left:,} more (--format json lists them all)")
+    if hidden:
+        click.echo(hidden_line(hidden))
     click.echo(summary_line(result, strict))
+
+
+def quiet_groups(result: VerifyResult, quiet: bool) -> tuple[list[FindingGroup], int]:
+    """The finding groups to show, worst first, and how many info findings ``--quiet`` leaves out.
+
+    Info findings (a preallocated index tail a crash leaves, a leftover Kafka ignores) are facts about
+    healthy data: ``-q`` shows errors and warnings only, and says how many it left out.
+    """
+    groups = group_findings(result.findings(), {r.path: i for i, r in enumerate(result.files)})
+    if not quiet:
+        return groups, 0
+    hidden = sum(g.count for g in groups if g.first.severity == INFO)
+    return [g for g in groups if g.first.severity != INFO], hidden
+
+
+def hidden_line(hidden: int) -> str:
+    return f"{hidden:,} info finding{'' if hidden == 1 else 's'} not shown (-q; --format json lists them)"
 
 
 def _where(group: FindingGroup) -> str:
@@ -234,7 +253,8 @@ def _print_table(result: VerifyResult, groups: list[FindingGroup], color: bool) 
         cell = Text()
         cell.append(f.kind, style="bold")
         cell.append(f"  {shown(short.get(f.path, f.path))}{_where(group)}")  # names and messages: from the evidence
-        cell.append("\n" + shown(f.message if group.count == 1 else f"first: {f.message}"))
+        message = without_rule_ids(f.message if group.count == 1 else f"first: {f.message}")  # ids: JSON only
+        cell.append("\n" + shown(message))
         table.add_row(Text(f.severity, style=SEVERITY_STYLE[f.severity]), cell)
     console = Console(file=sys.stdout, no_color=not color, force_terminal=color, highlight=False, width=terminal_width())
     with console.capture() as captured:

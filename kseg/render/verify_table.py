@@ -13,7 +13,8 @@ the verdict of the text report's summary line.
 
 ``--max-findings`` caps the finding rows as it caps the text table (the same,
 worst, groups are kept); ``--quiet`` leaves out the partitions with no error
-or warning and no row shown.  rich is imported only here.
+or warning and no row shown, and the info findings (healthy data: a preallocated
+index tail), counted in one line.  rich is imported only here.
 """
 
 from __future__ import annotations
@@ -25,15 +26,17 @@ from typing import TYPE_CHECKING, NamedTuple
 from rich.text import Text
 
 from kseg.ops.verify import ERROR, INFO, SEVERITY_RANK, WARNING, FileReport, VerifyResult
-from kseg.ops.verify.groups import FindingGroup, group_findings
-from kseg.render.terminal import shown
+from kseg.ops.verify.groups import FindingGroup
+from kseg.render.terminal import shown, without_rule_ids
 from kseg.render.verify import (
     SEVERITY_STYLE,
     STATUS,
     STATUS_STYLE,
     count_text,
+    hidden_line,
     is_problem,
     partitions_of,
+    quiet_groups,
     short_paths,
 )
 
@@ -91,7 +94,7 @@ class _Row(NamedTuple):
 def _named(name: str, message: str) -> Text:
     """A file's name (bold) over what is wrong; both from the evidence, so escaped on a terminal."""
     cell = Text(shown(name), style="bold")
-    cell.append("\n" + shown(message))
+    cell.append("\n" + shown(without_rule_ids(message)))  # rule ids: --format json only
     return cell
 
 
@@ -185,7 +188,7 @@ def table_lines(
     """The table, then a ``... and N more`` line if rows were capped."""
     from rich.console import Console
 
-    groups = group_findings(result.findings(), {r.path: i for i, r in enumerate(result.files)})
+    groups, hidden = quiet_groups(result, quiet)
     table = _table(result, strict)
     for row in _rows(result, groups[:max_findings], quiet):
         table.add_row(*row.cells, style=row.style, end_section=row.end_section)
@@ -197,6 +200,8 @@ def table_lines(
     left = sum(g.count for g in groups[max_findings:])
     if left:
         yield f"... and {left:,} more (--format json lists them all)"
+    if hidden:
+        yield hidden_line(hidden)
 
 
 __all__ = ["PARTITION", "table_lines"]

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from kseg.ops.verify import VerifyResult
 
-__all__ = ["findings", "get_session", "read", "register", "verify"]
+__all__ = ["findings", "get_session", "read", "register", "verify", "with_txn_state"]
 
 
 def get_session(
@@ -72,6 +72,13 @@ def read(
     if split_bytes is not None:
         reader = reader.option("split_bytes", split_bytes)
     return reader.load([os.path.abspath(p) for p in paths])
+
+
+def with_txn_state(frame: DataFrame) -> DataFrame:
+    """Record rows of :func:`read` with ``txn_state``: committed, aborted, open or none (:mod:`kseg.spark.txn_state`)."""
+    from kseg.spark.txn_state import with_txn_state as _with_txn_state
+
+    return _with_txn_state(frame)
 
 
 def verify(

@@ -4,7 +4,9 @@ One pass over the data: the source is read in PERMISSIVE mode, so each
 damaged region is one row with a ``problem``; a Spark ``Observation`` gathers
 those rows (and counts the good ones) while the write runs, and only the good
 rows -- without the ``problem`` column -- are written.  Damaged batches are
-therefore reported, never exported, and never silently lost.
+therefore reported, never exported, and never silently lost.  Record rows
+get ``txn_state`` (:mod:`kseg.spark.txn_state`): whether each record's
+transaction committed, aborted or is still open, or ``none``.
 """
 
 from __future__ import annotations
@@ -73,6 +75,10 @@ def export(
         F.collect_list(F.when(problem.isNotNull(), F.struct("path", "batch_position", "problem"))).alias("damaged"),
     )
     good = observed.filter(problem.isNull()).drop("problem")
+    if level == rows.RECORD:
+        from kseg.spark.txn_state import with_txn_state
+
+        good = with_txn_state(good)  # committed / aborted / open / none: a marker may be in another task's bytes
     good.write.mode("overwrite" if overwrite else "errorifexists").format(fmt).save(out)
     metrics = observation.get
     order = {path: i for i, path in enumerate(shown)}

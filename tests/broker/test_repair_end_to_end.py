@@ -179,7 +179,9 @@ def kseg_recover(logdir: Path, out: Path | None, *extra: str) -> tuple[int, dict
     """``kseg recover LOGDIR -o OUT --format json`` (``--dry-run`` when ``out`` is None)."""
     target = ["--dry-run"] if out is None else ["-o", str(out)]
     code, stdout = kseg("recover", str(logdir), *target, "--format", "json", *extra)
-    return code, json.loads(stdout)
+    lines = [json.loads(line) for line in stdout.splitlines()]  # JSON Lines: partitions, then the summary
+    assert [o["type"] for o in lines] == ["partition"] * (len(lines) - 1) + ["summary"]
+    return code, {**lines[-1], "partitions": lines[:-1]}
 
 
 def kept_offsets(report: dict) -> dict[tuple[str, int], set[int]]:

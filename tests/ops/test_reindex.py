@@ -20,6 +20,7 @@ from kseg.format.control import ABORT, COMMIT, encode_control_key, encode_end_tx
 from kseg.index import AbortedTxn, OffsetEntry, TimeEntry, encode_txn_index
 from kseg.ops.reindex.run import (
     CREATED,
+    KEPT,
     NOT_WRITTEN,
     REPLACED,
     SKIPPED,
@@ -442,13 +443,15 @@ def test_one_segment_alone_still_sees_transactions_from_earlier_segments(tmp_pat
     assert sorted(p.name for p in (tmp_path / "out").iterdir())[-1] == "00000000000000000004.txnindex"
 
 
-def test_without_options_existing_indexes_are_refused_before_anything_is_written(tmp_path):
+def test_without_options_existing_indexes_are_kept_and_only_missing_ones_created(tmp_path):
     first, second = _abort_partition(tmp_path / "t-0")
-    (tmp_path / "t-0" / "00000000000000000004.index").write_bytes(b"")
-    before = _tree(tmp_path / "t-0")
-    with pytest.raises(ReindexRefused, match="00000000000000000004.index exists; refusing to replace it"):
-        list(reindex_paths([tmp_path / "t-0"]))
-    assert _tree(tmp_path / "t-0") == before
+    existing = tmp_path / "t-0" / "00000000000000000004.index"
+    existing.write_bytes(b"")
+    reports = list(reindex_paths([tmp_path / "t-0"]))
+    assert [[o.action for o in r.files] for r in reports] == [[CREATED, CREATED, NOT_WRITTEN],
+                                                              [KEPT, CREATED, CREATED]]
+    assert existing.read_bytes() == b""  # kept as it was (the rebuild has no entry either: the same)
+    assert reports[1].files[0].difference is None
 
 
 def test_without_options_missing_indexes_are_created_beside_the_log(tmp_path):

@@ -47,8 +47,9 @@ def states(p: PartitionTxn) -> list[tuple[int, int, int, str, int | None]]:
 
 def test_partitions_come_hanging_first_then_problems_then_by_name(result):
     names = [Path(p.path).name for p in result.partitions]
-    assert names == ["fenced-0", "orders-1", "snapdiff-0", "orders-0", "__consumer_offsets-0",
-                     "__transaction_state-0", "events-0", "payments-0"]
+    # events-0 is a problem: its LSO 2 is below its high watermark 7 (the ABORT at 7 not yet replicated)
+    assert names == ["fenced-0", "orders-1", "snapdiff-0", "events-0", "orders-0", "__consumer_offsets-0",
+                     "__transaction_state-0", "payments-0"]
     assert result.exit_code() == 1
 
 

@@ -57,7 +57,7 @@ def test_triage_json_and_text_show_it(tmp_path: Path) -> None:
     text = CliRunner().invoke(cli, ["triage", "--format", "text", str(root)], env=ENV)
     assert text.exit_code == 0, text.output
     line = ("assumed, not on disk: the controller's metadata image has this broker as a replica of 2 partitions "
-            "(else renamed -stray, R1.5)")
+            "(else renamed -stray)")
     assert text.output.splitlines()[:3] == ["kseg triage: 1 log directory, 3 partitions: 3 clean",
                                             "next start: the broker starts", line]
 

@@ -144,8 +144,9 @@ def test_log_start_above_the_first_segment_and_several_partitions(tmp_path, logd
     assert (out / "recovery-point-offset-checkpoint").read_text() == "0\n2\nt 0 10\nu 1 0\n"
     assert (out / "t-0" / "leader-epoch-checkpoint").read_text() == "0\n2\n1 4\n2 7\n"
     assert_loads_clean(out)
-    as_json = json.loads(CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)]).stdout)
-    assert as_json["totals"]["partitions"] == 2 and as_json["partitions"][0]["kafka_load"]["outcome"]
+    as_json = _lines(CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)]).stdout)
+    assert as_json[-1]["totals"]["partitions"] == 2 and as_json[0]["kafka_load"]["outcome"]
+    assert [o["type"] for o in as_json] == ["partition", "partition", "summary"]
 
 
 def test_a_producer_with_an_open_transaction_is_in_the_snapshot(tmp_path, logdir, kit):
@@ -208,8 +209,8 @@ def test_a_dry_run_says_what_the_default_output_writes(logdir, three):
     assert result.exit_code == 0
     assert ("  dry run: would write 97 bytes, damage and all, as Kafka keeps it: it does not recover this "
             "segment; --salvage cuts it") in result.stdout.splitlines()
-    as_json = json.loads(CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)]).stdout)
-    assert [s["output_bytes"] for s in as_json["partitions"][0]["segments"]] == [212, 97, 115]
+    as_json = _lines(CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)]).stdout)
+    assert [s["output_bytes"] for s in as_json[0]["segments"]] == [212, 97, 115]
     salvage = CliRunner().invoke(cli, ["recover", "--dry-run", "--salvage", str(root)])
     assert salvage.exit_code == 1 and "  dry run: would write 0 bytes" in salvage.stdout.splitlines()
 
@@ -220,7 +221,7 @@ def test_a_dry_run_of_an_unclean_cut_leaves_the_deleted_segment_out(logdir, thre
     root = logdir.finish(clean=False, recovery_points={("t", 0): 3})
     result = CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)])
     assert result.exit_code == 1
-    [part] = json.loads(result.stdout)["partitions"]
+    [part] = [o for o in _lines(result.stdout) if o["type"] == "partition"]
     assert [(s["action"], s["cut"], s["output_bytes"]) for s in part["segments"]] == [
         ("dry-run", False, 212), ("dry-run", True, 0), ("not-written-kafka-deletes", True, 0)]
 
@@ -235,3 +236,8 @@ def test_a_name_of_the_log_directory_already_in_outdir_is_refused(tmp_path, logd
     result = CliRunner().invoke(cli, ["recover", str(root), "-o", str(out)])
     assert result.exit_code == 2 and "README exists; refusing to replace it" in result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["README"]
+
+
+def _lines(stdout: str) -> list[dict]:
+    """``recover --format json`` is JSON Lines: the partitions, then one summary."""
+    return [json.loads(line) for line in stdout.splitlines()]

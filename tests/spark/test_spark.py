@@ -231,7 +231,7 @@ def test_export_writes_parquet_and_reports_damaged_batches(spark, tmp_path, monk
         "3 damaged regions not exported (listed on stderr)\n"
     )
     back = spark.read.parquet(str(out))
-    assert back.columns == [name for name, _, _ in rows.RECORD_COLUMNS]
+    assert back.columns == [name for name, _, _ in rows.RECORD_COLUMNS] + ["txn_state"]
     def key(row):
         return (row["path"], row["offset"])
 
@@ -242,6 +242,7 @@ def test_export_writes_parquet_and_reports_damaged_batches(spark, tmp_path, monk
                                     bytearray(row["value"]) if row["value"] is not None else None)
         row["headers"] = [{"key": h["key"], "value": bytearray(h["value"]) if h["value"] is not None else None}
                           for h in row["headers"]]
+        row["txn_state"] = "none"  # these fixtures hold no transactional batch
     assert got == want
     assert _snapshot(VERIFY) == before  # the inputs are only read
 

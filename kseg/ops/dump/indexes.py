@@ -86,6 +86,8 @@ def dump_index(target: DumpTarget, options: DumpOptions, summaries: Summaries) -
             offset = base + relative
             if i > 0 and offset == base:
                 return
+            if options.before_window(offset):
+                continue  # --from-offset: the entries of batches before the window are neither shown nor checked
             try:
                 log_offset = _first_batch_last_offset(segment, position, options.max_message_size)
             except KsegError as err:
@@ -95,6 +97,8 @@ def dump_index(target: DumpTarget, options: DumpOptions, summaries: Summaries) -
                 summaries.add_index_mismatch(target.absolute, offset, log_offset)
             if not options.verify_index_only:
                 yield IndexEntry(target.display, offset, position)
+            if options.closes_window(offset):
+                return
 
 
 def _offset_index_sanity(target: DumpTarget, index: MappedFile, entries: int, base: int) -> Event:
@@ -198,6 +202,8 @@ def _time_entries(
         offset = base + relative
         if i > 0 and offset == base:
             return
+        if options.before_window(offset, timestamp):
+            continue  # before --from-offset/--from-time: neither shown nor checked
         position = kafka_offset_lookup(index.buf, offset_entries, base, offset)
         try:
             _check_time_entry(segment, position, timestamp, offset, previous, target.absolute, summaries,
@@ -208,6 +214,8 @@ def _time_entries(
         if not options.verify_index_only:
             yield TimeIndexEntry(target.display, timestamp, offset)
         previous = timestamp
+        if options.closes_window(offset, timestamp):
+            return
 
 
 def _check_time_entry(

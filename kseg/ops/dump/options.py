@@ -70,6 +70,21 @@ class DumpOptions:
         """``isDeepIteration``: asked for, or implied by printing data."""
         return self.deep_iteration or self.print_data_log
 
+    def before_window(self, offset: int, timestamp: int | None = None) -> bool:
+        """An index entry for ``offset`` (and ``timestamp``) lies before the window: not shown, not checked."""
+        return (self.from_offset is not None and offset < self.from_offset) or (
+            timestamp is not None and self.from_time is not None and timestamp < self.from_time)
+
+    def closes_window(self, offset: int, timestamp: int | None = None) -> bool:
+        """The entry for ``offset`` is the last one shown: it reaches ``to_offset`` (or ``to_time``)."""
+        return (self.to_offset is not None and offset >= self.to_offset) or (
+            timestamp is not None and self.to_time is not None and timestamp >= self.to_time)
+
+    def outside_range(self, first: int, last: int) -> bool:
+        """Offsets ``first``..``last`` (an aborted range) miss the offset window entirely."""
+        return (self.from_offset is not None and last < self.from_offset) or (
+            self.to_offset is not None and first > self.to_offset)
+
     @property
     def windowed(self) -> bool:
         return any(

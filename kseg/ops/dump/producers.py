@@ -12,6 +12,7 @@ from kseg.errors import KsegError
 from kseg.format.snapshot import check_snapshot, read_snapshot
 from kseg.index import TXN_ENTRY, zero_steps
 from kseg.ops.dump.events import Event, Problem, ProducerEntryEvent, TxnEntry
+from kseg.ops.dump.options import DumpOptions
 from kseg.ops.dump.targets import DumpTarget, name_offset
 from kseg.segment import MappedFile, read_small_file, release_pages
 
@@ -29,8 +30,11 @@ def dump_producer_snapshot(target: DumpTarget) -> Iterator[Event]:
         yield ProducerEntryEvent(target.display, entry)
 
 
-def dump_txn_index(target: DumpTarget) -> Iterator[Event]:
-    """``dumpTxnIndex``: Kafka collects every entry first, so a bad version prints none of them."""
+def dump_txn_index(target: DumpTarget, options: DumpOptions | None = None) -> Iterator[Event]:
+    """``dumpTxnIndex``: Kafka collects every entry first, so a bad version prints none of them.
+
+    With an offset window (``--from-offset``/``--to-offset``) only the aborted ranges that overlap it are shown.
+    """
     base = name_offset(target)
     if isinstance(base, Problem):
         yield base
@@ -47,7 +51,12 @@ def dump_txn_index(target: DumpTarget) -> Iterator[Event]:
                 f"{target.absolute}, current version is 0",
             )
             return
-        yield from _txn_entries(target, mapped, count)
+        entries = _txn_entries(target, mapped, count)
+        if options is not None and (options.from_offset is not None or options.to_offset is not None):
+            window = options
+            entries = (e for e in entries
+                       if not isinstance(e, TxnEntry) or not window.outside_range(e.first_offset, e.last_offset))
+        yield from entries
 
 
 def _zero_steps(mapped: MappedFile, count: int) -> Iterator[tuple[int, int, bool]]:

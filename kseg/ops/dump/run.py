@@ -28,7 +28,7 @@ def iter_dump(targets: Iterable[DumpTarget], options: DumpOptions) -> Iterator[E
         "index": lambda t: dump_index(t, options, summaries),
         "timeindex": lambda t: dump_time_index(t, options, summaries),
         "snapshot": dump_producer_snapshot,
-        "txnindex": dump_txn_index,
+        "txnindex": lambda t: dump_txn_index(t, options),
     }
     for target in targets:
         kind = handler_kind(target.path.name)

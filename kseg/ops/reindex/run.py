@@ -10,8 +10,11 @@ Built on the recovery core (:func:`kseg.recovery.indexes.build_indexes`,
 * in-place (``--in-place``): replace only the files that differ, in the order
   of :class:`kseg.recovery.segment_files.SegmentFiles` (``.index`` out first, in last), each old file kept as a backup
   (:func:`backup_path`); new files take the old file's mode and owner.
-* create (no option): write indexes beside the .log where none exist; any
-  existing index is refused, before anything is read or written.
+* create (no option): write beside the .log only the index files that are
+  missing; an existing one is left as it is (``kept``), and its comparison
+  with the rebuild says whether ``--in-place`` would change it.  So
+  ``kseg reindex LD/p-0 LD/q-0`` creates q-0's missing ``.index`` although
+  p-0's exist.
 
 Kafka creates ``.txnindex`` lazily, so none is written when no transaction
 was aborted; recovery's reset leaves an existing one empty, so in place a
@@ -55,6 +58,7 @@ UNCHANGED = "unchanged"  # the existing file already holds exactly the rebuild
 NOT_WRITTEN = "not-written"  # no file is needed: a .txnindex without aborted transactions
 CHECKED = "checked"  # --check: compared only
 SKIPPED = "skipped"  # recovery fails on this segment: Kafka writes nothing, neither do we
+KEPT = "kept"  # create mode: the file exists and is left as it is
 
 MODE_CHECK, MODE_OUTPUT, MODE_IN_PLACE, MODE_CREATE = "check", "output", "in-place", "create"
 REFUSE_HINT = "use --check to compare, --in-place to replace it keeping a backup, or -o DIR"
@@ -150,7 +154,7 @@ def reindex_segment(
       directory is not touched.  An existing output file is refused.
     * ``in_place``: replace the files beside the .log that differ, keeping
       each old one as a backup (:func:`backup_path`); identical ones are left alone.
-    * none of these: create the files beside the .log; any existing index is refused.
+    * none of these: create the files missing beside the .log; existing ones are kept as they are.
 
     ``txn`` is the producer state at this segment's base offset (default:
     nothing open, read under ``max_batch_bytes``).  Nothing is written for a
@@ -167,7 +171,7 @@ def reindex_segment(
     target_dir = Path(out_dir) if out_dir is not None else log.parent
     if mode == MODE_OUTPUT:
         _refuse_input_dir(target_dir, log.parent)
-    if mode in (MODE_OUTPUT, MODE_CREATE):
+    if mode == MODE_OUTPUT:
         _refuse_existing(target_dir, log)
     if in_place:
         refuse_in_place_while_locked(log.parent.resolve().parent)
@@ -228,6 +232,8 @@ def _plan_file(
         # an emptied .txnindex stays as a zero-byte file, as Kafka's reset leaves it
         files.index(kind, new, like=existing if old is not None else log)
         return replace(outcome, action=REPLACED if old is not None else CREATED, target=target)
+    if mode == MODE_CREATE and old is not None:
+        return replace(outcome, action=KEPT)  # only what is missing is created
     if kind == "txnindex" and not new:
         return replace(outcome, action=NOT_WRITTEN)
     files.index(kind, new, like=log if mode == MODE_CREATE else None)
@@ -305,7 +311,7 @@ def reindex_paths(
     if mode == MODE_OUTPUT:
         for selection in selections:
             _refuse_input_dir(targets[selection.directory], selection.directory)
-    if mode in (MODE_OUTPUT, MODE_CREATE):
+    if mode == MODE_OUTPUT:
         _refuse_outputs(selections, targets)
     if in_place:
         for selection in selections:
@@ -376,6 +382,7 @@ def _reindex_directory(
 __all__ = [
     "CHECKED",
     "CREATED",
+    "KEPT",
     "NOT_WRITTEN",
     "REPLACED",
     "SKIPPED",

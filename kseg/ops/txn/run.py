@@ -37,6 +37,7 @@ from kseg.ops.txn.coordinator import (
     read_consumer_offsets,
     read_transaction_state,
 )
+from kseg.ops.txn.cut import cut_batches
 from kseg.ops.txn.state import BrokerState, broker_state, last_stable_offset
 from kseg.ops.txn.verdict import Group, TxnView, classify, groups_of
 from kseg.recovery.loading import PartitionPrediction, predict_log_dir, predict_partition
@@ -78,10 +79,34 @@ class PartitionTxn:
         return [t for t in self.transactions if t.state in ("open", "hanging")]
 
     @property
+    def findings(self) -> list[str]:
+        """What is wrong with the partition's offsets: a pinned LSO, a high watermark the load moved."""
+        s, out = self.state, []
+        if s.high_watermark_moved is not None and s.high_watermark is not None:
+            ckpt, bounded = s.high_watermark_checkpoint, s.high_watermark
+            assert ckpt is not None
+            if ckpt > bounded:
+                gone = f"offset {bounded}" if ckpt - bounded == 1 else f"offsets {bounded}-{ckpt - 1}"
+                out.append(f"replication-offset-checkpoint says {ckpt}, beyond the log end: the broker lowers the "
+                           f"high watermark to {bounded} (UnifiedLog.updateHighWatermark); {gone} replicated "
+                           "and not in this log")
+            else:
+                out.append(f"replication-offset-checkpoint says {ckpt}, below the log start: the broker raises the "
+                           f"high watermark to {bounded} (UnifiedLog.updateHighWatermark)")
+        lso, hw = s.last_stable_offset, s.high_watermark
+        if lso is not None and hw is not None and lso < hw:
+            out.append(f"LSO {lso} below the high watermark {hw}: read_committed consumers stop at {lso}, "
+                       f"{hw - lso:,} offsets held back by the transaction from {s.first_unstable_offset}")
+        return out
+
+    @property
     def problem(self) -> bool:
-        """Hanging transactions, stuck groups, a snapshot that disagrees with the log, or a log Kafka would not load."""
+        """Hanging transactions, stuck groups, a snapshot that disagrees with the log, a log Kafka would not load,
+        an LSO below the high watermark, a high watermark the load moves, a transaction whose marker the start
+        cuts or that the broker will not see."""
         s = self.state
-        return bool(self.hanging or s.disagreements or s.error or any(g.stuck for g in self.groups))
+        return bool(self.hanging or s.disagreements or s.error or any(g.stuck for g in self.groups)
+                    or self.findings or any(t.unseen or t.lost_marker for t in self.transactions))
 
     def as_json(self) -> dict[str, object]:
         s = self.state
@@ -94,6 +119,8 @@ class PartitionTxn:
             "producers": len(s.producers), "open_transactions": len(self.open), "hanging": len(self.hanging),
             "aborted": [[a.producer_id, a.first_offset, a.last_offset, a.last_stable_offset] for a in s.aborted],
             "snapshot_disagreements": list(s.disagreements), "error": s.error, "notes": list(s.notes),
+            "high_watermark_checkpoint": s.high_watermark_checkpoint, "problem": self.problem,
+            "findings": self.findings,
         }
 
 
@@ -105,6 +132,7 @@ class TxnResult:
     coordinator: CoordinatorView
     timeout_ms: int
     bootstrap: str
+    now_ms: int | None = None  # the clock hanging is judged against; None: each partition's newest timestamp
 
     @property
     def hanging(self) -> list[TxnView]:
@@ -123,7 +151,7 @@ class TxnResult:
             "stuck_groups": sum(g.stuck for p in self.partitions for g in p.groups),
             "transaction_state_partitions": self.coordinator.transaction_partitions,
             "consumer_offsets_partitions": self.coordinator.offsets_partitions,
-            "transaction_max_timeout_ms": self.timeout_ms, "exit_code": self.exit_code(),
+            "transaction_max_timeout_ms": self.timeout_ms, "now_ms": self.now_ms, "exit_code": self.exit_code(),
         }
 
 
@@ -167,8 +195,12 @@ def txn(
     bootstrap: str = DEFAULT_BOOTSTRAP,
     advance: Advance | None = None,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    now_ms: int | None = None,
 ) -> TxnResult:
     """Read every partition of ``paths``; see the module docstring for what is found.
+
+    ``now_ms`` is the clock a transaction's idle time is measured against
+    (``--now``); None: each partition's newest batch timestamp.
 
     ``max_batch_bytes`` is the read cap (``--max-batch-bytes``) for every batch
     decompressed (control batches, the internal topics' records); past it
@@ -180,7 +212,8 @@ def txn(
     for pred in predictions:
         state = broker_state(pred, advance, max_batch_bytes)
         part = PartitionTxn(pred.path, pred.topic, pred.partition, state)
-        part.transactions = classify(pred.topic, pred.partition, pred.path, state, view, timeout_ms, bootstrap)
+        part.transactions = classify(pred.topic, pred.partition, pred.path, state, view, timeout_ms, bootstrap,
+                                     now_ms, tuple(cut_batches(pred)))
         part.groups = groups_of(pred.topic, pred.partition, state, view)
         stuck = ", ".join(repr(g.group) for g in part.groups if g.stuck)
         for hanging in part.hanging:
@@ -188,7 +221,7 @@ def txn(
                 hanging.unblocks = f"{hanging.unblocks}; the groups stuck at the LSO: {stuck}"
         parts.append(part)
     parts.sort(key=lambda p: (not p.hanging, not p.problem, p.topic, p.partition, p.path))
-    return TxnResult(parts, view, timeout_ms, bootstrap)
+    return TxnResult(parts, view, timeout_ms, bootstrap, now_ms)
 
 
 def total_bytes(paths: Sequence[str | Path]) -> int:

@@ -60,6 +60,16 @@ class BrokerState:
     disagreements: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    high_watermark_checkpoint: int | None = None  # the file's value, before the load bounds it
+    log_not_read: bool = False  # clean shutdown without a .snapshot: no producer state from the log (R6.3a)
+
+    @property
+    def high_watermark_moved(self) -> str | None:
+        """How the load moved the checkpoint's high watermark ("lowered to the log end"), or None."""
+        hw, ckpt = self.high_watermark, self.high_watermark_checkpoint
+        if ckpt is None or hw is None or hw == ckpt:
+            return None
+        return "lowered to the log end" if ckpt > hw else "raised to the log start"
 
     @property
     def producers(self) -> list[Producer]:
@@ -140,6 +150,7 @@ def broker_state(
         state.broker = replay_partition(logs, ReplayRange(chosen.offset, log_end, chosen.entries, (), max_batch_bytes))
     elif not snapshots and any(a.rule == "R6.3a" for a in pred.actions):
         state.broker = Replay(newest_timestamp=log.newest_timestamp)
+        state.log_not_read = True
         state.notes.append("clean shutdown and no .snapshot: the broker does not read the log for producer state "
                            "(UnifiedLog.rebuildProducerState), so it starts with no producers")
     _high_watermark(state, pred.high_watermark)
@@ -159,6 +170,7 @@ def _high_watermark(state: BrokerState, checkpoint: int | None) -> None:
         return
     state.high_watermark = min(max(checkpoint, state.log_start_offset), state.log_end_offset)
     state.high_watermark_from = FROM_CHECKPOINT
+    state.high_watermark_checkpoint = checkpoint
 
 
 def _lso(state: BrokerState) -> None:

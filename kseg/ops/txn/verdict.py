@@ -16,6 +16,19 @@ KIP-664's rule, as ``kafka-transactions.sh find-hanging`` applies it
 ``AbortTransactionCommand`` (``abort --topic --partition --start-offset``)
 writes an ABORT marker at the log end; the transaction's first offset no
 longer pins the first unstable offset.
+
+"Now" is the ``--now`` clock (the wall clock by default); ``None`` here
+means each partition's newest timestamp.
+
+Two kinds of open transaction are never given an abort command:
+
+* one whose COMMIT marker the next start cuts (a torn tail, :mod:`kseg.ops.txn.cut`),
+  or whose cut marker cannot be told from a COMMIT: its records were
+  committed, and an ABORT would hide them from read_committed consumers;
+* one the broker will not see at all (a clean shutdown without a
+  ``.snapshot``: ``UnifiedLog.rebuildProducerState`` does not read the log);
+  an ABORT marker for it completes nothing (``ProducerAppendInfo.appendEndTxnMarker``
+  completes a transaction only when the producer state holds one open).
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ import shlex
 from dataclasses import dataclass
 
 from kseg.ops.txn.coordinator import CoordinatorTxn, CoordinatorView
+from kseg.ops.txn.cut import CutBatch
 from kseg.ops.txn.replay import Producer, Transaction
 from kseg.ops.txn.state import BrokerState
 
@@ -46,6 +60,8 @@ class TxnView:
     unblocks: str | None = None
     new_last_stable_offset: int | None = None
     gained: int = 0  # offsets read_committed consumers get once it is aborted
+    lost_marker: CutBatch | None = None  # its marker (or what may be it), cut by the next start
+    unseen: bool = False  # open in the log, but not in the producer state the broker loads
 
     def as_json(self) -> dict[str, object]:
         t = self.txn
@@ -58,7 +74,15 @@ class TxnView:
             "coordinator": None if self.coordinator is None else self.coordinator.as_json(),
             "abort_command": self.abort_command, "unblocks": self.unblocks,
             "last_stable_offset_after_abort": self.new_last_stable_offset,
+            "marker_cut": None if self.lost_marker is None else _cut_json(self.lost_marker),
+            "unseen_by_broker": self.unseen,
         }
+
+
+def _cut_json(cut: CutBatch) -> dict[str, object]:
+    return {"file": cut.file, "byte": cut.byte, "bytes_on_disk": cut.on_disk, "bytes_declared": cut.declared,
+            "offset": cut.base_offset, "control": cut.control, "producer_id": cut.producer_id,
+            "marker": cut.marker}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +119,12 @@ def _coordinator_says(coord: CoordinatorTxn | None, txn: Transaction, topic: str
     return False, f"{who} is {coord.state} and does not list this partition"
 
 
-def _idle(state: BrokerState, producer: Producer | None) -> int | None:
-    if producer is None or producer.last_timestamp < 0 or state.newest_timestamp < 0:
+def _idle(state: BrokerState, producer: Producer | None, now_ms: int | None) -> int | None:
+    """``now - lastTimestamp`` (find-hanging's measure); ``now_ms`` None: the partition's newest timestamp."""
+    now = state.newest_timestamp if now_ms is None else now_ms
+    if producer is None or producer.last_timestamp < 0 or now < 0:
         return None
-    return state.newest_timestamp - producer.last_timestamp
+    return now - producer.last_timestamp
 
 
 def _transactions(state: BrokerState) -> list[Transaction]:
@@ -109,8 +135,12 @@ def _transactions(state: BrokerState) -> list[Transaction]:
 
 
 def classify(topic: str, partition: int, path: str, state: BrokerState, view: CoordinatorView,
-             timeout_ms: int, bootstrap: str) -> list[TxnView]:
-    """Every transaction with its state; the open ones the broker still sees checked against KIP-664."""
+             timeout_ms: int, bootstrap: str, now_ms: int | None = None,
+             cut: tuple[CutBatch, ...] = ()) -> list[TxnView]:
+    """Every transaction with its state; the open ones the broker still sees checked against KIP-664.
+
+    ``cut``: the batches the next start removes (:func:`kseg.ops.txn.cut.cut_batches`).
+    """
     broker_open = {(t.producer_id, t.first_offset) for t in state.broker.open}
     out = []
     for txn in _transactions(state):
@@ -120,7 +150,8 @@ def classify(topic: str, partition: int, path: str, state: BrokerState, view: Co
             continue
         view_ = TxnView(path, topic, partition, txn, "open")
         if not loaded_open:
-            view_.why = "open in the log but not in the producer state the broker loads (see the snapshot)"
+            view_.unseen = True
+            view_.why = _unseen_why(state, txn)
             out.append(view_)
             continue
         if txn.end is not None:
@@ -130,15 +161,69 @@ def classify(topic: str, partition: int, path: str, state: BrokerState, view: Co
             view_.why = "the partition does not load: no verdict"
             out.append(view_)
             continue
-        view_.idle_ms = _idle(state, state.broker.producers.get(txn.producer_id))
+        view_.lost_marker = _lost_marker(txn, cut)
+        if view_.lost_marker is not None:
+            view_.why += _lost_marker_why(view_.lost_marker, txn) + "; "
+        view_.idle_ms = _idle(state, state.broker.producers.get(txn.producer_id), now_ms)
         view_.coordinator = view.by_producer(txn.producer_id)
         completes, why = _coordinator_says(view_.coordinator, txn, topic, partition, view)
         view_.why += why
         if view_.idle_ms is not None and view_.idle_ms > timeout_ms and not completes:
             view_.state = "hanging"
-            _remedy(view_, state, bootstrap)
+            if view_.lost_marker is None or view_.lost_marker.marker == "ABORT":
+                _remedy(view_, state, bootstrap)
         out.append(view_)
     return out
+
+
+def _lost_marker(txn: Transaction, cut: tuple[CutBatch, ...]) -> CutBatch | None:
+    """The first batch cut at or after the transaction's data that is, or may be, its marker."""
+    for batch in cut:
+        if batch.base_offset is not None and batch.base_offset <= max(txn.first_offset, txn.last_offset):
+            continue
+        if batch.control is False or (batch.producer_id is not None and batch.producer_id != txn.producer_id):
+            continue
+        return batch
+    return None
+
+
+def _lost_marker_why(cut: CutBatch, txn: Transaction) -> str:
+    """What was cut, and what the broker does without it."""
+    at = f"offset {cut.base_offset}" if cut.base_offset is not None else "the log end"
+    where = f"{at} ({cut.where})"
+    records = f"its records at offsets {txn.first_offset}-{txn.last_offset}"
+    if cut.marker == "ABORT":
+        return (f"its ABORT marker at {where} is cut by the next start ({cut.why}): the broker holds the "
+                "transaction open again; aborting it writes the ABORT that was lost")
+    if cut.marker == "COMMIT":
+        what = f"its COMMIT marker at {where} was written and is cut by the next start ({cut.why})"
+        advice = (f"Do not abort it: an ABORT would hide {records}, which committed, from read_committed "
+                  "consumers; copy the partition from a replica that holds the marker")
+    else:
+        what = (f"a control batch of producer {txn.producer_id} at {where} is cut by the next start before its "
+                f"type ({cut.why}): it may be this transaction's COMMIT" if cut.control else
+                f"the batch at {where} is cut by the next start ({cut.why}) before its header says what it is: "
+                "it may be this transaction's COMMIT")
+        advice = (f"Do not abort it before a replica shows what the batch was: were it a COMMIT, an ABORT would "
+                  f"hide {records}, which committed, from read_committed consumers")
+    return (f"{what}. After the start the broker holds the transaction open and pins the LSO at "
+            f"{txn.first_offset}; a replica that has the marker gives it back when this broker follows it "
+            "(the follower truncates to the leader's log and fetches the marker again); with none, nothing "
+            f"writes it again. {advice}")
+
+
+def _unseen_why(state: BrokerState, txn: Transaction) -> str:
+    """An open transaction of the log that the broker's producer state will not hold."""
+    records = f"offsets {txn.first_offset}-{txn.last_offset}"
+    if not state.log_not_read:
+        return "open in the log but not in the producer state the broker loads (see the snapshot)"
+    return (f"open in the log, but the broker will not see it: after a clean shutdown without a .snapshot it "
+            "does not read the log for producer state (UnifiedLog.rebuildProducerState takes it for an upgrade "
+            f"from an old message format), so the LSO is the high watermark and read_committed consumers read "
+            f"{records}, which never committed; a marker written later completes nothing "
+            "(ProducerAppendInfo.appendEndTxnMarker: no transaction open), so even an ABORT leaves them readable. "
+            "Removing .kafka_cleanshutdown before the start makes the broker replay the log (R6.3b) and hold "
+            "the transaction open")
 
 
 def _remedy(view_: TxnView, state: BrokerState, bootstrap: str) -> None:

@@ -101,12 +101,14 @@ def test_json_report(tmp_path):
     out = tmp_path / "j"
     result = run(FX / "txn-0", "-o", out, "--to-magic", "1", "--drop-control", "--drop-headers", "--format", "json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
+    *segments, report = [json.loads(line) for line in result.stdout.splitlines()]
+    assert report["type"] == "summary" and report["exit_code"] == 0
     assert report["target"] == {
         "magic": 1, "compression": None, "level": None, "max_message_bytes": 1048588, "max_batch_bytes": 134217728,
         "drop_control": True, "drop_headers": True,
     }
-    [segment] = report["segments"]
+    [segment] = segments
+    assert segment["type"] == "segment"
     assert {k: segment[k] for k in ("batches_in", "records_in", "bytes_in", "batches_out", "records_out", "bytes_out")} == {
         "batches_in": 8, "records_in": 13, "bytes_in": 765, "batches_out": 10, "records_out": 11,
         "bytes_out": (out / NAME).stat().st_size,

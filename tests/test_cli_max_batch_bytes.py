@@ -114,9 +114,9 @@ def test_convert_refuses_the_batch_past_the_cap_in_one_line(partition: Path, tmp
     assert not out.exists()
     whole = run("convert", partition, "-o", out, "--to-magic", "1", "--max-batch-bytes", "1000000", "--format", "json")
     assert whole.exit_code == EXIT_OK, whole.output
-    report = json.loads(whole.stdout)
+    segment, report = [json.loads(line) for line in whole.stdout.splitlines()]
     assert report["target"]["max_batch_bytes"] == 1000000 and report["target"]["max_message_bytes"] == 1048588
-    assert report["segments"][0]["records_out"] == 101
+    assert segment["records_out"] == 101
 
 
 # -- recover, reindex, triage and txn: they decompress control batches (and recover legacy wrappers) ------

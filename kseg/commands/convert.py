@@ -91,7 +91,8 @@ def convert(
             path, output_dir, target, skip_corrupt=skip_corrupt, index_interval_bytes=index_interval_bytes
         )
     if fmt == "json":
-        click.echo(json.dumps(report_json(report), sort_keys=True))
+        for obj in report_json(report):
+            click.echo(json.dumps(obj, sort_keys=True))
     else:
         for line in render_text(report, quiet):
             click.echo(shown(line))  # names from the evidence: escaped on a terminal

@@ -210,6 +210,7 @@ def tally_json(tally: Tally) -> dict[str, object]:
 
 def segment_json(segment: SegmentResult) -> dict[str, object]:
     return {
+        "type": "segment",
         "input": str(segment.source),
         "output": str(segment.output),
         "base_offset": segment.base_offset,
@@ -227,12 +228,20 @@ def segment_json(segment: SegmentResult) -> dict[str, object]:
     }
 
 
-def report_json(report: ConvertReport) -> dict[str, object]:
+def report_json(report: ConvertReport) -> Iterator[dict[str, object]]:
+    """JSON Lines, as every command prints them: one object per segment written, then the summary."""
+    for segment in report.segments:
+        yield segment_json(segment)
+    yield summary_json(report)
+
+
+def summary_json(report: ConvertReport) -> dict[str, object]:
     total = report.totals()
     return {
+        "type": "summary",
         "target": target_json(report.target),
         "output_dir": str(report.out_dir),
-        "segments": [segment_json(s) for s in report.segments],
+        "exit_code": 1 if report.skipped_any else 0,
         "totals": {
             "segments": len(report.segments),
             "bytes_in": sum(s.size_in for s in report.segments),

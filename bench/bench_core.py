@@ -1,4 +1,4 @@
-"""The compiled core side by side with the pure-Python path and ``cat`` (issue 16), in one run.
+"""The compiled core side by side with the pure-Python path and ``cat``, in one run.
 
 Generates V2 segments of 16 KiB batches of ~100-byte records (bench_reindex.make_segment:
 offsets and timestamps increase) in a temporary directory -- by default 1 GiB for verify and
@@ -8,7 +8,7 @@ processes (start-up included), best of ``--runs``:
 * ``cat FILE > /dev/null``: the reference (target: kseg verify and kseg reindex >= 0.8x its speed);
 * ``kseg verify FILE``;
 * ``kseg verify PARTITION``: the same file (a hard link) alone in a partition directory ``orders-0``
-  without its ``.index``, so the log-loading model recovers it too (since issue 16's walk-once
+  without its ``.index``, so the log-loading model recovers it too (since the walk-once
   change verify's own walk runs that recovery's loop, and the model does not walk it again);
 * ``kseg reindex -o OUTDIR FILE`` (a fresh OUTDIR each run);
 * ``kseg dump --deep-iteration FILE`` (text) and ``--format json``, output to /dev/null;

@@ -1,4 +1,4 @@
-"""``kseg dump`` benchmark (issue 3): deep JSON dump vs kafka-python's decode + json.dumps.
+"""``kseg dump`` benchmark: deep JSON dump vs kafka-python's decode + json.dumps.
 
 Generates a V2 segment of 16 KiB batches of ~100-byte UTF-8 records (default
 64 MiB; one record in ten has a header) in a temporary directory, reads it

@@ -1,4 +1,4 @@
-"""``kseg dump --deep-iteration`` with the compiled core's record rendering, beside Kafka's own JVM reader (issue 16).
+"""``kseg dump --deep-iteration`` with the compiled core's record rendering, beside Kafka's own JVM reader.
 
 Generates a V2 segment of 16 KiB uncompressed batches of ~100-byte records (bench_reindex.make_segment,
 256 MiB by default), reads it once so it sits in the page cache, then times whole processes (start-up

@@ -1,4 +1,4 @@
-"""Format-core benchmark (issue 2): batch walk with CRC-32C, and full record decode.
+"""Format-core benchmark: batch walk with CRC-32C, and full record decode.
 
 Generates a V2 segment of 16 KiB batches of ~100-byte records (default 256 MiB)
 in a temporary directory, reads it once so it sits in the page cache, then

@@ -1,6 +1,6 @@
-"""Peak memory of ``kseg dump``, ``verify --deep`` and ``convert`` on hostile input (issue 14, "Memory").
+"""Peak memory of ``kseg dump``, ``verify --deep`` and ``convert`` on hostile input (docs/fuzzing.md's memory cap).
 
-Generates, in a temporary directory, each input of issue 14's Memory bullet
+Generates, in a temporary directory, each hostile input of the memory cap
 (scaled by ``--scale``; 1.0 is the issue's size):
 
 * ``tiny-records``: one gzip V2 batch of 10 M tiny records (~14 MB on disk);
@@ -169,7 +169,7 @@ def measure_cpu(argv: list[str], timeout: float) -> tuple[int | None, float, flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=float, default=1.0, help="input size relative to issue 14's (default 1.0)")
+    parser.add_argument("--scale", type=float, default=1.0, help="input size relative to the reference inputs (default 1.0)")
     parser.add_argument("--only", choices=sorted(INPUTS), action="append", help="run only these inputs")
     parser.add_argument("--command", action="append", help="run only these commands (dump, dump-json, verify --deep, convert)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run before it is killed")

@@ -1,4 +1,4 @@
-"""Reindex benchmark (issue 5): rebuild .index/.timeindex of a 256 MiB segment.
+"""Reindex benchmark: rebuild .index/.timeindex of a 256 MiB segment.
 
 Generates a V2 segment of ~16 KiB batches (Kafka's default producer
 ``batch.size``) with increasing timestamps, so both indexes get an entry at

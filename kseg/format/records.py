@@ -19,7 +19,7 @@ Starts are positions in the scanned buffer; a negative length is a null key
 or value, kept as stored (the dump tool prints it).  Keys and values are not
 copied: :class:`RecordScan` slices the columns a consumer asks for.  Flat
 integer lists with a fixed stride are what a compiled core can hand back as
-one array each (issue 16); in Python, one ``list.extend`` per record is the
+one array each (docs/core.md); in Python, one ``list.extend`` per record is the
 cheapest way to fill them, and ``fields[i::8]`` takes a column at C speed.
 
 It is a scanner, not an authority: it answers only for well-formed records

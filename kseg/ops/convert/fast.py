@@ -1,4 +1,4 @@
-"""A source batch's records as builder input, re-encoded by the compiled core (issue 16).
+"""A source batch's records as builder input, re-encoded by the compiled core (docs/core.md).
 
 :class:`~kseg.ops.convert.batches.Converter` encodes an output batch from a
 source batch's records.  In Python that reads each record as a ``Record`` and

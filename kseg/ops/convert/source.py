@@ -6,8 +6,8 @@ the one walker, :class:`~kseg.format.walk.BatchWalk`; damage stops the
 conversion with an error located in the file, unless ``skip_corrupt`` asks
 for :func:`kseg.format.scan.scan`, which resynchronises past it.
 
-A batch's records are never held at once (issue 14: one gzip batch may hold
-ten million): :class:`SourceRecords` reads them again whenever the conversion
+A batch's records are never held at once (one gzip batch may hold ten
+million: docs/cli.md, memory): :class:`SourceRecords` reads them again whenever the conversion
 needs them, :data:`CHUNK` records at a time, under the decompression cap
 (``--max-batch-bytes``), and a first read -- which also decides whether the
 batch can be read at all -- sums up in a :class:`BatchSummary` what the

@@ -1,4 +1,4 @@
-"""``kseg verify`` benchmark (issue 4): a whole verify run as a process, against kafka-python and cat.
+"""``kseg verify`` benchmark: a whole verify run as a process, against kafka-python and cat.
 
 Generates a V2 segment of 16 KiB batches (default 1 GiB) in a temporary
 directory, reads it once so it sits in the page cache, then measures in the
@@ -11,7 +11,7 @@ same run, best of ``--runs``:
 * ``kseg --help`` (start-up alone);
 * in-process batch-level verify (``kseg.ops.verify.verify_paths``), in GB/s.
 
-Targets (issue 4): in-process >= 5 GB/s; the kseg process >= 2x faster than
+Targets: in-process >= 5 GB/s; the kseg process >= 2x faster than
 kafka-python's and <= ~3x as long as cat; ``kseg --help`` well under 200 ms.
 Speed targets live here, never in tests.
 

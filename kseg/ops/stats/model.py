@@ -43,6 +43,7 @@ class Tally:
 
     bytes: int = 0  # every file of the partition directories
     log_bytes: int = 0  # the .log files only
+    tail_bytes: int = 0  # bytes of the .log files after their last whole entry (a torn or zeroed tail)
     segments: int = 0
     batches: int = 0
     records: int = 0
@@ -78,7 +79,7 @@ class Tally:
 
     def add(self, other: Tally) -> None:
         """Add ``other`` into this tally (a rollup)."""
-        for name in ("bytes", "log_bytes", "segments", "batches", "records", "idempotent_batches",
+        for name in ("bytes", "log_bytes", "tail_bytes", "segments", "batches", "records", "idempotent_batches",
                      "transactional_batches", "control_batches", "commits", "aborts", "open_transactions",
                      "over_max_message_bytes", "future_batches", "scanned_batches", "scanned_records",
                      "tombstones", "null_keys", "compressed_bytes", "uncompressed_bytes"):

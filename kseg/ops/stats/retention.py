@@ -48,6 +48,12 @@ class TopicConfig:
 
 
 CONFIG_KEYS = ("retention.ms", "retention.bytes", "cleanup.policy")
+#: The configs a broker creates its internal topics with (GroupCoordinatorConfig / TransactionLogConfig):
+#: both compacted, so only the log start offset deletes their segments.
+INTERNAL_TOPICS = {
+    "__consumer_offsets": {"cleanup.policy": "compact"},
+    "__transaction_state": {"cleanup.policy": "compact"},
+}
 
 
 def parse_policy(text: str) -> tuple[str, ...]:
@@ -76,14 +82,15 @@ def topic_configs(
     image: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, TopicConfig]:
     """The retention configs of ``topics``: Kafka's defaults, then ``defaults`` (the broker's or the
-    command line's ``--retention-ms`` ...), then the cluster's per-topic configs (``image``: topic ->
+    command line's ``--retention-ms`` ...), then the configs an internal topic is created with
+    (:data:`INTERNAL_TOPICS`), then the cluster's per-topic configs (``image``: topic ->
     {key: value}, as the metadata log's ConfigRecords leave them), then ``per_topic`` (``--topic-config``),
     each overriding the one before -- the order in which a broker resolves a topic's config.
     """
     base = _apply(TopicConfig(), defaults or {})
     out = {}
     for topic in topics:
-        config = _apply(base, (image or {}).get(topic, {}))
+        config = _apply(_apply(base, INTERNAL_TOPICS.get(topic, {})), (image or {}).get(topic, {}))
         out[topic] = _apply(config, (per_topic or {}).get(topic, {}))
     return out
 

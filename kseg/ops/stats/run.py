@@ -21,6 +21,7 @@ from kseg.ops.stats.retention import TopicConfig, forecast
 from kseg.ops.stats.scan import scan_partition
 from kseg.segment import read_small_file
 
+METADATA_TOPIC = "__cluster_metadata"
 #: Below this much data a pool costs more to start than it saves.
 POOL_MIN_BYTES = 32 << 20
 
@@ -126,6 +127,8 @@ def collect_stats(
                          log_dirs, skews)
     configs = configs or {}
     for part in parts:
+        if part.topic == METADATA_TOPIC:
+            continue  # the KRaft log: its snapshots and retention are the controller's, not deleteOldSegments
         result.forecasts[part.path] = forecast(part, configs.get(part.topic, TopicConfig()), now_ms,
                                                options.high_watermark)
     return result

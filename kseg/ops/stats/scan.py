@@ -97,6 +97,8 @@ def _scan_segment(log: Path, tally: Tally, txns: _Txns, *, now_ms: int, max_mess
             if view is not None:
                 view.release()
         tally.log_bytes += len(buf)  # a partial tail takes disk space too
+        if walk.end is not None:
+            tally.tail_bytes += walk.end.remaining
         seg.walk_end = walk.end.reason if walk.end is not None else "end"
     seg.largest_timestamp, seg.largest_timestamp_from = kafka_largest_timestamp(log, seg)
     return seg

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -10,7 +11,7 @@ from kseg.commands import options
 from kseg.commands.stats import config_options, run_stats
 
 
-def _verdicts(paths: tuple[Path, ...], jobs: int | None):  # type: ignore[no-untyped-def]
+def _verdicts(paths: tuple[Path, ...], jobs: int | None):
     """verify of every path, and triage when every path is a log directory (triage reads only those)."""
     from kseg.errors import KsegError
     from kseg.ops.triage.run import triage
@@ -29,14 +30,16 @@ def _verdicts(paths: tuple[Path, ...], jobs: int | None):  # type: ignore[no-unt
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The HTML file to write (replaced if it exists).")
 @click.option("--with-verify", is_flag=True, help="Also run verify and triage and show their verdicts.")
+@options.text_or_json
 @config_options
-def report(paths: tuple[Path, ...], output: Path, with_verify: bool, **kw: object) -> None:
+def report(paths: tuple[Path, ...], output: Path, with_verify: bool, fmt: str, **kw: Any) -> None:
     """Write one self-contained HTML page: treemap, time, formats, producers, retention, verdicts.
 
     The page holds its styles, script and data: it opens from a USB stick, with
     no network access.  Takes the options of kseg stats.  Reads the inputs
-    read-only; writes only OUTPUT.  Exit 0, or 2 on usage errors and unreadable
-    input.
+    read-only; writes only OUTPUT, and says so: a line on stderr, or with
+    --format json one object on stdout.  Exit 0, or 2 on usage errors and
+    unreadable input.
 
     \b
     Example:
@@ -45,11 +48,19 @@ def report(paths: tuple[Path, ...], output: Path, with_verify: bool, **kw: objec
     from kseg.render.report import render_html, report_data
     from kseg.segment import atomic_write
 
-    result = run_stats(paths, **kw)  # type: ignore[arg-type]
+    result = run_stats(paths, **kw)
     checked = predicted = skipped = None
     if with_verify:
-        checked, predicted, skipped = _verdicts(paths, kw.get("jobs"))  # type: ignore[arg-type]
+        checked, predicted, skipped = _verdicts(paths, kw.get("jobs"))
     page = render_html(report_data(result, [str(p) for p in paths], checked, predicted, skipped))
+    body = page.encode("utf-8")
     with atomic_write(output, replace=True) as out:
-        out.write(page.encode("utf-8"))
-    click.echo(f"wrote {output} ({len(page.encode('utf-8')):,} bytes)", err=True)
+        out.write(body)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps({"type": "report", "output": str(output), "bytes": len(body),
+                               "partitions": len(result.partitions),
+                               "verify_exit_code": None if checked is None else checked.exit_code()}))
+    else:
+        click.echo(f"wrote {output} ({len(body):,} bytes)", err=True)

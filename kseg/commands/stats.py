@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,7 +25,7 @@ def parse_topic_config(specs: tuple[str, ...]) -> dict[str, dict[str, str]]:
     return out
 
 
-def config_options(f):  # type: ignore[no-untyped-def]
+def config_options(f):
     """The topic-config options ``kseg stats`` and ``kseg report`` share."""
     for decorator in reversed((
         click.option("--retention-ms", type=int, default=None, help="retention.ms for every topic [Kafka: 604800000]."),
@@ -46,11 +47,11 @@ def config_options(f):  # type: ignore[no-untyped-def]
 
 def run_stats(paths: tuple[Path, ...], retention_ms: int | None, retention_bytes: int | None,
               cleanup_policy: str | None, topic_config: tuple[str, ...], now_ms: int | None, records: bool,
-              sample: int, max_message_bytes: int, jobs: int | None):  # type: ignore[no-untyped-def]
+              sample: int, max_message_bytes: int, jobs: int | None):
     """The shared run of stats and report: options to configs, then :func:`kseg.ops.stats.collect_stats`."""
+    from kseg.ops.discover import parse_partition_dir
     from kseg.ops.stats import StatsOptions, collect_stats, topic_configs
     from kseg.ops.stats.run import find_partitions
-    from kseg.ops.discover import parse_partition_dir
 
     defaults = {k: str(v) for k, v in (("retention.ms", retention_ms), ("retention.bytes", retention_bytes),
                                        ("cleanup.policy", cleanup_policy)) if v is not None}
@@ -68,7 +69,7 @@ def run_stats(paths: tuple[Path, ...], retention_ms: int | None, retention_bytes
 @click.option("--format", "fmt", type=click.Choice(["text", "table", "json"]), default="text", show_default=True,
               help="text = lines; table = rich tables with bars; json = JSON Lines (partitions, topics, log dirs).")
 @config_options
-def stats(paths: tuple[Path, ...], fmt: str, **kw: object) -> None:
+def stats(paths: tuple[Path, ...], fmt: str, **kw: Any) -> None:
     """Sizes, skew, formats, producers, time and the next retention pass of partitions and log directories.
 
     Reads batch headers (verify's speed) and, with --records, the records of one
@@ -82,7 +83,7 @@ def stats(paths: tuple[Path, ...], fmt: str, **kw: object) -> None:
       kseg stats /var/lib/kafka --format table
       kseg stats /var/lib/kafka --retention-ms 86400000 --topic-config logs:retention.bytes=1073741824
     """
-    result = run_stats(paths, **kw)  # type: ignore[arg-type]
+    result = run_stats(paths, **kw)
     if fmt == "json":
         from kseg.render.stats import json_lines
 

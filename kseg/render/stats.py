@@ -111,6 +111,10 @@ def json_lines(result: StatsResult) -> Iterator[str]:
         yield json.dumps(partition_object(part, result), separators=(",", ":"))
     for rollup in [*result.topics, *result.log_dirs]:
         yield json.dumps(rollup_object(rollup, result), separators=(",", ":"))
+    for lag in result.lags:
+        yield json.dumps({"type": "consumer_group", "group": lag.group, "topic": lag.topic,
+                          "partition": lag.partition, "committed_offset": lag.committed_offset,
+                          "log_end_offset": lag.log_end_offset, "lag": lag.lag}, separators=(",", ":"))
 
 
 def human_bytes(n: int) -> str:
@@ -169,6 +173,10 @@ def text_lines(result: StatsResult) -> Iterator[str]:
         fc = result.forecasts.get(part.path)
         if isinstance(fc, Forecast):
             yield from (f"  {line}" for line in forecast_lines(fc))
+    for lag in result.lags:
+        where = f"{shown(lag.topic)}-{lag.partition}"
+        behind = "log end not on these disks" if lag.lag is None else f"lag {lag.lag:,} (log end {lag.log_end_offset:,})"
+        yield f"group {shown(lag.group)} {where}: committed {lag.committed_offset:,}, {behind}"
 
 
 def forecast_lines(fc: Forecast) -> Iterator[str]:
@@ -226,11 +234,12 @@ def table_lines(result: StatsResult, *, width: int = 100, color: bool = False, l
 
     parts = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0),
                   title="partitions (largest first)")
-    for name, kw in (("partition", {"overflow": "fold", "ratio": 1}), ("bytes", {"justify": "right"}),
+    part_columns: tuple[tuple[str, dict[str, Any]], ...] = (("partition", {"overflow": "fold", "ratio": 1}), ("bytes", {"justify": "right"}),
                      ("size", {}), ("skew", {"justify": "right"}), ("segs", {"justify": "right"}),
                      ("records", {"justify": "right"}), ("codecs", {"overflow": "fold"}),
-                     ("retention frees", {"justify": "right"})):
-        parts.add_column(name, **kw)  # type: ignore[arg-type]
+                     ("retention frees", {"justify": "right"}))
+    for name, kw in part_columns:
+        parts.add_column(name, **kw)
     for part in result.partitions[:limit]:
         fc = result.forecasts.get(part.path)
         freed = human_bytes(fc.bytes_freed) if isinstance(fc, Forecast) else "-"
@@ -239,10 +248,11 @@ def table_lines(result: StatsResult, *, width: int = 100, color: bool = False, l
                       _codec_mix(part.tally), freed)
     topics = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0),
                    title="topics")
-    for name, kw in (("topic", {"overflow": "fold", "ratio": 1}), ("parts", {"justify": "right"}),
+    topic_columns: tuple[tuple[str, dict[str, Any]], ...] = (("topic", {"overflow": "fold", "ratio": 1}), ("parts", {"justify": "right"}),
                      ("bytes", {"justify": "right"}), ("skew", {"justify": "right"}),
-                     ("records over time", {"no_wrap": True}), ("oldest", {}), ("newest", {})):
-        topics.add_column(name, **kw)  # type: ignore[arg-type]
+                     ("records over time", {"no_wrap": True}), ("oldest", {}), ("newest", {}))
+    for name, kw in topic_columns:
+        topics.add_column(name, **kw)
     spark = max(4, min(24, width // 6))
     for rollup in result.topics:
         t = rollup.tally

@@ -5,6 +5,7 @@ The package, from the bottom up (each module imports only those above it in this
 * ``hll`` -- a HyperLogLog sketch (distinct keys in 4 KiB);
 * ``model`` -- the counters (:class:`Tally`), segments, partitions, rollups and the result;
 * ``scan`` -- one partition directory walked once (batch headers; records of a sample);
+* ``groups`` -- consumer groups' committed offsets and their offline lag;
 * ``retention`` -- topic configs and Kafka 4.3.0's next ``deleteOldSegments`` pass (the forecast);
 * ``run`` -- the orchestration: partitions found, scanned (in a pool), rolled up, forecast.
 

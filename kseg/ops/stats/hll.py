@@ -29,8 +29,7 @@ class HyperLogLog:
         index = h >> (64 - PRECISION)
         rest = h & ((1 << (64 - PRECISION)) - 1)
         rank = (64 - PRECISION) - rest.bit_length() + 1
-        if rank > self.registers[index]:
-            self.registers[index] = rank
+        self.registers[index] = max(self.registers[index], rank)
 
     def merge(self, other: HyperLogLog) -> None:
         """This sketch becomes the sketch of both key sets (register-wise maximum)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from kseg.ops.stats.hll import HyperLogLog
 
@@ -109,7 +110,7 @@ class Tally:
             self.newest_timestamp = timestamp
 
 
-def _pick(choose, a: int | None, b: int | None) -> int | None:  # type: ignore[no-untyped-def]
+def _pick(choose, a: int | None, b: int | None) -> int | None:
     if a is None:
         return b
     if b is None:
@@ -155,4 +156,4 @@ class StatsResult:
     log_dirs: list[Rollup]
     skews: dict[str, float]  # partition path -> its bytes / its topic's mean
     forecasts: dict[str, object] = field(default_factory=dict)  # partition path -> retention.Forecast
-    lags: list[object] = field(default_factory=list)  # consumer groups' offline lag (groups.GroupLag)
+    lags: list[Any] = field(default_factory=list)  # consumer groups' offline lag (groups.GroupLag)

@@ -149,7 +149,7 @@ def forecast(part: PartitionStats, config: TopicConfig, now_ms: int, high_waterm
     fates = {s.base_offset: _fate(s, config) for s in part.segments}
     state = {"lso": part.log_start_offset, "rolled": False}
 
-    def run(name: str, predicate) -> None:  # type: ignore[no-untyped-def]
+    def run(name: str, predicate) -> None:
         gone = _deletable(live, leo, hw, predicate)
         if not gone:
             return
@@ -186,7 +186,7 @@ def forecast(part: PartitionStats, config: TopicConfig, now_ms: int, high_waterm
     return result
 
 
-def _deletable(live: list[_Seg], leo: int, hw: int, predicate) -> list[_Seg]:  # type: ignore[no-untyped-def]
+def _deletable(live: list[_Seg], leo: int, hw: int, predicate) -> list[_Seg]:
     """``UnifiedLog.deletableSegments``: the prefix of segments the predicate takes."""
     out = []
     for i, seg in enumerate(live):

@@ -16,6 +16,7 @@ from pathlib import Path
 from kseg.errors import KsegError
 from kseg.format.checkpoints import read_offset_checkpoint
 from kseg.ops.discover import is_partition_dir, parse_partition_dir, partition_dirs
+from kseg.ops.stats.groups import group_lags
 from kseg.ops.stats.model import DEFAULT_MAX_MESSAGE_BYTES, PartitionStats, Rollup, StatsResult, Tally
 from kseg.ops.stats.retention import TopicConfig, forecast
 from kseg.ops.stats.scan import scan_partition
@@ -125,6 +126,7 @@ def collect_stats(
     log_dirs.sort(key=lambda r: (-r.tally.bytes, -r.skew, r.name))
     result = StatsResult(now_ms, options.max_message_bytes, options.records, max(1, options.sample), parts, topics,
                          log_dirs, skews)
+    result.lags = list(group_lags(parts))
     configs = configs or {}
     for part in parts:
         if part.topic == METADATA_TOPIC:

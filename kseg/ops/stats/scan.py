@@ -88,8 +88,7 @@ def _scan_segment(log: Path, tally: Tally, txns: _Txns, *, now_ms: int, max_mess
                         _control(buf, pos, header, tally, txns)
                     elif records and (tally.batches - 1) % sample == 0:
                         _records(V2Batch(buf, pos, view), size, tally)
-                if size > tally.largest_batch:
-                    tally.largest_batch = size
+                tally.largest_batch = max(tally.largest_batch, size)
                 if size > max_message_bytes:
                     tally.over_max_message_bytes += 1
                 seg.batches += 1
@@ -171,7 +170,8 @@ def _control(buf: object, pos: int, header: tuple[int, ...], tally: Tally, txns:
     scan = V2Batch(buf, pos).scan()  # type: ignore[arg-type]
     if scan is None:
         return
-    for key in scan.keys():
+    keys = scan.keys()
+    for key in keys:
         try:
             kind = decode_control_key(key).type_id
         except Exception:  # an undecodable key: counted as a control batch only
@@ -199,7 +199,8 @@ def _records(batch: V2Batch, size: int, tally: Tally) -> None:
     biggest = max((max(k, 0) + max(v, 0) for k, v in zip(key_lengths, value_lengths, strict=True)), default=0)
     tally.largest_record = max(tally.largest_record, biggest)
     assert tally.keys is not None
-    for key in scan.keys():
+    keys = scan.keys()
+    for key in keys:
         if key is not None:
             tally.keys.add(bytes(key))
     for headers in scan.headers():

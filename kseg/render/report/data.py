@@ -79,7 +79,7 @@ def _triage(triage: TriageResult) -> dict[str, Any]:
         obj = part.as_json()
         rows.append({"path": obj["path"], "outcome": obj["outcome"], "problem": part.problem,
                      "truncated_bytes": obj["truncated_bytes"], "deleted_bytes": obj["deleted_bytes"],
-                     "consequence": obj["consequence"], "next": [s["command"] for s in obj["next"]]})
+                     "consequence": obj["consequence"], "next": [step.command for step in part.next]})
     return {"broker_stops": triage.broker_stops, "partitions": rows}
 
 

@@ -217,50 +217,83 @@ def series(tally: Tally, buckets: int) -> list[int]:
     return out
 
 
-def table_lines(result: StatsResult, *, width: int = 100, color: bool = False, limit: int = 50) -> Iterator[str]:
-    """Rich tables: partitions (bars of their size), topics (a sparkline of records over time), log dirs."""
+#: Below this width the tables keep only the name, the size and the picture; below WIDE, the main columns.
+NARROW = 60
+WIDE = 110
+
+
+def _columns(spec: tuple[tuple[str, dict[str, Any]], ...], width: int, narrow: tuple[str, ...],
+             medium: tuple[str, ...]) -> tuple[tuple[str, dict[str, Any]], ...]:
+    keep = narrow if width < NARROW else medium if width < WIDE else tuple(name for name, _ in spec)
+    return tuple(c for c in spec if c[0] in keep)
+
+
+def _partition_table(result: StatsResult, width: int, limit: int) -> Any:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
-    width = max(width, 20)
-    console = Console(no_color=not color, force_terminal=color, highlight=False, width=width)
     biggest = max((p.tally.bytes for p in result.partitions), default=0)
-    bar_width = max(4, min(20, width // 8))
-
-    def bar(n: int) -> str:
-        cells = round(bar_width * n / biggest) if biggest else 0
-        return "█" * cells + "·" * (bar_width - cells)
-
-    parts = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0),
+    bar_width = max(4, min(20, (width - 60) // 2))
+    spec: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("partition", {"overflow": "fold", "ratio": 1, "min_width": min(24, width // 4)}), ("bytes", {"justify": "right", "no_wrap": True}),
+        ("size", {"no_wrap": True}), ("skew", {"justify": "right"}), ("segs", {"justify": "right"}),
+        ("records", {"justify": "right"}), ("codecs", {"overflow": "fold"}), ("retention frees", {"justify": "right"}))
+    columns = _columns(spec, width, ("partition", "bytes", "size"),
+                       ("partition", "bytes", "size", "segs", "records", "retention frees"))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0),
                   title="partitions (largest first)")
-    part_columns: tuple[tuple[str, dict[str, Any]], ...] = (("partition", {"overflow": "fold", "ratio": 1}), ("bytes", {"justify": "right"}),
-                     ("size", {}), ("skew", {"justify": "right"}), ("segs", {"justify": "right"}),
-                     ("records", {"justify": "right"}), ("codecs", {"overflow": "fold"}),
-                     ("retention frees", {"justify": "right"}))
-    for name, kw in part_columns:
-        parts.add_column(name, **kw)
+    for name, kw in columns:
+        table.add_column(name, **kw)
     for part in result.partitions[:limit]:
         fc = result.forecasts.get(part.path)
-        freed = human_bytes(fc.bytes_freed) if isinstance(fc, Forecast) else "-"
-        parts.add_row(shown(f"{part.topic}-{part.partition}"), human_bytes(part.tally.bytes), bar(part.tally.bytes),
-                      f"{result.skews.get(part.path, 1.0):.2f}", f"{part.tally.segments:,}", f"{part.tally.records:,}",
-                      _codec_mix(part.tally), freed)
-    topics = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0),
-                   title="topics")
-    topic_columns: tuple[tuple[str, dict[str, Any]], ...] = (("topic", {"overflow": "fold", "ratio": 1}), ("parts", {"justify": "right"}),
-                     ("bytes", {"justify": "right"}), ("skew", {"justify": "right"}),
-                     ("records over time", {"no_wrap": True}), ("oldest", {}), ("newest", {}))
-    for name, kw in topic_columns:
-        topics.add_column(name, **kw)
-    spark = max(4, min(24, width // 6))
+        cells = round(bar_width * part.tally.bytes / biggest) if biggest else 0
+        row = {
+            "partition": shown(f"{part.topic}-{part.partition}"), "bytes": human_bytes(part.tally.bytes),
+            "size": "█" * cells + "·" * (bar_width - cells), "skew": f"{result.skews.get(part.path, 1.0):.2f}",
+            "segs": f"{part.tally.segments:,}", "records": f"{part.tally.records:,}", "codecs": _codec_mix(part.tally),
+            "retention frees": human_bytes(fc.bytes_freed) if isinstance(fc, Forecast) else "-",
+        }
+        table.add_row(*(row[name] for name, _ in columns))
+    return table
+
+
+def _topic_table(result: StatsResult, width: int) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    spec: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("topic", {"overflow": "fold", "ratio": 1, "min_width": min(24, width // 4)}), ("parts", {"justify": "right"}),
+        ("bytes", {"justify": "right", "no_wrap": True}), ("skew", {"justify": "right"}),
+        ("records over time", {"no_wrap": True}), ("oldest", {}), ("newest", {}))
+    columns = _columns(spec, width, ("topic", "bytes", "records over time"),
+                       ("topic", "bytes", "skew", "records over time", "newest"))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold", padding=(0, 1, 0, 0),
+                  title="topics")
+    for name, kw in columns:
+        table.add_column(name, **kw)
+    spark = max(4, min(24, (width - 50) // 2)) if width >= NARROW else max(4, width // 4)
     for rollup in result.topics:
         t = rollup.tally
-        topics.add_row(shown(rollup.name), str(rollup.partitions), human_bytes(t.bytes), f"{rollup.skew:.2f}",
-                       sparkline(series(t, spark)), when(t.oldest_timestamp)[:10], when(t.newest_timestamp)[:10])
+        row = {"topic": shown(rollup.name), "parts": str(rollup.partitions), "bytes": human_bytes(t.bytes),
+               "skew": f"{rollup.skew:.2f}", "records over time": sparkline(series(t, spark)),
+               "oldest": when(t.oldest_timestamp)[:10], "newest": when(t.newest_timestamp)[:10]}
+        table.add_row(*(row[name] for name, _ in columns))
+    return table
+
+
+def table_lines(result: StatsResult, *, width: int = 100, color: bool = False, limit: int = 50) -> Iterator[str]:
+    """Rich tables: partitions (bars of their size), topics (a sparkline of records over time), log dirs.
+
+    A width of 0 (a terminal that does not say) is taken as 80; below 20 columns the tables are 20 wide;
+    below 60 they keep only names, sizes and pictures.
+    """
+    from rich.console import Console
+
+    width = 80 if width <= 0 else max(width, 20)
+    console = Console(no_color=not color, force_terminal=color, highlight=False, width=width)
     with console.capture() as captured:
-        console.print(parts)
-        console.print(topics)
+        console.print(_partition_table(result, width, limit))
+        console.print(_topic_table(result, width))
         for rollup in result.log_dirs:
             console.print(f"log dir {shown(rollup.name)}: {rollup.partitions} partitions, {_line(rollup.tally)}",
                           markup=False, overflow="fold")

@@ -37,7 +37,8 @@ def report(paths: tuple[Path, ...], output: Path, with_verify: bool, fmt: str, *
 
     The page holds its styles, script and data: it opens from a USB stick, with
     no network access.  Takes the options of kseg stats.  Reads the inputs
-    read-only; writes only OUTPUT, and says so: a line on stderr, or with
+    read-only; writes only OUTPUT -- never inside an input or a Kafka log
+    directory -- and says so: a line on stderr, or with
     --format json one object on stdout.  Exit 0, or 2 on usage errors and
     unreadable input.
 
@@ -45,9 +46,11 @@ def report(paths: tuple[Path, ...], output: Path, with_verify: bool, fmt: str, *
     Example:
       kseg report /var/lib/kafka -o kafka-disk.html --with-verify
     """
+    from kseg.commands.paths import refuse_output_dir
     from kseg.render.report import render_html, report_data
     from kseg.segment import atomic_write
 
+    refuse_output_dir(paths, output.absolute().parent)  # never into the evidence nor a Kafka log directory
     result = run_stats(paths, **kw)
     checked = predicted = skipped = None
     if with_verify:

@@ -89,3 +89,19 @@ def test_a_name_from_the_evidence_cannot_inject_markup(tmp_path: Path) -> None:
     dom = assert_drawn(page, tmp_path)
     assert "x&lt;img src=x onerror=console.log(1)&gt;-0" in dom
     assert "<img" not in dom
+
+
+@pytest.mark.parametrize("where", ["input", "logdir"])
+def test_the_page_is_never_written_into_the_evidence(tmp_path: Path, where: str) -> None:
+    """``-o`` inside an input, or inside a Kafka log directory, is refused before anything is written (exit 2)."""
+    logdir = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "txn" / "logs", logdir)
+    before = sorted(p.relative_to(logdir) for p in logdir.rglob("*"))
+    target = logdir / "orders-0" / "r.html" if where == "input" else logdir / "r.html"
+    inputs = [str(logdir / "orders-0")] if where == "logdir" else [str(logdir)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "kseg", "report", *inputs, "-o", str(target)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("kseg: error: ") and proc.stderr.count("\n") == 1
+    assert sorted(p.relative_to(logdir) for p in logdir.rglob("*")) == before

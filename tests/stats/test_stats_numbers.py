@@ -92,8 +92,9 @@ def test_rollups_add_up() -> None:
     objs = kseg("stats", "--format", "json", "-j", "1", str(FIXTURES / "txn" / "logs"),
                 str(FIXTURES / "real" / "kafka-logs"))
     parts = [o for o in objs if o["type"] == "partition"]
+    groups = [o for o in objs if o["type"] == "consumer_group"]
     assert [o["type"] for o in objs] == ["partition"] * len(parts) + ["topic"] * len({p["topic"] for p in parts}) + [
-        "log_dir"] * 2
+        "log_dir"] * 2 + ["consumer_group"] * len(groups)
     assert [p["bytes"] for p in parts] == sorted((p["bytes"] for p in parts), reverse=True)
     for kind, key, of in (("topic", "topic", "topic"), ("log_dir", "path", "log_dir")):
         for rollup in (o for o in objs if o["type"] == kind):

@@ -116,3 +116,28 @@ def test_hyperloglog_bounded_error(n: int) -> None:
         (half if i % 2 else other).add(f"key-{i}".encode())
     half.merge(other)
     assert half.estimate() == sketch.estimate()
+
+
+def test_memory_stays_flat(tmp_path: Path) -> None:
+    """A 96 MiB partition: the header walk gives the pages back behind it, so the resident set stays
+    below the file (a walk that kept them would not)."""
+    import os
+    import subprocess
+    import sys
+
+    part = tmp_path / "big-0"
+    part.mkdir()
+    with (part / "00000000000000000000.log").open("wb") as out:
+        for o in range(96 * 2**20 // 16_100):
+            out.write(encode_batch([RecordSpec(o, T0 + o, None, bytes(16_000))], base_offset=o))
+    code = (
+        "from pathlib import Path\n"
+        "from kseg.ops.stats import StatsOptions, collect_stats\n"
+        f"result = collect_stats([Path({str(part)!r})], StatsOptions(now_ms={NOW}), jobs=1)\n"
+        "assert result.partitions[0].tally.batches > 6000\n"
+        "status = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+        "print(int(status['VmHWM'].split()[0]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ),
+                          check=True)
+    assert int(done.stdout) < 90 * 1024  # KiB; the file alone is 96 MiB

@@ -79,6 +79,7 @@ def _scan_segment(log: Path, tally: Tally, txns: _Txns, *, now_ms: int, max_mess
         view = memoryview(buf) if records else None
         try:
             for pos, nxt, magic, header, _ in walk.frames():
+                mapped.release(pos)  # the pages walked past go back: flat memory, whatever the file's size
                 size = nxt - pos
                 if header is None:
                     _legacy(buf, pos, size, magic, tally, seg, now_ms)

@@ -49,13 +49,14 @@ def run_stats(paths: tuple[Path, ...], retention_ms: int | None, retention_bytes
               cleanup_policy: str | None, topic_config: tuple[str, ...], now_ms: int | None, records: bool,
               sample: int, max_message_bytes: int, jobs: int | None):
     """The shared run of stats and report: options to configs, then :func:`kseg.ops.stats.collect_stats`."""
-    from kseg.ops.discover import parse_partition_dir
+    from kseg.ops.discover import check_named_inputs, parse_partition_dir
     from kseg.ops.stats import StatsOptions, collect_stats, topic_configs
     from kseg.ops.stats.run import find_partitions
 
+    check_named_inputs(paths)  # a FIFO or a file of no Kafka kind: refused before anything is read
     defaults = {k: str(v) for k, v in (("retention.ms", retention_ms), ("retention.bytes", retention_bytes),
                                        ("cleanup.policy", cleanup_policy)) if v is not None}
-    topics = sorted({name.topic for d in find_partitions(list(paths)) if (name := parse_partition_dir(d))})
+    topics = sorted({name.topic for d, _ in find_partitions(list(paths)) if (name := parse_partition_dir(d))})
     try:
         configs = topic_configs(topics, defaults=defaults, per_topic=parse_topic_config(topic_config))
     except ValueError as err:

@@ -88,6 +88,7 @@ def partition_object(part: PartitionStats, result: StatsResult) -> dict[str, Any
     obj.update(tally_fields(part.tally, result))
     obj["future_segments"] = [s.base_offset for s in part.segments if s.largest_timestamp > result.now_ms]
     obj["skew"] = result.skews.get(part.path, 1.0)
+    obj["whole"] = part.whole
     obj["log_start_offset"] = part.log_start_offset
     obj["log_end_offset"] = part.log_end_offset
     obj["retention"] = forecast_fields(fc) if isinstance(fc, Forecast) else None

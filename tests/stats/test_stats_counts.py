@@ -141,3 +141,29 @@ def test_memory_stays_flat(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ),
                           check=True)
     assert int(done.stdout) < 90 * 1024  # KiB; the file alone is 96 MiB
+
+
+def test_a_segment_named_alone(partition: Path) -> None:
+    """A ``.log`` named on the command line: that segment's numbers and files, and no forecast."""
+    log = partition / "00000000000000000015.log"
+    [part] = collect_stats([log], StatsOptions(now_ms=NOW), jobs=1).partitions
+    assert (part.whole, part.tally.segments, part.tally.batches, part.tally.records) == (False, 1, 7, 8)
+    assert part.tally.bytes == sum(f.stat().st_size for f in partition.iterdir() if f.name.startswith(log.name[:20]))
+    assert part.tally.log_bytes == log.stat().st_size
+    obj = json.loads(next(json_lines(collect_stats([log], StatsOptions(now_ms=NOW), jobs=1))))
+    assert obj["retention"] is None and obj["whole"] is False
+
+
+def test_a_file_that_is_no_segment_is_refused(partition: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from support import REPO
+
+    index = partition / "00000000000000000015.index"
+    proc = subprocess.run([sys.executable, "-m", "kseg", "stats", str(index)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == f"kseg: error: {index}: not a segment .log, partition or log directory\n"

@@ -130,6 +130,7 @@ class PartitionStats:
     segments: list[SegmentStats]
     log_start_offset: int  # max(log-start-offset-checkpoint, first segment's base), as LogLoader sets it
     log_end_offset: int
+    whole: bool = True  # False: only the segments named on the command line (no retention forecast)
 
 
 @dataclass

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from kseg.errors import KsegError
 from kseg.format.checkpoints import read_offset_checkpoint
-from kseg.ops.discover import is_partition_dir, parse_partition_dir, partition_dirs
+from kseg.ops.discover import file_kind, is_partition_dir, parse_partition_dir, partition_dirs
 from kseg.ops.stats.groups import group_lags
 from kseg.ops.stats.model import DEFAULT_MAX_MESSAGE_BYTES, PartitionStats, Rollup, StatsResult, Tally
 from kseg.ops.stats.retention import TopicConfig, forecast
 from kseg.ops.stats.scan import scan_partition
-from kseg.segment import read_small_file
+from kseg.segment import base_offset_from_name, read_small_file
 
 METADATA_TOPIC = "__cluster_metadata"
 #: Below this much data a pool costs more to start than it saves.
@@ -42,15 +42,33 @@ class NoPartitions(KsegError):
     """The paths hold no partition directory."""
 
 
-def find_partitions(paths: list[Path]) -> list[Path]:
-    """Partition directories named by ``paths`` (log directories expanded, Kafka's order), each once."""
-    found: list[Path] = []
+#: One unit of work: a partition directory, and the segments named in it (None: the whole directory).
+Unit = tuple[Path, frozenset[Path] | None]
+
+
+def find_partitions(paths: list[Path]) -> list[Unit]:
+    """Partition directories named by ``paths`` (log directories expanded, Kafka's order), each once; a
+    segment ``.log`` named on its own stands for its directory restricted to the segments named."""
+    whole: list[Path] = []
+    parts: dict[Path, set[Path]] = {}
     for path in paths:
-        if not path.is_dir():
-            raise NoPartitions("not a directory: kseg stats reads partition or log directories", path=str(path))
-        found.extend([path] if is_partition_dir(path) else partition_dirs(path))
+        if path.is_dir():
+            whole.extend([path] if is_partition_dir(path) else partition_dirs(path))
+        elif file_kind(path) == "log" and base_offset_from_name(path) is not None:
+            parts.setdefault(path.parent, set()).add(path)
+        else:
+            raise NoPartitions("not a segment .log, partition or log directory", path=str(path))
     seen: set[Path] = set()
-    return [p for p in found if not (p.resolve() in seen or seen.add(p.resolve()))]  # type: ignore[func-returns-value]
+    units: list[Unit] = []
+    for directory in whole:
+        if directory.resolve() not in seen:
+            seen.add(directory.resolve())
+            units.append((directory, None))
+    for directory, logs in parts.items():
+        if directory.resolve() not in seen:
+            seen.add(directory.resolve())
+            units.append((directory, frozenset(logs)))
+    return units
 
 
 def _log_starts(log_dir: Path) -> dict[tuple[str, int], int]:
@@ -61,23 +79,24 @@ def _log_starts(log_dir: Path) -> dict[tuple[str, int], int]:
         return {}
 
 
-def stats_partition(directory: Path, options: StatsOptions, now_ms: int) -> PartitionStats:
-    """One partition directory, scanned; runs inline or in a worker process."""
+def stats_partition(unit: Unit, options: StatsOptions, now_ms: int) -> PartitionStats:
+    """One partition directory (or the segments named in it), scanned; runs inline or in a worker process."""
+    directory, only = unit
     name = parse_partition_dir(directory)
     topic, number = (name.topic, name.partition) if name else (directory.name, -1)
     tally = Tally()
     segments = scan_partition(directory, tally, now_ms=now_ms, max_message_bytes=options.max_message_bytes,
-                              records=options.records, sample=max(1, options.sample))
+                              records=options.records, sample=max(1, options.sample), only=only)
     first = segments[0].base_offset if segments else 0
     checkpoint = _log_starts(directory.parent).get((topic, number), 0)
     last = segments[-1] if segments else None
     end = (last.next_offset if last.next_offset is not None else last.base_offset) if last else 0
     return PartitionStats(str(directory), str(directory.parent), topic, number, tally, segments,
-                          max(checkpoint, first), end)
+                          max(checkpoint, first), end, whole=only is None)
 
 
-def _scan_all(dirs: list[Path], options: StatsOptions, now_ms: int, jobs: int) -> list[PartitionStats]:
-    total = sum(f.stat().st_size for d in dirs for f in d.iterdir() if f.is_file()) if jobs > 1 else 0
+def _scan_all(dirs: list[Unit], options: StatsOptions, now_ms: int, jobs: int) -> list[PartitionStats]:
+    total = sum(f.stat().st_size for d, _ in dirs for f in d.iterdir() if f.is_file()) if jobs > 1 else 0
     if jobs <= 1 or len(dirs) <= 1 or total < POOL_MIN_BYTES:
         return [stats_partition(d, options, now_ms) for d in dirs]
     from concurrent.futures import ProcessPoolExecutor
@@ -129,8 +148,8 @@ def collect_stats(
     result.lags = list(group_lags(parts))
     configs = configs or {}
     for part in parts:
-        if part.topic == METADATA_TOPIC:
-            continue  # the KRaft log: its snapshots and retention are the controller's, not deleteOldSegments
+        if part.topic == METADATA_TOPIC or not part.whole:
+            continue  # the KRaft log's retention is the controller's; a few segments are not a partition
         result.forecasts[part.path] = forecast(part, configs.get(part.topic, TopicConfig()), now_ms,
                                                options.high_watermark)
     return result

@@ -51,14 +51,20 @@ class _Txns:
 
 
 def scan_partition(directory: Path, tally: Tally, *, now_ms: int, max_message_bytes: int, records: bool,
-                   sample: int) -> list[SegmentStats]:
-    """Count every batch of the partition into ``tally``; the per-segment facts retention needs."""
-    tally.bytes = sum(p.stat().st_size for p in partition_files(directory))
+                   sample: int, only: frozenset[Path] | None = None) -> list[SegmentStats]:
+    """Count every batch of the partition into ``tally``; the per-segment facts retention needs.
+
+    ``only``: the segment ``.log`` files named on the command line, when not the whole directory: then
+    ``bytes`` counts those segments' own files (``.log``, its indexes, its snapshot).
+    """
+    logs = [log for log in segment_logs(directory) if only is None or log in only]
+    bases = {log.name[:20] for log in logs}
+    tally.bytes = sum(p.stat().st_size for p in partition_files(directory) if only is None or p.name[:20] in bases)
     if records:
         tally.keys = HyperLogLog()
     txns = _Txns()
     segments = []
-    for log in segment_logs(directory):
+    for log in logs:
         segment = _scan_segment(log, tally, txns, now_ms=now_ms, max_message_bytes=max_message_bytes,
                                 records=records, sample=sample)
         segments.append(segment)

@@ -128,11 +128,6 @@ class Forecast:
     def bytes_freed(self) -> int:
         return sum(s.bytes for s in self.deleted)
 
-    @property
-    def pinned_by_future(self) -> list[SegmentFate]:
-        """Segments held only because a segment before them (or they) carry a future timestamp."""
-        return [s for s in self.segments if s.held is not None and "future" in s.held]
-
 
 @dataclass
 class _Seg:

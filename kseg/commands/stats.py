@@ -30,7 +30,7 @@ def config_options(f):
     for decorator in reversed((
         click.option("--retention-ms", type=int, default=None, help="retention.ms for every topic [Kafka: 604800000]."),
         click.option("--retention-bytes", type=int, default=None, help="retention.bytes for every topic [Kafka: -1]."),
-        click.option("--cleanup-policy", default=None, help="cleanup.policy for every topic: delete, compact, both."),
+        click.option("--cleanup-policy", default=None, help="cleanup.policy for every topic: delete, compact, or compact,delete."),
         click.option("--topic-config", "topic_config", multiple=True, metavar="TOPIC:KEY=VALUE",
                      help="A config of one topic (retention.ms, retention.bytes, cleanup.policy); repeatable."),
         click.option("--now", "now_ms", type=int, default=None, help="The retention clock, ms since the epoch [now]."),

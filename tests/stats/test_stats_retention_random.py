@@ -1,6 +1,6 @@
 """The retention forecast against Kafka's ``deleteOldSegments`` on random partitions, one JVM for all.
 
-Each case is a topic of 1-6 segments whose batches are stamped old, recent or in the future (and some
+Each case is a topic of 1-6 segments, in a log directory a clean or an unclean shutdown left, whose batches are stamped old, recent or in the future (and some
 with emptied time indexes, so the ``.log``'s mtime counts), a random log-start checkpoint, and random
 ``retention.ms``, ``retention.bytes`` and ``cleanup.policy``. The cases come from a fixed seed;
 ``KSEG_STATS_RETENTION_CASES`` sets how many (default 40, a few seconds; any number runs in one JVM)
@@ -52,13 +52,18 @@ def _case(rng: random.Random, logdir: LogDir, name: str, log_starts: dict) -> di
 
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
+    """Half the cases in a log directory a clean shutdown left, half in one an unclean shutdown left
+    (no marker, random recovery points: the next start recovers those segments from their batches)."""
     rng = random.Random(SEED)
-    logdir = LogDir(tmp_path_factory.mktemp("random") / "random-logs")
+    root = tmp_path_factory.mktemp("random")
+    clean, unclean = LogDir(root / "clean-logs"), LogDir(root / "unclean-logs")
     log_starts: dict = {}
-    configs = {f"r{i}": _case(rng, logdir, f"r{i}", log_starts) for i in range(CASES)}
-    path = logdir.finish(log_starts=log_starts)
-    kafka = {line["dir"]: line for line in retention_or_skip().run([path], NOW, topic_config=configs)}
-    result = collect_stats([path], StatsOptions(now_ms=NOW), topic_configs(list(configs), per_topic=configs), jobs=1)
+    configs = {f"r{i}": _case(rng, clean if i % 2 else unclean, f"r{i}", log_starts) for i in range(CASES)}
+    points = {(p.topic, 0): rng.randint(0, p.log_end) for p in unclean.partitions}
+    paths = [clean.finish(log_starts=log_starts),
+             unclean.finish(clean=False, recovery_points=points, log_starts=log_starts)]
+    kafka = {line["dir"]: line for line in retention_or_skip().run(paths, NOW, topic_config=configs)}
+    result = collect_stats(paths, StatsOptions(now_ms=NOW), topic_configs(list(configs), per_topic=configs), jobs=1)
     ours = {f"{p.topic}-{p.partition}": (p, result.forecasts[p.path]) for p in result.partitions}
     return kafka, ours
 

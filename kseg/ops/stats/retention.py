@@ -16,7 +16,8 @@ tiered storage:
 * Deleting every segment first rolls a new empty one at the log end, and the log start offset moves
   to the base of the segment after the last one deleted.
 
-``largestTimestamp`` is :func:`kseg.ops.stats.scan.kafka_largest_timestamp`.  The high watermark is
+``largestTimestamp`` is :func:`kseg.ops.stats.scan.kafka_largest_timestamp` (or, for the segments an
+unclean start recovers, :func:`kseg.ops.stats.scan.recovered_largest_timestamp`).  The high watermark is
 the log end unless given: a single-replica or in-sync leader reaches it within one fetch.
 tests/stats/test_retention_oracle.py runs Kafka's own ``deleteOldSegments`` on copies and compares.
 """

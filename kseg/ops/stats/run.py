@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kseg.errors import KsegError
 from kseg.format.checkpoints import read_offset_checkpoint
-from kseg.ops.discover import file_kind, is_partition_dir, parse_partition_dir, partition_dirs
+from kseg.ops.discover import file_kind, is_partition_dir, parse_partition_dir, partition_dirs, segment_logs
 from kseg.ops.stats.groups import group_lags
 from kseg.ops.stats.model import DEFAULT_MAX_MESSAGE_BYTES, PartitionStats, Rollup, StatsResult, Tally
 from kseg.ops.stats.retention import TopicConfig, forecast
@@ -23,6 +23,7 @@ from kseg.ops.stats.scan import scan_partition
 from kseg.segment import base_offset_from_name, read_small_file
 
 METADATA_TOPIC = "__cluster_metadata"
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 #: Below this much data a pool costs more to start than it saves.
 POOL_MIN_BYTES = 32 << 20
 
@@ -71,12 +72,24 @@ def find_partitions(paths: list[Path]) -> list[Unit]:
     return units
 
 
-def _log_starts(log_dir: Path) -> dict[tuple[str, int], int]:
-    """The log directory's log-start-offset-checkpoint; empty when missing or unreadable (Kafka goes on too)."""
+def _checkpoint(log_dir: Path, name: str) -> dict[tuple[str, int], int]:
+    """An offset checkpoint of the log directory; empty when missing or unreadable (Kafka goes on too)."""
     try:
-        return {(t, p): o for t, p, o in read_offset_checkpoint(read_small_file(log_dir / "log-start-offset-checkpoint"))}
+        return {(t, p): o for t, p, o in read_offset_checkpoint(read_small_file(log_dir / name))}
     except (OSError, KsegError):
         return {}
+
+
+def recovered_from(directory: Path, topic: str, number: int) -> int | None:
+    """Where the next start recovers this partition from (``LogLoader.recoverLog``): None after a clean
+    shutdown; else the base of the segment holding the recovery point (``segments.values(recoveryPoint,
+    Long.MAX_VALUE)`` starts at its floor), or the first segment when the point is below every base."""
+    if (directory.parent / CLEAN_SHUTDOWN).exists():
+        return None
+    point = _checkpoint(directory.parent, "recovery-point-offset-checkpoint").get((topic, number), 0)
+    bases = [base for log in segment_logs(directory) if (base := base_offset_from_name(log)) is not None]
+    below = [b for b in bases if b <= point]
+    return max(below) if below else min(bases, default=0)
 
 
 def stats_partition(unit: Unit, options: StatsOptions, now_ms: int) -> PartitionStats:
@@ -86,9 +99,10 @@ def stats_partition(unit: Unit, options: StatsOptions, now_ms: int) -> Partition
     topic, number = (name.topic, name.partition) if name else (directory.name, -1)
     tally = Tally()
     segments = scan_partition(directory, tally, now_ms=now_ms, max_message_bytes=options.max_message_bytes,
-                              records=options.records, sample=max(1, options.sample), only=only)
+                              records=options.records, sample=max(1, options.sample), only=only,
+                              recovered_from=recovered_from(directory, topic, number))
     first = segments[0].base_offset if segments else 0
-    checkpoint = _log_starts(directory.parent).get((topic, number), 0)
+    checkpoint = _checkpoint(directory.parent, "log-start-offset-checkpoint").get((topic, number), 0)
     last = segments[-1] if segments else None
     end = (last.next_offset if last.next_offset is not None else last.base_offset) if last else 0
     return PartitionStats(str(directory), str(directory.parent), topic, number, tally, segments,

@@ -51,11 +51,14 @@ class _Txns:
 
 
 def scan_partition(directory: Path, tally: Tally, *, now_ms: int, max_message_bytes: int, records: bool,
-                   sample: int, only: frozenset[Path] | None = None) -> list[SegmentStats]:
+                   sample: int, only: frozenset[Path] | None = None,
+                   recovered_from: int | None = None) -> list[SegmentStats]:
     """Count every batch of the partition into ``tally``; the per-segment facts retention needs.
 
     ``only``: the segment ``.log`` files named on the command line, when not the whole directory: then
     ``bytes`` counts those segments' own files (``.log``, its indexes, its snapshot).
+    ``recovered_from``: after an unclean shutdown, the base offset from which the next start recovers
+    the segments (:func:`recovered_largest_timestamp` then applies to them).
     """
     logs = [log for log in segment_logs(directory) if only is None or log in only]
     bases = {log.name[:20] for log in logs}
@@ -67,6 +70,8 @@ def scan_partition(directory: Path, tally: Tally, *, now_ms: int, max_message_by
     for log in logs:
         segment = _scan_segment(log, tally, txns, now_ms=now_ms, max_message_bytes=max_message_bytes,
                                 records=records, sample=sample)
+        if recovered_from is not None and segment.base_offset >= recovered_from:
+            segment.largest_timestamp, segment.largest_timestamp_from = recovered_largest_timestamp(segment)
         segments.append(segment)
     tally.segments = len(segments)
     tally.open_transactions = txns.count()
@@ -225,7 +230,7 @@ def kafka_largest_timestamp(log: Path, seg: SegmentStats) -> tuple[int, str]:
     """
     timeindex = log.with_suffix(".timeindex")
     if not timeindex.is_file() or file_kind(timeindex) != "timeindex":
-        return (seg.max_timestamp, "batches") if seg.max_timestamp >= 0 else (seg.mtime_ms, "mtime")
+        return recovered_largest_timestamp(seg)
     size = os.stat(timeindex).st_size
     slots = size // TIME_ENTRY_SIZE
     if slots == 0:
@@ -236,3 +241,9 @@ def kafka_largest_timestamp(log: Path, seg: SegmentStats) -> tuple[int, str]:
     if last < 0:
         return seg.mtime_ms, "mtime"
     return last, "timeindex"
+
+
+def recovered_largest_timestamp(seg: SegmentStats) -> tuple[int, str]:
+    """``LogSegment.largestTimestamp()`` of a segment the next start recovers (``LogSegment.recover``
+    recomputes the largest timestamp from the batches; -1, no timestamp, falls back to the file's mtime)."""
+    return (seg.max_timestamp, "batches") if seg.max_timestamp >= 0 else (seg.mtime_ms, "mtime")

@@ -18,6 +18,15 @@ from kseg.ops.stats import Forecast, PartitionStats, Rollup, StatsResult, Tally
 from kseg.render.terminal import shown
 
 BARS = " ▁▂▃▄▅▆▇█"
+#: Producers listed per object in ``producer_activity`` (the most active; ``producers`` counts them all).
+TOP_PRODUCERS = 10
+
+
+def producer_activity(tally: Tally, top: int = TOP_PRODUCERS) -> list[dict[str, int]]:
+    """The most active producers (by batches): their batches, records, first and last batch maxTimestamp."""
+    ranked = sorted(tally.activity.items(), key=lambda item: (-item[1][0], item[0]))[:top]
+    return [{"producer_id": pid, "batches": b, "records": r, "first_timestamp": first, "last_timestamp": last}
+            for pid, (b, r, first, last) in ranked]
 
 
 def tally_fields(tally: Tally, result: StatsResult) -> dict[str, Any]:
@@ -35,6 +44,7 @@ def tally_fields(tally: Tally, result: StatsResult) -> dict[str, Any]:
         "magics": dict(sorted(tally.magics.items())),
         "timestamp_types": dict(sorted(tally.timestamp_types.items())),
         "producers": len(tally.producers),
+        "producer_activity": producer_activity(tally),
         "transactional_producers": len(tally.transactional_producers),
         "idempotent_batches": tally.idempotent_batches,
         "transactional_batches": tally.transactional_batches,

@@ -35,6 +35,23 @@ def partition_dirs(roots: list[Path]) -> list[Path]:
     return sorted(found)
 
 
+def activity_from_dump(batches: list[dict]) -> list[dict]:
+    """Each producer's batches, records and first/last maxTimestamp; the ten most active first."""
+    found: dict[int, dict] = {}
+    for b in batches:
+        if b["producer_id"] < 0:
+            continue
+        count = b["count"] if b["count"] is not None else b["last_offset"] - b["base_offset"] + 1
+        entry = found.setdefault(b["producer_id"], {"producer_id": b["producer_id"], "batches": 0, "records": 0,
+                                                    "first_timestamp": b["max_timestamp"],
+                                                    "last_timestamp": b["max_timestamp"]})
+        entry["batches"] += 1
+        entry["records"] += count
+        entry["first_timestamp"] = min(entry["first_timestamp"], b["max_timestamp"])
+        entry["last_timestamp"] = max(entry["last_timestamp"], b["max_timestamp"])
+    return sorted(found.values(), key=lambda e: (-e["batches"], e["producer_id"]))[:10]
+
+
 def expected_from_dump(batches: list[dict]) -> dict:
     """What stats must say, summed from dump's batch lines of one partition."""
     stamps = [b["max_timestamp"] for b in batches if b["max_timestamp"] >= 0]
@@ -46,6 +63,7 @@ def expected_from_dump(batches: list[dict]) -> dict:
         "codecs": dict(Counter(b["codec"] for b in batches)),
         "magics": dict(Counter(str(b["magic"]) for b in batches)),
         "producers": len({b["producer_id"] for b in batches if b["producer_id"] >= 0}),
+        "producer_activity": activity_from_dump(batches),
         "control_batches": sum(1 for b in batches if b["is_control"]),
         "transactional_batches": sum(1 for b in batches if b["is_transactional"] and b["producer_id"] >= 0),
         "largest_batch": max((b["size"] for b in batches), default=0),

@@ -53,6 +53,8 @@ class Tally:
     magics: Counter[str] = field(default_factory=Counter)  # magic -> batches
     timestamp_types: Counter[str] = field(default_factory=Counter)  # CreateTime / LogAppendTime / NoTimestampType
     producers: set[int] = field(default_factory=set)  # producer ids >= 0
+    #: producer id -> [batches, records, first maxTimestamp, last maxTimestamp]: each producer's activity
+    activity: dict[int, list[int]] = field(default_factory=dict)
     transactional_producers: set[int] = field(default_factory=set)
     idempotent_batches: int = 0  # batches with a producer id
     transactional_batches: int = 0
@@ -89,6 +91,11 @@ class Tally:
                      "header_keys"):
             getattr(self, name).update(getattr(other, name))
         self.producers |= other.producers
+        for pid, (batches, records, first, last) in other.activity.items():
+            mine = self.activity.setdefault(pid, [0, 0, first, last])
+            mine[0] += batches
+            mine[1] += records
+            mine[2], mine[3] = min(mine[2], first), max(mine[3], last)
         self.transactional_producers |= other.transactional_producers
         self.largest_batch = max(self.largest_batch, other.largest_batch)
         self.largest_record = max(self.largest_record, other.largest_record)
@@ -99,6 +106,17 @@ class Tally:
                 self.keys = HyperLogLog(bytes(other.keys.registers))
             else:
                 self.keys.merge(other.keys)
+
+    def see_producer(self, producer_id: int, records: int, timestamp: int) -> None:
+        """One batch of ``producer_id`` into its activity (batches, records, first and last timestamp)."""
+        entry = self.activity.get(producer_id)
+        if entry is None:
+            self.activity[producer_id] = [1, records, timestamp, timestamp]
+            return
+        entry[0] += 1
+        entry[1] += records
+        entry[2] = min(entry[2], timestamp)
+        entry[3] = max(entry[3], timestamp)
 
     def see_timestamp(self, timestamp: int) -> None:
         """Widen the oldest/newest range by one batch's maxTimestamp (ignored when negative)."""

@@ -135,6 +135,7 @@ def _v2(header: tuple[int, ...], size: int, tally: Tally, seg: SegmentStats, txn
     tally.timestamp_types["LogAppendTime" if attributes & TIMESTAMP_TYPE_MASK else "CreateTime"] += 1
     if producer_id >= 0:
         tally.producers.add(producer_id)
+        tally.see_producer(producer_id, count, max_ts)
         tally.idempotent_batches += 1
         if attributes & TRANSACTIONAL_MASK:
             tally.transactional_batches += 1

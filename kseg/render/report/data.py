@@ -9,7 +9,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from kseg.ops.stats import Forecast, StatsResult, Tally
-from kseg.render.stats import forecast_fields, tally_fields
+from kseg.render.stats import forecast_fields, producer_activity, tally_fields
 
 if TYPE_CHECKING:
     from kseg.ops.triage.run import TriageResult
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 #: Topics drawn as their own line in the records-over-time panel (the largest ones).
 TIMELINE_TOPICS = 6
+#: Producers listed in the producers panel (the most active).
+TOP_PRODUCERS = 20
 #: Findings listed per run in the verdicts panel (the rest are counted).
 MAX_FINDINGS = 200
 
@@ -62,6 +64,14 @@ def _formats(result: StatsResult) -> dict[str, Any]:
             "timestamp_types": dict(types)}
 
 
+def _producers(result: StatsResult) -> list[dict[str, int]]:
+    """The most active producers over every input (log directories merged)."""
+    total = Tally()
+    for rollup in result.log_dirs:
+        total.add(rollup.tally)
+    return producer_activity(total, TOP_PRODUCERS)
+
+
 def _verify(verify: VerifyResult) -> dict[str, Any]:
     findings = list(verify.findings())
     return {
@@ -104,6 +114,7 @@ def report_data(result: StatsResult, paths: list[str], verify: VerifyResult | No
         "timeline": _timeline(result),
         "formats": _formats(result),
         "topics": topics,
+        "producer_activity": _producers(result),
         "retention": retention,
         "verify": None if verify is None else _verify(verify),
         "triage": None if triage is None else _triage(triage),

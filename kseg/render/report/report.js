@@ -163,6 +163,12 @@
     });
     body.appendChild(el("div", { class: "scroll" })).appendChild(table(["topic", "producers", "idempotent", "transactional", "committed", "aborted", "open", "control"],
       rows, [false, true, false, true, true, true, true, true]));
+    if (data.producer_activity.length) {
+      body.appendChild(el("h3", {}, "most active producers"));
+      body.appendChild(el("div", { class: "scroll" })).appendChild(table(["producer id", "batches", "records", "first batch", "last batch"],
+        data.producer_activity.map(p => [p.producer_id, num(p.batches), num(p.records), date(p.first_timestamp), date(p.last_timestamp)]),
+        [true, true, true, false, false]));
+    }
   });
 
   // -- retention forecast ---------------------------------------------------------------------------------

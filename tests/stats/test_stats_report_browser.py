@@ -105,3 +105,16 @@ def test_the_page_is_never_written_into_the_evidence(tmp_path: Path, where: str)
     assert proc.returncode == 2
     assert proc.stderr.startswith("kseg: error: ") and proc.stderr.count("\n") == 1
     assert sorted(p.relative_to(logdir) for p in logdir.rglob("*")) == before
+
+
+@pytest.mark.corpus
+def test_the_whole_corpus_draws(tmp_path: Path) -> None:
+    """Every log directory of the real-data corpus in one page (V1 and V2, KRaft logs, empty partitions)."""
+    from support import CORPUS_REAL, require_dir
+
+    corpus = require_dir(CORPUS_REAL, "the real-data corpus")
+    logdirs = sorted({p.parent.parent for p in corpus.rglob("*.log") if p.name[:20].isdigit()})
+    assert len(logdirs) > 50
+    page = report(tmp_path, *map(str, logdirs))
+    dom = assert_drawn(page, tmp_path)
+    assert dom.count("<rect") > 200

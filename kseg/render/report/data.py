@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 #: Topics drawn as their own line in the records-over-time panel (the largest ones).
 TIMELINE_TOPICS = 6
+#: Partitions whose segments the treemap draws (the largest); the others are drawn as one box each.
+TREE_PARTITIONS = 1000
 #: Producers listed in the producers panel (the most active).
 TOP_PRODUCERS = 20
 #: Findings listed per run in the verdicts panel (the rest are counted).
@@ -24,13 +26,16 @@ MAX_FINDINGS = 200
 
 
 def _tree(result: StatsResult) -> list[dict[str, Any]]:
-    """log dir -> topic -> partition -> segment, sizes in bytes (the treemap)."""
+    """log dir -> topic -> partition -> segment, sizes in bytes (the treemap); segments only for the
+    :data:`TREE_PARTITIONS` largest partitions, so a broker of many thousands stays a page of a few MB."""
     dirs: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for part in result.partitions:
-        segments = [{"name": f"{s.base_offset:020d}.log", "size": s.log_bytes} for s in part.segments]
-        other = part.tally.bytes - part.tally.log_bytes
-        if other > 0:
-            segments.append({"name": "indexes, snapshots, checkpoints", "size": other})
+    for rank, part in enumerate(result.partitions):  # largest first
+        segments: list[dict[str, Any]] = []
+        if rank < TREE_PARTITIONS:
+            segments = [{"name": f"{s.base_offset:020d}.log", "size": s.log_bytes} for s in part.segments]
+            other = part.tally.bytes - part.tally.log_bytes
+            if other > 0:
+                segments.append({"name": "indexes, snapshots, checkpoints", "size": other})
         dirs.setdefault(part.log_dir, {}).setdefault(part.topic, []).append(
             {"name": f"{part.topic}-{part.partition}", "size": part.tally.bytes, "children": segments})
     return [{"name": d, "children": [{"name": t, "children": ps} for t, ps in topics.items()]}

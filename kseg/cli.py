@@ -47,6 +47,8 @@ COMMANDS = {
     "triage": "kseg.commands.triage:triage",
     "txn": "kseg.commands.txn:txn",
     "diff": "kseg.commands.diff:diff",
+    "stats": "kseg.commands.stats:stats",
+    "report": "kseg.commands.report:report",
 }
 #: command name -> the first sentence of its help, for ``kseg --help`` without importing every
 #: command (tests/test_startup_imports.py checks the listing against the commands' own).
@@ -60,7 +62,10 @@ SUMMARIES = {
     "triage": "What the broker's next start does to every partition of these log directories.",
     "txn": "Transactions of every partition in these log or partition directories, and which ones hang.",
     "diff": "Compare the replicas of a partition; what every choice of leader throws away.",
+    "stats": "Sizes, skew, formats, producers, time and the next retention pass of partitions and log directories.",
+    "report": "Write one self-contained HTML page: treemap, time, formats, producers, retention, verdicts.",
 }
+
 
 class Terminated(KeyboardInterrupt):
     """``SIGTERM``, raised where ``SIGINT`` raises ``KeyboardInterrupt``.

@@ -59,7 +59,9 @@ READ_ONLY_DIR = (
     _c("reindex --check", "reindex", "--check", "{part}"),
     _c("recover --dry-run", "recover", "--dry-run", "--format", "json", "{part}"),
     _c("triage", "triage", "--all", "--format", "text", "{logdir}"),
+    _c("stats --records", "stats", "--records", "--format", "json", "-j", "1", "{logdir}"),
 )
+REPORT_OUT = _c("report --with-verify -o", "report", "--with-verify", "-j", "1", "{logdir}", "-o", "{out}/report.html")
 RECOVER_OUT = (
     _c("recover -o", "recover", "{part}", "-o", "{out}/recovered"),
     _c("recover --salvage -o", "recover", "--salvage", "{part}", "-o", "{out}/salvaged"),
@@ -88,7 +90,7 @@ def commands_for(seed: Seed, rng: random.Random) -> list[Command]:
     if seed.suffix != ".log":
         side = SIDE_FILE if seed.suffix in (".index", ".timeindex") else SIDE_FILE[:2]
         return [*side, *READ_ONLY_DIR, *RECOVER_OUT[:1]]
-    found = [*DUMP_FILE, *READ_ONLY_DIR, *RECOVER_OUT, convert_command(rng)]
+    found = [*DUMP_FILE, *READ_ONLY_DIR, *RECOVER_OUT, convert_command(rng), REPORT_OUT]
     decoder = DECODERS.get(seed.partition.rsplit("-", 1)[0])
     if decoder:
         found.append(_c(f"dump {decoder}", "dump", decoder, "{file}"))

@@ -34,8 +34,3 @@ class Fact:
     text: str
     offsets: list[list[int]] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, object]:
-        from kseg.recovery.verdict.table import severity
-
-        return {"kind": self.kind, "severity": severity(self.kind), "where": self.where, "text": self.text,
-                "offsets": [list(r) for r in self.offsets]}

@@ -25,8 +25,10 @@ from kseg.recovery.verdict.facts import (
     PARTITION_MISSING,
     REBUILT,
     TAIL_CUT,
+    UNREADABLE_SERVED,
     Fact,
 )
+from kseg.recovery.verdict.served import served_damage
 from kseg.recovery.verdict.facts import BROKER_STOPS as STOPS_FACT
 from kseg.recovery.verdict.table import Verdict
 from kseg.segment import MappedFile
@@ -148,6 +150,11 @@ def partition_facts(pred: PartitionPrediction) -> list[Fact]:
     if renamed is not None:
         facts.append(Fact(NOT_SERVED, where, f"renamed {renamed} (no partition.metadata): none of its "
                                              f"{_served(pred)} is served"))
+    damage = served_damage(pred)
+    if damage:
+        ranges = ", ".join(f"{name} offsets {first}-{'end' if last is None else last}" for name, first, last in damage)
+        facts.append(Fact(UNREADABLE_SERVED, where, f"served as it is, unreadable for consumers and followers: "
+                                                    f"{ranges}", [[f, -1 if la is None else la] for _, f, la in damage]))
     if pred.log_end_offset is None and pred.notes:
         facts.append(Fact(NOT_MODELLED, where, pred.notes[0]))
     if loss.truncated_bytes and not loss.offsets:

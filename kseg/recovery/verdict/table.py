@@ -44,6 +44,7 @@ SEVERITY: dict[str, str] = {
     REBUILT: INFO,
 }
 EXIT = {ERROR: 1, WARNING: 0, INFO: 0}
+_LOG_DIR_KINDS = {LOG_DIR_OFFLINE, PARTITION_MISSING, BROKER_RUNNING}
 
 #: kind -> the headline's words for it (with the count of places).
 HEADLINE = {
@@ -83,7 +84,8 @@ def headline(facts: list[Fact]) -> str:
     pieces = []
     for kind in kinds:
         places = len({f.where for f in facts if f.kind == kind})
-        pieces.append(HEADLINE[kind] + (f" ({places} places)" if places > 1 and kind != BROKER_STOPS else ""))
+        unit = "log directories" if kind in _LOG_DIR_KINDS else "partitions"
+        pieces.append(HEADLINE[kind] + (f" ({places} {unit})" if places > 1 and kind != BROKER_STOPS else ""))
     worst = SEVERITY[kinds[0]]
     lead = "the broker starts; " if BROKER_STOPS not in kinds else ""
     return f"verdict: {worst}: {lead}" + "; ".join(pieces)
@@ -92,10 +94,11 @@ def headline(facts: list[Fact]) -> str:
 class Verdict:
     """The facts of one broker's next start, with the exit code and headline every command prints."""
 
-    __slots__ = ("facts",)
+    __slots__ = ("facts", "scope")
 
-    def __init__(self, facts: list[Fact]) -> None:
+    def __init__(self, facts: list[Fact], scope: frozenset[str] = frozenset()) -> None:
         self.facts = facts
+        self.scope = scope  # absolute paths of the directories it speaks for (verify: what the model predicted)
 
     def exit_code(self, strict: bool = False) -> int:
         return exit_code(self.facts, strict)
@@ -109,4 +112,10 @@ class Verdict:
     def as_json(self) -> dict[str, object]:
         """The ``verdict`` object of every command's JSON summary."""
         return {"exit_code": self.exit_code(), "headline": self.headline(),
-                "facts": [f.as_json() for f in self.facts]}
+                "facts": [fact_json(f) for f in self.facts]}
+
+
+def fact_json(fact: Fact) -> dict[str, object]:
+    """One fact as JSON, with its severity from the table."""
+    return {"kind": fact.kind, "severity": SEVERITY[fact.kind], "where": fact.where, "text": fact.text,
+            "offsets": [list(r) for r in fact.offsets]}

@@ -17,7 +17,9 @@ from kseg.ops.recover.run import recover_path
 from kseg.render import progress
 from kseg.render.recover import print_report
 from kseg.render.recover_json import log_dir_json, report_json
+from kseg.recovery.verdict.table import Verdict
 from kseg.render.recover_logdir import print_log_dir
+from kseg.render.terminal import escape_controls
 
 
 @click.command()
@@ -27,7 +29,8 @@ from kseg.render.recover_logdir import print_log_dir
     "Rewrite segments that change, keeping each original as <name>.bak; never deletes a segment. "
     "Refused while a running broker holds the log directory's .lock."
 )
-@options.dry_run("Write nothing: only report what would be kept and lost (exit 1 if anything would be cut).")
+@options.dry_run("Write nothing: only report what would be kept and lost; the exit code is the next start's "
+                 "verdict (docs/cli.md).")
 @click.option(
     "--salvage",
     is_flag=True,
@@ -58,9 +61,11 @@ def recover(
     single .log: Kafka's valid prefix); with --salvage every segment and
     every intact batch after the damage is kept too.  Checkpoint entries
     OUTDIR rewrites are reported.  Give one of -o OUTDIR, --in-place or
-    --dry-run.  Exit 0 when nothing had to be cut, 1 when something was, 2
-    on usage errors or unreadable input (an OUTDIR this run started is
-    removed), 130 on Ctrl-C.
+    --dry-run.  Exit 0 when nothing had to be cut, 1 when something was
+    (--dry-run: 1 when the next start's verdict has an error -- the broker
+    stops, a log dir goes offline, offsets are lost, unreadable or not
+    served), 2 on usage errors or unreadable input (an OUTDIR this run
+    started is removed), 130 on Ctrl-C.
 
     \b
     Example:
@@ -88,18 +93,24 @@ def recover(
             index_interval_bytes=index_interval_bytes,
             max_batch_bytes=max_batch_bytes,
         )
-    _print(report, fmt)
+    verdict = report.verdict() if dry_run else None
+    _print(report, fmt, verdict)
+    if verdict is not None:  # --dry-run answers what the next start does: the one verdict's exit code
+        click.get_current_context().exit(verdict.exit_code())
     click.get_current_context().exit(EXIT_PROBLEMS if report.changed else EXIT_OK)
 
 
-def _print(report: Report | LogDirReport, fmt: str) -> None:
-    """The report of a log directory or of a partition / segment, as JSON or text."""
+def _print(report: Report | LogDirReport, fmt: str, verdict: Verdict | None) -> None:
+    """The report of a log directory or of a partition / segment, as JSON or text; with --dry-run the verdict."""
+    if fmt == "json":
+        data = log_dir_json(report) if isinstance(report, LogDirReport) else report_json(report)
+        if verdict is not None:
+            data["verdict"] = verdict.as_json()
+        click.echo(json.dumps(data, sort_keys=True))
+        return
     if isinstance(report, LogDirReport):
-        if fmt == "json":
-            click.echo(json.dumps(log_dir_json(report), sort_keys=True))
-        else:
-            print_log_dir(report)
-    elif fmt == "json":
-        click.echo(json.dumps(report_json(report), sort_keys=True))
+        print_log_dir(report)
     else:
         print_report(report)
+    if verdict is not None:
+        click.echo(escape_controls(verdict.headline()))

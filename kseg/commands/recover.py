@@ -14,10 +14,10 @@ from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.recover.report import LogDirReport, Report
 from kseg.ops.recover.run import recover_path
+from kseg.recovery.verdict.table import Verdict
 from kseg.render import progress
 from kseg.render.recover import print_report
 from kseg.render.recover_json import log_dir_json, report_json
-from kseg.recovery.verdict.table import Verdict
 from kseg.render.recover_logdir import print_log_dir
 from kseg.render.terminal import escape_controls
 

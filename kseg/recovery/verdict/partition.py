@@ -28,8 +28,8 @@ from kseg.recovery.verdict.facts import (
     UNREADABLE_SERVED,
     Fact,
 )
-from kseg.recovery.verdict.served import served_damage
 from kseg.recovery.verdict.facts import BROKER_STOPS as STOPS_FACT
+from kseg.recovery.verdict.served import served_damage
 from kseg.recovery.verdict.table import Verdict
 from kseg.segment import MappedFile
 

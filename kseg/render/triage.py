@@ -119,9 +119,11 @@ def describe(part: PartitionTriage) -> str:
         behind = (f", {loss.behind_high_watermark:,} below the high watermark {pred.high_watermark}"
                   if loss.behind_high_watermark else "")
         pieces.append(f"log end {pred.log_end_offset}{behind}")
+    if part.unreadable:
+        pieces.insert(0, part.unreadable)
     if part.stray_rename:
         pieces.insert(0, f"not served: renamed {part.stray_rename} (no partition.metadata); no client reads it")
-    elif not loss.lost and pred.kind != "delete":
+    elif not loss.lost and pred.kind != "delete" and not part.unreadable:
         pieces.append("nothing lost")
     return "; ".join(pieces + [f"note: {note}" for note in pred.notes])
 
@@ -178,6 +180,9 @@ def verdict_line(result: TriageResult) -> str:
         pieces.append(f"lost {_plural(t.lost_offsets, 'offset')} ({_committed_words(result)})")
     if t.bytes_lost:
         pieces.append(f"{_plural(t.bytes_lost, 'byte')} cut or deleted")
+    unreadable = sum(1 for p in result.partitions if p.unreadable)
+    if unreadable:
+        pieces.append(f"{_plural(unreadable, 'partition')} served with unreadable offsets")
     stray = sum(1 for p in result.partitions if p.stray_rename)
     if stray:
         pieces.insert(0, f"{_plural(stray, 'partition')} not served (renamed -stray)")

@@ -40,6 +40,7 @@ from kseg.recovery.loading import (
     predict_broker,
 )
 from kseg.recovery.loading.model import OUTCOMES, RENAME
+from kseg.recovery.verdict.facts import UNREADABLE_SERVED
 from kseg.recovery.verdict.partition import Loss, measure, missing_directories, verdict_of
 from kseg.recovery.verdict.table import Verdict
 
@@ -66,6 +67,7 @@ class PartitionTriage:
     impact: int
     failing_file: str | None = None
     next: list[NextStep] = field(default_factory=list)
+    unreadable: str | None = None  # the damaged offsets the start serves as they are (the verdict's words)
 
     @property
     def problem(self) -> bool:
@@ -158,7 +160,7 @@ class TriageResult:
 # -- measuring ----------------------------------------------------------------------------------------------
 
 
-def rank(pred: PartitionPrediction, loss: Loss, stray: bool) -> int:
+def rank(pred: PartitionPrediction, loss: Loss, stray: bool, unreadable: bool = False) -> int:
     """The impact rank of one partition (see :data:`STOPS` ... :data:`HEALTHY`)."""
     if pred.error is not None:
         return STOPS if pred.error.consequence == BROKER_STOPS else OFFLINE
@@ -168,7 +170,7 @@ def rank(pred: PartitionPrediction, loss: Loss, stray: bool) -> int:
         return ATTENTION
     if loss.committed:
         return COMMITTED
-    if loss.offsets:
+    if loss.offsets or unreadable:
         return UNCOMMITTED
     if (pred.outcome == "truncated" and pred.kind != "delete") or pred.notes or loss.bytes:
         return CHANGED
@@ -183,10 +185,12 @@ def _order(part: PartitionTriage) -> tuple[object, ...]:
             -len(pred.deleted_segments), pred.outcome != FAILS, pred.topic, pred.partition, pred.path)
 
 
-def triage_partition(log_dir: str, pred: PartitionPrediction) -> PartitionTriage:
+def triage_partition(log_dir: str, pred: PartitionPrediction, verdict: Verdict) -> PartitionTriage:
     loss = measure(pred)
     stray = any(a.kind == RENAME and a.rule == "R1.5" for a in pred.actions)
-    part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray), failing_file(pred))
+    served = next((f.text for f in verdict.facts if f.kind == UNREADABLE_SERVED and f.where == pred.path), None)
+    part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray, served is not None), failing_file(pred),
+                           unreadable=served)
     part.next = partition_steps(pred, part.failing_file, loss.lost, loss.committed)
     return part
 
@@ -280,9 +284,10 @@ def triage(
     log_dirs = check_log_dirs(paths)
     broker = predict_broker(_Announced(log_dirs, progress), max_batch_bytes)
     dirs = [LogDirTriage(d, log_dir_steps(d)) for d in broker.log_dirs]
-    parts = [triage_partition(d.path, p) for d in broker.log_dirs for p in d.partitions]
+    verdict = verdict_of(broker.log_dirs, broker.broker_stops)
+    parts = [triage_partition(d.path, p, verdict) for d in broker.log_dirs for p in d.partitions]
     parts.sort(key=_order)
-    return TriageResult(dirs, parts, broker.broker_stops, verdict_of(broker.log_dirs, broker.broker_stops))
+    return TriageResult(dirs, parts, broker.broker_stops, verdict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,8 +137,11 @@ def partition_facts(pred: PartitionPrediction) -> list[Fact]:
     """The facts of one partition's next start."""
     where = pred.path
     if pred.error is not None:
-        kind = STOPS_FACT if pred.error.consequence == BROKER_STOPS else LOG_DIR_OFFLINE
-        return [Fact(kind, where, f"the load throws {pred.error.exception}")]
+        if pred.error.consequence == BROKER_STOPS:
+            return [Fact(STOPS_FACT, where, f"the load throws {pred.error.exception}")]
+        # the log directory goes offline: one fact per log directory, naming the partition that takes it
+        return [Fact(LOG_DIR_OFFLINE, os.path.dirname(where) or ".",
+                     f"{os.path.basename(where)}: the load throws {pred.error.exception}")]
     if pred.kind == "delete":
         return []
     facts: list[Fact] = []
@@ -189,7 +192,7 @@ def log_dir_facts(logdir: LogDirPrediction) -> list[Fact]:
     if logdir.error is not None:
         kind = STOPS_FACT if logdir.error.consequence == BROKER_STOPS else LOG_DIR_OFFLINE
         facts.append(Fact(kind, where, f"{logdir.error.exception}: {' '.join(logdir.error.message.splitlines())}"))
-    elif logdir.offline:
+    elif logdir.offline and not any(p.error is not None for p in logdir.partitions):
         facts.append(Fact(LOG_DIR_OFFLINE, where, "the log directory goes offline: none of its partitions is served"))
     seen: set[tuple[str, int]] = set()
     for file, topic, number, offset in missing_directories(logdir):

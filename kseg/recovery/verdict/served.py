@@ -31,8 +31,9 @@ def _untouched_logs(pred: PartitionPrediction) -> list[str]:
     return [n for n in names if n not in touched and n not in recovered]
 
 
-def _damaged_ranges(path: Path, base: int) -> list[tuple[int, int | None]]:
-    """(first unreadable offset, last or None for "to the segment's end") of each gap that is not a zero tail."""
+def _damaged_ranges(path: Path, base: int, end: int | None) -> list[tuple[int, int | None]]:
+    """(first unreadable offset, last) of each gap that is not a zero tail; a gap that runs to the end of the
+    file ends below ``end`` (the next segment's base, or the log end), None when that is not known."""
     found: list[tuple[int, int | None]] = []
     with MappedFile(path) as mapped:
         size = len(mapped.buf)
@@ -50,7 +51,7 @@ def _damaged_ranges(path: Path, base: int) -> list[tuple[int, int | None]]:
                 pending = None
             last_good = item.last_offset
         if pending is not None:
-            found.append((pending, None))
+            found.append((pending, None if end is None or end <= pending else end - 1))
     return found
 
 
@@ -59,7 +60,11 @@ def served_damage(pred: PartitionPrediction) -> list[tuple[str, int, int | None]
     if pred.error is not None or pred.log_end_offset is None or pred.kind == "delete":
         return []
     out: list[tuple[str, int, int | None]] = []
+    bases = sorted(int(n.name[:20]) for n in Path(pred.path).glob("*.log") if len(n.name) == 24 and n.name[:20].isdigit())
     for name in _untouched_logs(pred):
-        for first, last in _damaged_ranges(Path(pred.path) / name, int(name[:20])):
+        base = int(name[:20])
+        later = [b for b in bases if b > base]
+        end = later[0] if later else pred.log_end_offset
+        for first, last in _damaged_ranges(Path(pred.path) / name, base, end):
             out.append((name, first, last))
     return out

@@ -22,6 +22,8 @@ from click.testing import CliRunner
 from logdirs import LogDir, batch, checkpoint
 
 from kseg.cli import cli
+from kseg.format import encode_batch
+from kseg.format.model import RecordSpec
 
 OK = "verdict: ok: the broker starts; nothing lost"
 SEGMENTS = {0: [batch(0, 3, epoch=0), batch(3, 2, epoch=1)], 5: [batch(5, 2, epoch=1)], 7: [batch(7, 3, epoch=2)]}
@@ -200,3 +202,36 @@ def test_one_partition_in_two_log_directories_stops_the_broker(tmp_path):
         assert (result.exit_code, summary["verdict"]["headline"]) == (1, stops), command
     started = time.monotonic()
     assert time.monotonic() - started < 60
+
+
+def _commit(offset: int, group: str, topic: str, partition: int, committed: int) -> bytes:
+    """One batch holding an OffsetCommitKey (type 1) and OffsetCommitValue v3 record (group-coordinator's
+    OffsetCommitKey.json / OffsetCommitValue.json: group, topic, partition; offset, leader epoch, metadata,
+    commit timestamp)."""
+    def s16(text: str) -> bytes:
+        return struct.pack(">h", len(text)) + text.encode()
+    key = struct.pack(">h", 1) + s16(group) + s16(topic) + struct.pack(">i", partition)
+    value = struct.pack(">hqi", 3, committed, -1) + s16("") + struct.pack(">q", 1_700_000_000_000)
+    return encode_batch([RecordSpec(offset, 1_700_000_000_000 + offset, key, value)])
+
+
+def test_lost_group_commits_name_the_groups_and_what_they_fall_back_to(tmp_path, monkeypatch):
+    """An unclean start cuts __consumer_offsets-0 at a damaged batch (R5.1): the groups whose newest commit
+    was behind the cut fall back to the commit before it, or to auto.offset.reset."""
+    logdir = LogDir(tmp_path / "d")
+    part = logdir.partition("__consumer_offsets", 0, {0: [
+        _commit(0, "g", "orders", 0, 5), _commit(1, "g", "orders", 0, 9), _commit(2, "h", "orders", 0, 3)]})
+    log = part.file(".log")
+    data = bytearray(log.read_bytes())
+    # the last byte of the commit timestamp in the batch at offset 1: the CRC no longer matches, the record parses
+    data[len(_commit(0, "g", "orders", 0, 5)) + len(_commit(1, "g", "orders", 0, 9)) - 2] ^= 0xFF
+    log.write_bytes(bytes(data))
+    root = logdir.finish(clean=False, recovery_points={("__consumer_offsets", 0): 0})
+    _all_say(root, 1, "verdict: error: the broker starts; committed offsets lost; consumer group commits lost")
+    monkeypatch.chdir(tmp_path)
+    facts = json.loads(_triage("--format", "json", "d")[1][-1])["verdict"]["facts"]
+    assert facts[1] == {
+        "kind": "group-commits-lost", "severity": "error", "where": "d/__consumer_offsets-0", "offsets": [],
+        "text": "group 'g' orders-0: commit of offset 9 (record 1) lost; falls back to offset 5 (record 0): "
+                "re-reads 4; group 'h' orders-0: commit of offset 3 (record 2) lost; no commit left: the "
+                "consumers' auto.offset.reset decides"}

@@ -9,6 +9,7 @@ Modules (each imports only the ones above it in this list, never this ``__init__
 
 * ``facts`` -- the fact kinds and one :class:`~.facts.Fact`;
 * ``table`` -- fact kind -> severity -> exit code, and the headline;
-* ``partition`` -- the loss of one partition and its facts; a log directory's and the broker's facts;
-* ``groups`` -- consumer groups whose committed offsets lie in lost ranges of ``__consumer_offsets``.
+* ``served`` -- damage the start leaves in place and serves: the offsets no fetch can read;
+* ``groups`` -- consumer groups whose committed offsets lie in lost ranges of ``__consumer_offsets``;
+* ``partition`` -- the loss of one partition and its facts; a log directory's and the broker's facts.
 """

@@ -18,6 +18,7 @@ from kseg.recovery.loading.model import RENAME
 from kseg.recovery.verdict.facts import (
     BROKER_RUNNING,
     COMMITTED_LOST,
+    GROUP_COMMITS_LOST,
     LOG_DIR_OFFLINE,
     NOT_MODELLED,
     NOT_SERVED,
@@ -29,6 +30,7 @@ from kseg.recovery.verdict.facts import (
     Fact,
 )
 from kseg.recovery.verdict.facts import BROKER_STOPS as STOPS_FACT
+from kseg.recovery.verdict.groups import describe, lost_commits
 from kseg.recovery.verdict.served import served_damage
 from kseg.recovery.verdict.table import Verdict
 from kseg.segment import MappedFile
@@ -153,6 +155,9 @@ def partition_facts(pred: PartitionPrediction) -> list[Fact]:
     if renamed is not None:
         facts.append(Fact(NOT_SERVED, where, f"renamed {renamed} (no partition.metadata): none of its "
                                              f"{_served(pred)} is served"))
+    commits = lost_commits(pred)
+    if commits:
+        facts.append(Fact(GROUP_COMMITS_LOST, where, describe(commits)))
     damage = served_damage(pred)
     if damage:
         ranges = ", ".join(f"{name} offsets {first}-{'end' if last is None else last}" for name, first, last in damage)

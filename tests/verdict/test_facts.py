@@ -14,7 +14,6 @@ import json
 import struct
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from agreement import verdicts
@@ -200,8 +199,6 @@ def test_one_partition_in_two_log_directories_stops_the_broker(tmp_path):
         result = CliRunner().invoke(cli, [*command, "--format", "json", *dirs])
         summary = json.loads(result.stdout.splitlines()[-1])
         assert (result.exit_code, summary["verdict"]["headline"]) == (1, stops), command
-    started = time.monotonic()
-    assert time.monotonic() - started < 60
 
 
 def _commit(offset: int, group: str, topic: str, partition: int, committed: int) -> bytes:
@@ -235,3 +232,24 @@ def test_lost_group_commits_name_the_groups_and_what_they_fall_back_to(tmp_path,
         "text": "group 'g' orders-0: commit of offset 9 (record 1) lost; falls back to offset 5 (record 0): "
                 "re-reads 4; group 'h' orders-0: commit of offset 3 (record 2) lost; no commit left: the "
                 "consumers' auto.offset.reset decides"}
+
+
+def test_offsets_behind_an_unreadable_size_field_are_counted_as_recover_finds_them(tmp_path, monkeypatch):
+    """Kafka's iterator stops at a size field it cannot frame (LoadLogDir counts nothing behind it); the
+    intact batches behind are lost all the same -- the same offsets ``recover --dry-run --salvage`` keeps."""
+    logdir = LogDir(tmp_path / "d")
+    part = logdir.partition("t", 0, {0: [batch(i, 1) for i in range(10)]})
+    log = part.file(".log")
+    data = bytearray(log.read_bytes())
+    size = len(batch(0, 1))
+    data[3 * size + 8 : 3 * size + 12] = b"\xff\xff\xff\xf0"  # batch 3's size field: -16
+    log.write_bytes(bytes(data))
+    logdir.finish(clean=False, recovery_points={("t", 0): 0})
+    monkeypatch.chdir(tmp_path)
+    code, lines = _triage("d")
+    assert code == 1
+    assert ("truncated  d/t-0  offsets 4-9 lost (6: 6 below the high watermark 10, 0 below the recovery point 0); "
+            "553 bytes cut; log end 3, 7 below the high watermark 10") in lines
+    salvage = CliRunner().invoke(cli, ["recover", "--dry-run", "--salvage", "d/t-0"]).stdout.splitlines()
+    assert "  salvaged  [316, 790)       6 batches, 6 records, offsets 4-9" in salvage
+    assert salvage[-1] == lines[-1] == "verdict: error: the broker starts; committed offsets lost"

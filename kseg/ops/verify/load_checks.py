@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from kseg.errors import KsegError
 from kseg.ops.verify.load_findings import PartitionLoad, epochs_after_load, index_sentences
 from kseg.ops.verify.logdir_findings import log_dir_findings
 from kseg.ops.verify.model import INFO, Finding, Plan, SegmentFacts, UnitResult
@@ -39,9 +40,12 @@ def load_checks(plan: Plan, results: list[UnitResult]) -> tuple[list[PartitionFi
     files = {os.path.abspath(p): p for unit in plan.units for p in unit.paths}
     for partition in plan.partitions:
         files.update((os.path.abspath(p), p) for p in partition.files)
-    found = _next_start(predictions, results, files)
-    out.extend(found)
-    return out, _verdict(predictions)
+    out.extend(_next_start(predictions, results, files))
+    try:
+        verdict = _verdict(predictions)
+    except (KsegError, OSError):  # a file the verdict reads could not be: verify's findings name it
+        verdict = None
+    return out, verdict
 
 
 def _verdict(predictions: Predictions) -> Verdict | None:

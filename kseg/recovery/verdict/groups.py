@@ -31,7 +31,11 @@ def _commits(logs: list[Path], cap: int) -> list[tuple[int, Key, int | None]]:
     """(record offset, key, committed offset or None for a tombstone) of every OffsetCommit record, in log order."""
     found: list[tuple[int, Key, int | None]] = []
     for log in logs:
-        with Segment(log) as seg:
+        try:
+            seg = Segment(log)
+        except (KsegError, OSError):
+            continue  # unreadable: the load's own prediction says what it does with it
+        with seg:
             for pos, _, magic, header, _ in seg.walk(strict=False).frames():
                 if header is None or magic != 2:
                     continue

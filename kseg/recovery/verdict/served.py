@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kseg.errors import LimitExceeded
+from kseg.format import Batch
 from kseg.format.scan import Gap, scan
 from kseg.recovery.loading import PartitionPrediction
 from kseg.recovery.salvage import first_offset_of
@@ -31,6 +33,14 @@ def _untouched_logs(pred: PartitionPrediction) -> list[str]:
     return [n for n in names if n not in touched and n not in recovered]
 
 
+def _first_offset(item: Batch) -> int:
+    """The batch's first offset; a legacy wrapper past the read cap: its last (the range stays a bound)."""
+    try:
+        return first_offset_of(item)
+    except LimitExceeded:
+        return item.last_offset
+
+
 def _damaged_ranges(path: Path, base: int, end: int | None) -> list[tuple[int, int | None]]:
     """(first unreadable offset, last) of each gap that is not a zero tail; a gap that runs to the end of the
     file ends below ``end`` (the next segment's base, or the log end), None when that is not known."""
@@ -45,7 +55,7 @@ def _damaged_ranges(path: Path, base: int, end: int | None) -> list[tuple[int, i
                     continue  # a preallocated or zero-filled tail: no offset behind it
                 pending = last_good + 1
                 continue
-            first = first_offset_of(item)
+            first = _first_offset(item)
             if pending is not None:
                 found.append((pending, max(pending, first - 1)))
                 pending = None

@@ -174,17 +174,20 @@ def test_triage_refuses_a_control_batch_past_the_cap_in_one_line(transactional: 
     _refused(run("triage", "--format", "json", "--max-batch-bytes", "4096", logs), transactional / NAME, 131,
              "batch.records")
     whole = run("triage", "--format", "json", "--max-batch-bytes", "1000000", logs)
-    assert whole.exit_code == EXIT_OK, whole.output
+    # read past the cap, the load goes through; no partition.metadata: renamed -stray, not served (exit 1)
+    assert whole.exit_code == EXIT_PROBLEMS, whole.output
     partition, summary = map(json.loads, whole.stdout.splitlines())
     assert (partition["outcome"], partition["log_end_offset"], partition["truncated_bytes"]) == ("rebuilt", 301, 0)
-    assert summary["exit_code"] == EXIT_OK
+    assert [f["kind"] for f in summary["verdict"]["facts"]] == ["not-served"]
+    assert summary["exit_code"] == EXIT_PROBLEMS
 
 
 def test_txn_refuses_a_control_batch_past_the_cap_in_one_line(transactional: Path) -> None:
     for path in (transactional.parent, transactional):  # a log directory, a partition directory
         _refused(run("txn", "--max-batch-bytes", "4096", path), transactional / NAME, 131, "batch.records")
     whole = run("txn", "--format", "json", "--max-batch-bytes", "1000000", transactional.parent)
-    assert whole.exit_code == EXIT_OK, whole.output
+    # read past the cap it answers; no partition.metadata: the next start renames it -stray (the verdict, exit 1)
+    assert whole.exit_code == EXIT_PROBLEMS, whole.output
     lines = [json.loads(line) for line in whole.stdout.splitlines()]
     assert [(t["state"], t["first_offset"], t["end_offset"]) for t in lines if t["type"] == "transaction"] == [
         ("committed", 0, 1)

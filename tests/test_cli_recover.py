@@ -147,11 +147,13 @@ def test_a_torn_tail_and_an_out_of_order_copy():
 def test_nothing_to_cut_exits_0():
     for name in ("clean", "empty"):
         result = run("--dry-run", str(segment(name)))
-        assert (result.exit_code, result.stdout.splitlines()[-1]) == (0, "1 segment: 1 unchanged")
+        assert (result.exit_code, result.stdout.splitlines()[-2:]) == (
+            0, ["1 segment: 1 unchanged", "verdict: ok: the broker starts; nothing lost"])
     assert run("--dry-run", "--all", str(segment("empty"))).stdout.splitlines()[3] == "  map  (empty file)"
     # without --all a dry run shows only what has something to say: the healthy segment is counted
     assert run("--dry-run", str(segment("clean"))).stdout.splitlines()[2:] == [
-        "  1 healthy segment not shown: nothing cut (--all lists them)", "1 segment: 1 unchanged"]
+        "  1 healthy segment not shown: nothing cut (--all lists them)", "1 segment: 1 unchanged",
+        "verdict: ok: the broker starts; nothing lost"]
 
 
 def test_a_partition_directory(tmp_path):

@@ -96,17 +96,20 @@ truncated  d2/events-2  offsets 3-4 lost (2: 0 below the high watermark 3, 0 bel
   next: kseg verify d2/events-2  # where the damage is and what it is
         kseg recover --dry-run d2/events-2  # what Kafka's recovery keeps and cuts
 
-healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, only .snapshot files change; \
---all lists them
+otherwise healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, only .snapshot files \
+change; none served while the broker stops; --all lists them
 result: lost 7 offsets (3 below the high watermark); 309 bytes cut or deleted; 1 segment deleted; \
 a checkpointed partition has no directory; 1 partition fails to load; the broker stops
+verdict: error: the broker stops; a checkpointed partition has no directory; committed offsets lost; \
+uncommitted offsets lost
 """
 
 HEALTHY_ROWS = """\
 rebuilt    d2/events-0  log end 5; every .log byte kept; creates 00000000000000000003.snapshot; nothing lost
 clean      d1/orders-0  log end 7; nothing lost
 
-healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, only .snapshot files change
+otherwise healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, only .snapshot files \
+change; none served while the broker stops
 """
 
 
@@ -120,7 +123,7 @@ def test_text_in_a_pipe(broker):
 def test_all_lists_healthy_partitions_after_the_problems(broker):
     result = run("--all", "d1", "d2")
     assert result.exit_code == 1
-    before, _, _ = TEXT.partition("\nhealthy: ")
+    before, _, _ = TEXT.partition("\notherwise healthy: ")
     assert plain(result.stdout, broker).startswith(before + HEALTHY_ROWS)
 
 
@@ -168,6 +171,18 @@ def test_json_one_object_per_partition_then_summary(broker):
         "entries_without_directory": [{"log_dir": "d2", "file": "replication-offset-checkpoint", "topic": "gone",
                                        "partition": 0, "offset": 42}],
         "directories_without_entries": [], "log_dir_errors": [], "exit_code": 1,
+        "verdict": {"exit_code": 1, "headline": TEXT.splitlines()[-1].replace("\\", ""), "facts": [
+            {"kind": "broker-stops", "severity": "error", "where": "d1/orders-1", "offsets": [],
+             "text": "the load throws java.lang.IllegalArgumentException"},
+            {"kind": "partition-missing", "severity": "error", "where": "d2", "offsets": [],
+             "text": "replication-offset-checkpoint has gone-0 at offset 42, but no directory holds it: its data "
+                     "is not on this broker"},
+            {"kind": "rebuilt", "severity": "info", "where": "d2/events-0", "offsets": [],
+             "text": "rebuilt: 00000000000000000003.snapshot"},
+            {"kind": "committed-lost", "severity": "error", "where": "d2/events-1", "offsets": [[5, 9]],
+             "text": "offsets 5-9 lost (5, 3 below the high watermark 8)"},
+            {"kind": "offsets-lost", "severity": "error", "where": "d2/events-2", "offsets": [[3, 4]],
+             "text": "offsets 3-4 lost (2, all at or above the high watermark 3: never committed)"}]},
     }
 
 
@@ -204,7 +219,8 @@ def test_healthy_broker_exit_0(tmp_path, monkeypatch):
         "log dir d: clean shutdown, 2 partitions\n"
         "\n"
         "healthy: 2 partitions (2 clean); --all lists them\n"
-        "result: nothing lost\n")
+        "result: nothing lost\n"
+        "verdict: ok: the broker starts; nothing lost\n")
     summary = json.loads(run("--format", "json", "d").stdout.splitlines()[-1])
     assert (summary["outcomes"], summary["exit_code"]) == ({"clean": 2, "rebuilt": 0, "truncated": 0, "fails": 0}, 0)
 
@@ -253,8 +269,9 @@ def test_table_even_in_a_pipe(broker):
     assert rows == [["fails", "d1/orders-1"], ["truncated", "d2/events-1"], ["truncated", "d2/events-2"],
                     ["rebuilt", "d2/events-0"], ["clean", "d1/orders-0"]]
     assert "$ kseg recover --dry-run --salvage d2/events-1" in result.stdout
-    assert lines[-2:] == ["healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, "
-                          "only .snapshot files change", TEXT.splitlines()[-1]]
+    assert lines[-3] == ("otherwise healthy: 2 partitions (1 rebuilt, 1 clean); rebuilt: every .log byte kept, "
+                         "only .snapshot files change; none served while the broker stops")
+    assert lines[-1] == TEXT.splitlines()[-1].replace("\\", "")
 
 
 OLD_NS = 978307200 * 10**9  # 2001: any ordinary read moves such an access time to now (relatime)

@@ -14,10 +14,12 @@ from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.ops.discover import check_named_inputs
 from kseg.ops.recover.report import LogDirReport, Report
 from kseg.ops.recover.run import recover_path
+from kseg.recovery.verdict.table import Verdict
 from kseg.render import progress
 from kseg.render.recover import print_report
 from kseg.render.recover_json import json_lines
 from kseg.render.recover_logdir import print_log_dir
+from kseg.render.terminal import escape_controls
 
 
 @click.command()
@@ -27,7 +29,8 @@ from kseg.render.recover_logdir import print_log_dir
     "Rewrite segments that change, keeping each original as <name>.bak; never deletes a segment. "
     "Refused while a running broker holds the log directory's .lock."
 )
-@options.dry_run("Write nothing: only report what would be kept and lost (exit 1 if anything would be cut).")
+@options.dry_run("Write nothing: only report what would be kept and lost; the exit code is the next start's "
+                 "verdict (docs/cli.md).")
 @click.option(
     "--salvage",
     is_flag=True,
@@ -64,11 +67,13 @@ def recover(
     single .log: Kafka's valid prefix); with --salvage every segment and
     every intact batch after the damage is kept too.  Checkpoint entries
     OUTDIR rewrites are reported.  Give one of -o OUTDIR, --in-place or
-    --dry-run.  Exit 0 when nothing had to be cut, 1 when something was, 2
-    on usage errors or unreadable input (an OUTDIR this run started is
-    removed), 130 on Ctrl-C.  --dry-run shows only the segments with
-    something to say and counts the healthy ones (--all shows them; -q does
-    the same with -o and --in-place).
+    --dry-run.  Exit 0 when nothing had to be cut, 1 when something was
+    (--dry-run: 1 when the next start's verdict has an error -- the broker
+    stops, a log dir goes offline, offsets are lost, unreadable or not
+    served), 2 on usage errors or unreadable input (an OUTDIR this run
+    started is removed), 130 on Ctrl-C.  --dry-run shows only the segments
+    with something to say and counts the healthy ones (--all shows them; -q
+    does the same with -o and --in-place).
 
     \b
     Example:
@@ -98,17 +103,25 @@ def recover(
         )
     if quiet and show_all:
         raise click.UsageError("-q and --all exclude each other")
-    code = EXIT_PROBLEMS if report.changed else EXIT_OK
-    _print(report, fmt, code, quiet or (dry_run and not show_all))
+    verdict = report.verdict() if dry_run else None
+    # --dry-run answers what the next start does: the one verdict's exit code (docs/cli.md)
+    code = verdict.exit_code() if verdict is not None else (EXIT_PROBLEMS if report.changed else EXIT_OK)
+    _print(report, fmt, code, quiet or (dry_run and not show_all), verdict)
     click.get_current_context().exit(code)
 
 
-def _print(report: Report | LogDirReport, fmt: str, code: int, quiet: bool) -> None:
-    """The report of a log directory or of a partition / segment, as JSON Lines (always whole) or text."""
+def _print(report: Report | LogDirReport, fmt: str, code: int, quiet: bool, verdict: Verdict | None) -> None:
+    """The report of a log directory or of a partition / segment, as JSON Lines (always whole) or text;
+    with --dry-run the verdict (the summary's ``verdict``, or the last text line)."""
     if fmt == "json":
         for obj in json_lines(report, code):
+            if verdict is not None and obj["type"] == "summary":
+                obj["verdict"] = verdict.as_json()
             click.echo(json.dumps(obj, sort_keys=True))
-    elif isinstance(report, LogDirReport):
+        return
+    if isinstance(report, LogDirReport):
         print_log_dir(report, quiet=quiet)
     else:
         print_report(report, quiet=quiet)
+    if verdict is not None:
+        click.echo(escape_controls(verdict.headline()))

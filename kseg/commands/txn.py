@@ -53,7 +53,9 @@ def txn(paths: tuple[Path, ...], timeout_ms: int, now: str | None, bootstrap: st
     command and what it unblocks.  With __consumer_offsets: the groups stuck
     at the LSO.  Never creates or changes a file.
 
-    Exit 0 when no transaction hangs, 1 when hanging transactions are found,
+    Exit 0 when no transaction hangs and the next start's verdict has no
+    error, 1 when hanging transactions are found or the verdict has an error
+    (docs/cli.md: the broker stops, offsets lost, unreadable or not served),
     2 on usage errors or unreadable input.
 
     \b
@@ -81,6 +83,10 @@ def txn(paths: tuple[Path, ...], timeout_ms: int, now: str | None, bootstrap: st
             line.clear()
     for text in _lines(result, fmt, quiet):
         click.echo(text)
+    if fmt != "json":  # the next start's verdict (docs/cli.md, "One verdict"): the exit code says the same
+        from kseg.render.terminal import escape_controls
+
+        click.echo(escape_controls(result.verdict.headline()))
     click.get_current_context().exit(result.exit_code())
 
 

@@ -28,6 +28,7 @@ from kseg.ops.triage.run import (
     totals,
 )
 from kseg.recovery.loading import BROKER_STOPS, DIR_OFFLINE
+from kseg.recovery.verdict.partition import zero_filled_tail
 from kseg.render.terminal import escape_controls, shown, without_rule_ids
 
 CONSEQUENCE = {BROKER_STOPS: "the broker stops", DIR_OFFLINE: "its log directory goes offline"}
@@ -93,7 +94,10 @@ def _loss_pieces(part: PartitionTriage) -> list[str]:
               else f"{loss.below_high_watermark:,} below the high watermark {pred.high_watermark}")
         rp = f"{loss.below_recovery_point:,} below the recovery point {pred.recovery_point_checkpoint}"
         pieces.append(f"offsets {_ranges(pred.gone_offsets)} lost ({loss.offsets:,}: {hw}, {rp})")
-    if loss.truncated_bytes:
+    if loss.truncated_bytes and not loss.offsets:
+        zeros = "zero-filled " if zero_filled_tail(pred) else ""
+        pieces.append(f"{_plural(loss.truncated_bytes, 'byte')} of {zeros}tail cut (no offset lost)")
+    elif loss.truncated_bytes:
         pieces.append(f"{_plural(loss.truncated_bytes, 'byte')} cut")
     if pred.deleted_segments:
         word = "segment" if len(pred.deleted_segments) == 1 else "segments"
@@ -130,9 +134,11 @@ def describe(part: PartitionTriage) -> str:
         pieces.append(f"log end {pred.log_end_offset}{behind}")
     if pred.outcome == "rebuilt":
         pieces.append(rebuilt_text(pred.files_created, pred.files_changed, pred.files_deleted))
+    if part.unreadable:
+        pieces.insert(0, part.unreadable)
     if part.stray_rename:
-        pieces.append(f"renamed {part.stray_rename}: no partition.metadata, not served")
-    if not loss.lost and pred.kind != "delete":
+        pieces.insert(0, f"not served: renamed {part.stray_rename} (no partition.metadata); no client reads it")
+    elif not loss.lost and pred.kind != "delete" and not part.unreadable:
         pieces.append("nothing lost")
     return "; ".join(pieces + [f"note: {note}" for note in pred.notes])
 
@@ -165,11 +171,14 @@ def log_dir_line(d: LogDirTriage, partitions: int) -> str:
 
 
 def healthy_line(result: TriageResult, show_all: bool) -> str:
+    """The partitions nothing happens to; while the broker stops they load fine but none is served."""
     healthy = result.healthy
     counts = ", ".join(f"{n} {o}" for o, n in _count_outcomes(healthy).items())
     more = "" if show_all or not healthy else "; --all lists them"
-    return (f"healthy: {_plural(len(healthy), 'partition')}" + (f" ({counts})" if counts else "")
-            + _rebuilt_kinds(healthy) + more)
+    stops = "; none served while the broker stops" if result.broker_stops and healthy else ""
+    lead = "otherwise healthy" if result.broker_stops else "healthy"
+    return (f"{lead}: {_plural(len(healthy), 'partition')}" + (f" ({counts})" if counts else "")
+            + _rebuilt_kinds(healthy) + stops + more)
 
 
 def _rebuilt_kinds(parts: list[PartitionTriage]) -> str:
@@ -194,10 +203,15 @@ def verdict_line(result: TriageResult) -> str:
     t = totals(result)
     pieces = []
     if t.lost_offsets:
-        pieces.append(f"lost {_plural(t.lost_offsets, 'offset')} ({t.lost_below_high_watermark:,} below the high "
-                      "watermark)")
+        pieces.append(f"lost {_plural(t.lost_offsets, 'offset')} ({_committed_words(result)})")
     if t.bytes_lost:
         pieces.append(f"{_plural(t.bytes_lost, 'byte')} cut or deleted")
+    unreadable = sum(1 for p in result.partitions if p.unreadable)
+    if unreadable:
+        pieces.append(f"{_plural(unreadable, 'partition')} served with unreadable offsets")
+    stray = sum(1 for p in result.partitions if p.stray_rename)
+    if stray:
+        pieces.insert(0, f"{_plural(stray, 'partition')} not served (renamed -stray)")
     if t.deleted_segments:
         pieces.append(f"{_plural(t.deleted_segments, 'segment')} deleted")
     if any(p.loss.behind_high_watermark and not p.loss.offsets for p in result.partitions):
@@ -212,6 +226,18 @@ def verdict_line(result: TriageResult) -> str:
     if result.broker_stops:
         pieces.append("the broker stops")
     return "result: " + ("; ".join(pieces) if pieces else "nothing lost")
+
+
+def _committed_words(result: TriageResult) -> str:
+    """How many lost offsets were committed: below a high watermark, or without one to tell."""
+    below = sum(p.loss.below_high_watermark or 0 for p in result.partitions)
+    unknown = sum(p.loss.offsets for p in result.partitions if p.loss.below_high_watermark is None)
+    words = []
+    if below or not unknown:
+        words.append(f"{below:,} below the high watermark")
+    if unknown:
+        words.append(f"{unknown:,} without a high watermark")
+    return ", ".join(words)
 
 
 # -- text ---------------------------------------------------------------------------------------------------
@@ -260,6 +286,7 @@ def _screen(result: TriageResult, show_all: bool, rows: Callable[[list[Partition
     yield ""
     yield healthy_line(result, show_all)
     yield verdict_line(result)
+    yield shown(result.verdict.headline())
 
 
 def _text_rows(listed: list[PartitionTriage]) -> Iterator[str]:

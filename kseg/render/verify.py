@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from kseg.ops.verify import ERROR, INFO, SEVERITY_RANK, WARNING, FileReport, VerifyResult
 from kseg.ops.verify.groups import FindingGroup, group_findings
-from kseg.render.terminal import shown, terminal_width, without_rule_ids
+from kseg.render.terminal import escape_controls, shown, terminal_width, without_rule_ids
 
 STATUS = {None: "ok", ERROR: "ERROR", WARNING: "WARN", INFO: "info"}
 STATUS_STYLE = {None: "green", ERROR: "red", WARNING: "yellow", INFO: "cyan"}
@@ -70,6 +70,8 @@ def render_json(result: VerifyResult, strict: bool = False, quiet: bool = False)
         for finding in report.findings:
             yield json.dumps(finding.as_dict())
     summary = result.summary().as_dict()
+    if result.verdict is not None:
+        summary["verdict"] = result.verdict.as_json()
     summary["exit_code"] = result.exit_code(strict)
     yield json.dumps(summary)
 
@@ -166,8 +168,15 @@ def summary_line(result: VerifyResult, strict: bool = False) -> str:
         read.append(count_text(s.records, "record"))
     if s.skipped_bytes:
         read.append(f"{s.skipped_bytes:,} bytes skipped")
-    verdict = {0: "clean", 1: "problems found", 2: "unreadable input"}[result.exit_code(strict)]
-    return f"{', '.join(totals)} in {', '.join(read)}: {verdict}"
+    return f"{', '.join(totals)} in {', '.join(read)}: {closing(result, strict)}"
+
+
+def closing(result: VerifyResult, strict: bool = False) -> str:
+    """The summary's last words; they follow the exit code (docs/cli.md, "One verdict")."""
+    code = result.exit_code(strict)
+    if code == 0 and result.summary().errors:
+        return "nothing lost: the next start repairs what is found"
+    return {0: "clean", 1: "problems found", 2: "unreadable input"}[code]
 
 
 def short_paths(result: VerifyResult) -> dict[str, str]:
@@ -199,6 +208,8 @@ def render_text(
     if hidden:
         click.echo(hidden_line(hidden))
     click.echo(summary_line(result, strict))
+    if result.verdict is not None:
+        click.echo(escape_controls(result.verdict.headline()))
 
 
 def quiet_groups(result: VerifyResult, quiet: bool) -> tuple[list[FindingGroup], int]:

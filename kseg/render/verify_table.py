@@ -32,6 +32,7 @@ from kseg.render.verify import (
     SEVERITY_STYLE,
     STATUS,
     STATUS_STYLE,
+    closing,
     count_text,
     hidden_line,
     is_problem,
@@ -159,8 +160,7 @@ def _footer(result: VerifyResult, strict: bool) -> str:
         read.append(count_text(s.records, "record"))
     if s.skipped_bytes:
         read.append(f"{s.skipped_bytes:,} bytes skipped")
-    verdict = VERDICT[result.exit_code(strict)]
-    return f"{count_text(s.files, 'file')}: {', '.join(found)}; {', '.join(read)}: {verdict}"
+    return f"{count_text(s.files, 'file')}: {', '.join(found)}; {', '.join(read)}: {closing(result, strict)}"
 
 
 def _table(result: VerifyResult, strict: bool) -> Table:
@@ -202,6 +202,8 @@ def table_lines(
         yield f"... and {left:,} more (--format json lists them all)"
     if hidden:
         yield hidden_line(hidden)
+    if result.verdict is not None:
+        yield shown(result.verdict.headline())
 
 
 __all__ = ["PARTITION", "table_lines"]

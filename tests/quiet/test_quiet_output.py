@@ -57,10 +57,12 @@ def test_verify_quiet_leaves_the_preallocated_index_rows_out(tmp_path):
     quiet = run("verify", "-q", "ld")
     assert (quiet.exit_code, quiet.stdout) == (0, (
         "6 info findings not shown (-q; --format json lists them)\n"
-        "0 errors, 0 warnings, 6 info in 33 files, 62,915,481 bytes, 6 batches: clean\n"))
+        "0 errors, 0 warnings, 6 info in 33 files, 62,915,481 bytes, 6 batches: clean\n"
+        "verdict: ok: the broker starts; nothing lost\n"))
     table = run("verify", "-q", "--format", "table", "ld")
     assert table.exit_code == 0 and "index-preallocated" not in table.stdout
-    assert table.stdout.splitlines()[-1] == "6 info findings not shown (-q; --format json lists them)"
+    assert table.stdout.splitlines()[-2:] == ["6 info findings not shown (-q; --format json lists them)",
+                                              "verdict: ok: the broker starts; nothing lost"]
     as_json = [json.loads(line) for line in run("verify", "-q", "--format", "json", "ld").stdout.splitlines()]
     assert sum(o["type"] == "finding" and o["kind"] == "index-preallocated" for o in as_json) == 6
 
@@ -87,7 +89,8 @@ def test_recover_dry_run_counts_healthy_partitions_in_one_line(tmp_path):
         "1 segment: 1 cut (40 bytes lost: 40 damaged bytes), 0 unchanged\n"
         "healthy: 20 partitions (40 segments) with nothing cut, not shown (--all lists them)\n"
         "map: █ kept  ▓ salvaged  ░ lost  · lost, all zero bytes\n"
-        "21 partitions (1 changed), 41 segments (1 changed, 40 bytes lost); Kafka deletes 0 segments (0 bytes)\n")
+        "21 partitions (1 changed), 41 segments (1 changed, 40 bytes lost); Kafka deletes 0 segments (0 bytes)\n"
+        "verdict: error: the broker starts; committed offsets lost\n")
     every = run("recover", "--dry-run", "--all", "ld")
     assert every.exit_code == 1 and every.stdout.count("\n== ") == 21
     assert len(every.stdout.splitlines()) > 10 * len(result.stdout.splitlines())
@@ -108,7 +111,8 @@ def test_triage_quiet_and_rebuilt_says_what_changes(tmp_path):
         "next start: the broker starts\n\n"
         "healthy: 3 partitions (3 rebuilt); rebuilt: every .log byte kept, only .index, .timeindex files change; "
         "--all lists them\n"
-        "result: nothing lost\n"))
+        "result: nothing lost\n"
+        "verdict: ok: the broker starts; nothing lost\n"))
     rows = [line for line in run("triage", "--all", "--format", "text", "ld").stdout.splitlines()
             if line.startswith("rebuilt ")]
     assert rows[0] == ("rebuilt    ld/t-0  log end 5; every .log byte kept; rebuilds 00000000000000000003.index, "
@@ -133,7 +137,8 @@ def test_txn_reindex_and_convert_take_q(tmp_path):
     txn = run("txn", "-q", "--now", "newest", "logs")
     assert txn.exit_code == 1
     assert "\nok " not in txn.stdout
-    assert txn.stdout.endswith("\n\nok: 3 partitions without a problem (not listed: -q)\n")
+    assert txn.stdout.endswith("\n\nok: 3 partitions without a problem (not listed: -q)\n"
+                               "verdict: error: the broker starts; not served (renamed -stray) (8 partitions)\n")
     crashed_broker(tmp_path, 1)
     reindex = run("reindex", "-q", "--check", "ld/t-0")
     assert reindex.exit_code == 1

@@ -49,13 +49,13 @@ def test_each_partition_with_a_topic_id_names_the_assumption(tmp_path: Path) -> 
 def test_triage_json_and_text_show_it(tmp_path: Path) -> None:
     root = _logdir(tmp_path / "logs")
     result = CliRunner().invoke(cli, ["triage", "--format", "json", str(root)], env=ENV)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # u-0 has no partition.metadata: renamed -stray, not served
     objs = [json.loads(line) for line in result.output.splitlines()]
     parts = {o["path"].rsplit("/", 1)[1]: o for o in objs if o["type"] == "partition"}
     assert [len(parts[d]["assumed"]) for d in ("t-0", "u-0", "v-0")] == [1, 0, 1]
     assert list(parts["t-0"])[-2:] == ["assumed", "next"]
     text = CliRunner().invoke(cli, ["triage", "--format", "text", str(root)], env=ENV)
-    assert text.exit_code == 0, text.output
+    assert text.exit_code == 1, text.output
     line = ("assumed, not on disk: the controller's metadata image has this broker as a replica of 2 partitions "
             "(else renamed -stray)")
     assert text.output.splitlines()[:3] == ["kseg triage: 1 log directory, 3 partitions: 3 clean",

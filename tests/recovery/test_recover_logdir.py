@@ -202,11 +202,13 @@ def test_in_place_goes_ahead_once_the_lock_is_released(logdir, three):
 
 
 def test_a_dry_run_says_what_the_default_output_writes(logdir, three):
-    """--dry-run reports what -o writes by default: damage Kafka does not recover kept whole (R4.1), exit 0."""
+    """--dry-run reports what -o writes by default: damage Kafka does not recover kept whole (R4.1); the
+    verdict names the offsets it serves unreadable, exit 1."""
     damage(three.file(".log", 5))
     root = logdir.finish()
     result = CliRunner().invoke(cli, ["recover", "--dry-run", str(root)])
-    assert result.exit_code == 0
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[-1] == "verdict: error: the broker starts; damaged offsets served as they are"
     assert ("  dry run: would write 97 bytes, damage and all, as Kafka keeps it: it does not recover this "
             "segment; --salvage cuts it") in result.stdout.splitlines()
     as_json = _lines(CliRunner().invoke(cli, ["recover", "--dry-run", "--format", "json", str(root)]).stdout)

@@ -66,7 +66,8 @@ def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 TABLE_80 = """\
 outcome    partition  what the next start does; what to run next
 ────────────────────────────────────────────────────────────────────────────────
-truncated  ld/pay-0   40 bytes cut; log end 3, 2 below the high watermark 5
+truncated  ld/pay-0   40 bytes of tail cut (no offset lost); log end 3, 2 below
+                      the high watermark 5
                       $ kseg verify ld/pay-0  # where the damage is and what it
                       is
                       $ kseg recover --dry-run --salvage ld/pay-0  # committed

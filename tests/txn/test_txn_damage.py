@@ -49,6 +49,7 @@ AFTER = ("After the start the broker holds the transaction open and pins the LSO
          "marker gives it back when this broker follows it (the follower truncates to the leader's log and "
          "fetches the marker again); with none, nothing writes it again. ")
 NOTE = "  note: replay stopped where batches no longer frame: ld/pay-0/00000000000000000000.log byte 151\n"
+LOST = "verdict: error: the broker starts; committed offsets lost\n"  # offset 5 was replicated: docs/cli.md
 
 
 def test_a_torn_commit_is_connected_with_its_transaction_and_never_aborted(tmp_path):
@@ -64,7 +65,7 @@ def test_a_torn_commit_is_connected_with_its_transaction_and_never_aborted(tmp_p
         "(ld/pay-0/00000000000000000000.log byte 151, 75 of its 78 bytes on disk) was written and is cut by the "
         "next start (a torn tail). " + AFTER + "Do not abort it: an ABORT would hide its records at offsets 0-4, "
         "which committed, from read_committed consumers; copy the partition from a replica that holds the "
-        "marker; no __transaction_state in the paths given: the coordinator's side is unknown\n" + NOTE)
+        "marker; no __transaction_state in the paths given: the coordinator's side is unknown\n" + NOTE + LOST)
     assert "kafka-transactions.sh" not in result.stdout
 
 
@@ -91,12 +92,12 @@ def test_the_json_names_the_cut_marker_and_gives_no_abort_command(tmp_path):
 def test_a_marker_torn_before_its_type_may_be_a_commit(tmp_path, kept, what):
     torn_marker(tmp_path, COMMIT, kept)
     result = run(tmp_path, "--now", "1700000000004", "ld")  # idle 0 ms: open, not hanging
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # not hanging, but the next start's verdict: offset 5 was replicated
     assert result.stdout.split("\n\n", 1)[1] == (
         HEAD.format(state="open") + f"  open producer 7 epoch 0 offsets 0-4, idle 0 ms: {what}. " + AFTER
         + "Do not abort it before a replica shows what the batch was: were it a COMMIT, an ABORT would hide its "
         "records at offsets 0-4, which committed, from read_committed consumers; no __transaction_state in the "
-        "paths given: the coordinator's side is unknown\n" + NOTE)
+        "paths given: the coordinator's side is unknown\n" + NOTE + LOST)
 
 
 def test_a_torn_abort_may_be_written_again(tmp_path):
@@ -110,7 +111,8 @@ def test_a_torn_abort_may_be_written_again(tmp_path):
         "torn tail): the broker holds the transaction open again; aborting it writes the ABORT that was lost; "
         "no __transaction_state in the paths given: the coordinator's side is unknown\n"
         "  $ kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic pay --partition 0 --start-offset 0\n"
-        "  aborting it unblocks: the LSO moves from 0 to 6: read_committed consumers get 5 more offsets\n" + NOTE)
+        "  aborting it unblocks: the LSO moves from 0 to 6: read_committed consumers get 5 more offsets\n" + NOTE
+        + LOST)
 
 
 def test_a_clean_shutdown_without_snapshots_does_not_hide_an_open_transaction(tmp_path):
@@ -131,7 +133,8 @@ def test_a_clean_shutdown_without_snapshots_does_not_hide_an_open_transaction(tm
         "Removing .kafka_cleanshutdown before the start makes the broker replay the log and hold the "
         "transaction open\n"
         "  note: clean shutdown and no .snapshot: the broker does not read the log for producer state "
-        "(UnifiedLog.rebuildProducerState), so it starts with no producers\n")
+        "(UnifiedLog.rebuildProducerState), so it starts with no producers\n"
+        "verdict: ok: the broker starts; nothing lost\n")
 
 
 def test_a_high_watermark_beyond_the_log_end_is_reported_as_the_file_says(tmp_path):
@@ -139,12 +142,13 @@ def test_a_high_watermark_beyond_the_log_end_is_reported_as_the_file_says(tmp_pa
     ld.partition("big", 0, {0: [batch(0, 4)], 4: [batch(4, 6)]})
     ld.finish(clean=True, high_watermarks={("big", 0): 15})
     result = run(tmp_path, "--now", "newest", "ld")
-    assert (result.exit_code, result.stdout.split("\n\n", 1)[1]) == (0, (
+    assert (result.exit_code, result.stdout.split("\n\n", 1)[1]) == (1, (
         "PROBLEM ld/big-0: LSO 10, high watermark 10 (replication-offset-checkpoint says 15; lowered to the log "
         "end), log end 10, newest timestamp 1700000000009; 0 producers, no transactions\n"
         "  replication-offset-checkpoint says 15, beyond the log end: the broker lowers the high watermark to 10 "
         "(UnifiedLog.updateHighWatermark); offsets 10-14 replicated and not in this log\n"
-        "  producer state loads from 00000000000000000010.snapshot\n"))
+        "  producer state loads from 00000000000000000010.snapshot\n"
+        "verdict: error: the broker starts; committed offsets lost\n"))
 
 
 @pytest.mark.parametrize(("now", "shown"), [

@@ -13,6 +13,7 @@ from itertools import takewhile
 from pathlib import Path
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.locks import is_kafka_log_dir
 from kseg.ops.discover import (
     file_kind,
     is_partition_dir,
@@ -63,8 +64,9 @@ def log_dir_partitions(path: Path) -> list[Path] | None:
     parts = [p for p in partition_dirs(path) if not p.name.startswith(METADATA_TOPIC + "-")]
     # -delete, -stray and -future directories are Kafka's own leftovers: carried over as they are
     parts = [p for p in parts if not special_kind(p)]
-    # a partition directory without a .log is loaded too (Kafka creates its first segment, R4.6)
-    return parts if any(segment_logs(p) for p in parts) else None
+    # a partition directory without a .log is loaded too (Kafka creates its first segment, R4.6); a broker's
+    # log directory (meta.properties, a checkpoint) is one even with no partition: its files still load
+    return parts if any(segment_logs(p) for p in parts) or is_kafka_log_dir(path) else None
 
 
 def partition_input(path: Path) -> Input:

@@ -16,6 +16,8 @@ from kseg.ops.recover.kafka import Deletion, KafkaView, Startup
 from kseg.recovery.indexes import IndexBuild
 from kseg.recovery.loading import LogDirPrediction, PartitionPrediction
 from kseg.recovery.plan import Plan
+from kseg.recovery.verdict.partition import partition_facts, verdict_of
+from kseg.recovery.verdict.table import Verdict
 
 #: Targets (``Report.target``).
 OUTPUT, IN_PLACE, DRY_RUN = "output", "in-place", "dry-run"
@@ -121,6 +123,12 @@ class Report:
         """Something was (or would be) cut, salvaged around, refused or left out as Kafka deletes it."""
         return any(outcome.cut for outcome in self.segments)
 
+    def verdict(self) -> Verdict | None:
+        """The one verdict of the next start of the input partition (None for a segment without a prediction)."""
+        if self.prediction is None:
+            return None
+        return Verdict(partition_facts(self.prediction))
+
 
 @dataclass(frozen=True, slots=True)
 class Totals:
@@ -153,6 +161,11 @@ class LogDirReport:
     @property
     def changed(self) -> bool:
         return any(report.changed for report in self.partitions)
+
+    def verdict(self) -> Verdict:
+        """The one verdict of this log directory's next start (docs/cli.md, "One verdict")."""
+        pred = self.prediction
+        return verdict_of([pred], pred.stops_broker or pred.offline)
 
     @property
     def totals(self) -> Totals:

@@ -28,6 +28,7 @@ from typing import overload
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, Refused
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.locks import is_kafka_log_dir
 from kseg.ops.discover import parse_partition_dir
 from kseg.ops.triage.next import NextStep, failing_file, log_dir_steps, partition_steps
 from kseg.recovery.loading import (
@@ -39,45 +40,21 @@ from kseg.recovery.loading import (
     predict_broker,
 )
 from kseg.recovery.loading.model import OUTCOMES, RENAME
+from kseg.recovery.verdict.facts import UNREADABLE_SERVED
+from kseg.recovery.verdict.partition import Loss, measure, missing_directories, verdict_of
+from kseg.recovery.verdict.table import Verdict
 
 #: Impact ranks, worst first: partitions are listed in this order.
 STOPS = 0  # the load throws what LogManager does not handle: the broker halts
 OFFLINE = 1  # the load throws an IOException: the partition's log directory goes offline
-COMMITTED = 2  # committed offsets (below the high watermark) lost, or the log ends below it
-UNCOMMITTED = 3  # offsets lost above the high watermark, or bytes cut that framed no batch
-CHANGED = 4  # a .log changes without a loss the model can count, or the model stops short (notes)
-ATTENTION = 5  # nothing lost, but the partition is not served as it is (renamed -stray)
+ATTENTION = 2  # the partition is not served at all (renamed -stray): none of its data reaches a client
+COMMITTED = 3  # committed offsets (below the high watermark) lost, or the log ends below it
+UNCOMMITTED = 4  # offsets lost above the high watermark
+CHANGED = 5  # a .log changes without an offset lost (a tail that framed no batch), or the model stops short
 HEALTHY = 6  # clean or rebuilt, nothing lost
 
 #: ``progress(done, total, log_dir)``: called before each log directory is read.
 Progress = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Loss:
-    """What one partition loses, measured against its high watermark and recovery point."""
-
-    offsets: int = 0  # offsets gone: lost_offsets, lost_offsets_behind_damage, unserved_offsets
-    below_high_watermark: int | None = 0  # of those, committed ones; None without a high-watermark entry
-    below_recovery_point: int = 0  # of those, ones the recovery-point checkpoint says were flushed
-    behind_high_watermark: int = 0  # high watermark - log end after the load, when positive
-    truncated_bytes: int = 0
-    deleted_bytes: int = 0  # .log bytes of the deleted segments
-
-    @property
-    def bytes(self) -> int:
-        return self.truncated_bytes + self.deleted_bytes
-
-    @property
-    def lost(self) -> bool:
-        """Anything at all: offsets, bytes, or offsets the log no longer reaches."""
-        return bool(self.offsets or self.bytes or self.behind_high_watermark)
-
-    @property
-    def committed(self) -> bool:
-        """Committed data is gone from this replica (or may be: no high watermark to tell)."""
-        below = self.below_high_watermark
-        return self.behind_high_watermark > 0 or (below is None and self.offsets > 0) or bool(below)
 
 
 @dataclass(slots=True)
@@ -90,6 +67,7 @@ class PartitionTriage:
     impact: int
     failing_file: str | None = None
     next: list[NextStep] = field(default_factory=list)
+    unreadable: str | None = None  # the damaged offsets the start serves as they are (the verdict's words)
 
     @property
     def problem(self) -> bool:
@@ -138,6 +116,7 @@ class TriageResult:
     log_dirs: list[LogDirTriage]
     partitions: list[PartitionTriage]
     broker_stops: bool
+    verdict: Verdict
 
     @property
     def problems(self) -> list[PartitionTriage]:
@@ -170,71 +149,32 @@ class TriageResult:
     def data_lost(self) -> bool:
         """Offsets or bytes lost, a segment deleted, the log behind its high watermark, or a checkpoint
         entry whose partition directory is gone (its data is not on this broker)."""
-        lost = any(p.loss.lost or (p.prediction.kind != "delete" and p.prediction.deleted_segments)
-                   for p in self.partitions)
+        lost = any(p.loss.lost for p in self.partitions)
         return lost or any(missing_directories(d.prediction) for d in self.log_dirs)
 
     def exit_code(self) -> int:
-        """0 when nothing is lost; 1 when data is lost, a partition fails, a log dir goes offline or the
-        broker stops (usage errors and unreadable input are 2, at the edge)."""
-        fails = any(p.prediction.outcome == FAILS for p in self.partitions)
-        if fails or self.broker_stops or self.offline or self.data_lost():
-            return EXIT_PROBLEMS
-        return EXIT_OK
+        """The verdict's (docs/cli.md, "One verdict"); usage errors and unreadable input are 2, at the edge."""
+        return EXIT_PROBLEMS if self.verdict.exit_code() else EXIT_OK
 
 
 # -- measuring ----------------------------------------------------------------------------------------------
 
 
-def _count_below(ranges: list[list[int]], limit: int) -> int:
-    """Offsets of the ``[first, last]`` ranges that are below ``limit``."""
-    return sum(max(0, min(last, limit - 1) - first + 1) for first, last in ranges)
-
-
-def missing_directories(logdir: LogDirPrediction) -> list[tuple[str, str, int, int]]:
-    """Checkpoint entries whose partition directory is gone -- not counting a directory marked ``-delete``
-    (the topic was deleted: Kafka drops the entry at the next checkpoint)."""
-    deleting = {(p.topic, p.partition) for p in logdir.partitions if p.kind == "delete"}
-    return [e for e in logdir.entries_without_directory if (e[1], e[2]) not in deleting]
-
-
-def _deleted_bytes(pred: PartitionPrediction) -> int:
-    """Sizes of the deleted segments' ``.log`` files (``stat`` only: no access time changes)."""
-    logs = [Path(pred.path) / f"{base:020d}.log" for base in pred.deleted_segments]
-    return sum(log.stat().st_size for log in logs if log.is_file())
-
-
-def measure(pred: PartitionPrediction) -> Loss:
-    """The loss of one partition; a directory marked ``-delete`` loses everything by design: nothing."""
-    if pred.kind == "delete":
-        return Loss()
-    ranges, hw = pred.gone_offsets, pred.high_watermark
-    behind = 0
-    if hw is not None and pred.log_end_offset is not None:
-        behind = max(0, hw - pred.log_end_offset)
-    return Loss(
-        offsets=_count_below(ranges, 1 << 63),
-        below_high_watermark=None if hw is None else _count_below(ranges, hw),
-        below_recovery_point=_count_below(ranges, pred.recovery_point_checkpoint),
-        behind_high_watermark=behind,
-        truncated_bytes=pred.truncated_bytes,
-        deleted_bytes=_deleted_bytes(pred),
-    )
-
-
-def rank(pred: PartitionPrediction, loss: Loss, stray: bool) -> int:
+def rank(pred: PartitionPrediction, loss: Loss, stray: bool, unreadable: bool = False) -> int:
     """The impact rank of one partition (see :data:`STOPS` ... :data:`HEALTHY`)."""
     if pred.error is not None:
         return STOPS if pred.error.consequence == BROKER_STOPS else OFFLINE
     if pred.outcome == FAILS:
         return STOPS
+    if stray:
+        return ATTENTION
     if loss.committed:
         return COMMITTED
-    if loss.offsets or loss.bytes or (pred.deleted_segments and pred.kind != "delete"):
+    if loss.offsets or unreadable:
         return UNCOMMITTED
-    if (pred.outcome == "truncated" and pred.kind != "delete") or pred.notes:
+    if (pred.outcome == "truncated" and pred.kind != "delete") or pred.notes or loss.bytes:
         return CHANGED
-    return ATTENTION if stray else HEALTHY
+    return HEALTHY
 
 
 def _order(part: PartitionTriage) -> tuple[object, ...]:
@@ -245,10 +185,12 @@ def _order(part: PartitionTriage) -> tuple[object, ...]:
             -len(pred.deleted_segments), pred.outcome != FAILS, pred.topic, pred.partition, pred.path)
 
 
-def triage_partition(log_dir: str, pred: PartitionPrediction) -> PartitionTriage:
+def triage_partition(log_dir: str, pred: PartitionPrediction, verdict: Verdict) -> PartitionTriage:
     loss = measure(pred)
     stray = any(a.kind == RENAME and a.rule == "R1.5" for a in pred.actions)
-    part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray), failing_file(pred))
+    served = next((f.text for f in verdict.facts if f.kind == UNREADABLE_SERVED and f.where == pred.path), None)
+    part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray, served is not None), failing_file(pred),
+                           unreadable=served)
     part.next = partition_steps(pred, part.failing_file, loss.lost, loss.committed)
     return part
 
@@ -268,12 +210,25 @@ def check_log_dirs(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
         if _is_partition_dir(Path(path)):
             raise Refused(f"a partition directory; give the log directory that holds it "
                           f"({os.path.dirname(os.path.abspath(path))})", path=path)
+        if not looks_like_log_dir(Path(path)):
+            raise Refused("not a Kafka log directory (no meta.properties, no offset checkpoint, no "
+                          "topic-partition directory)", path=path)
         real = os.path.realpath(path)
         if real in seen:
             raise Refused(f"the same log directory as {seen[real]}; give each log directory once", path=path)
         seen[real] = path
         checked.append(path)
     return checked
+
+
+def looks_like_log_dir(path: Path) -> bool:
+    """A directory a broker has used (``meta.properties``, a checkpoint), holding a ``topic-partition``
+    directory, or empty: anything else (``/tmp``) would only make the model say the broker stops."""
+    if is_kafka_log_dir(path):
+        return True
+    with os.scandir(path) as entries:
+        names = [(e.name, e.is_dir()) for e in entries]
+    return not names or any(is_dir and parse_partition_dir(path / name) is not None for name, is_dir in names)
 
 
 def _is_partition_dir(path: Path) -> bool:
@@ -329,9 +284,10 @@ def triage(
     log_dirs = check_log_dirs(paths)
     broker = predict_broker(_Announced(log_dirs, progress), max_batch_bytes)
     dirs = [LogDirTriage(d, log_dir_steps(d)) for d in broker.log_dirs]
-    parts = [triage_partition(d.path, p) for d in broker.log_dirs for p in d.partitions]
+    verdict = verdict_of(broker.log_dirs, broker.broker_stops)
+    parts = [triage_partition(d.path, p, verdict) for d in broker.log_dirs for p in d.partitions]
     parts.sort(key=_order)
-    return TriageResult(dirs, parts, broker.broker_stops)
+    return TriageResult(dirs, parts, broker.broker_stops, verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,6 +343,7 @@ def summary(result: TriageResult) -> dict[str, object]:
             {"log_dir": d.path, "exception": e.exception, "message": e.message, "consequence": e.consequence}
             for d in result.log_dirs if (e := d.prediction.error) is not None
         ],
+        "verdict": result.verdict.as_json(),
         "exit_code": result.exit_code(),
     }
 

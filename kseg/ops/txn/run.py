@@ -40,16 +40,25 @@ from kseg.ops.txn.coordinator import (
 from kseg.ops.txn.cut import cut_batches
 from kseg.ops.txn.state import BrokerState, broker_state, last_stable_offset
 from kseg.ops.txn.verdict import Group, TxnView, classify, groups_of
-from kseg.recovery.loading import PartitionPrediction, predict_log_dir, predict_partition
+from kseg.recovery.loading import (
+    BrokerPrediction,
+    LogDirPrediction,
+    PartitionPrediction,
+    predict_log_dir,
+    predict_partition,
+)
 from kseg.recovery.loading.logdir import (
     CLEAN_SHUTDOWN,
     HIGH_WATERMARK,
     LOG_START,
     METADATA_TOPIC,
     RECOVERY_POINT,
+    mark_duplicates,
     read_offsets,
 )
 from kseg.recovery.loading.partition import LoadInputs
+from kseg.recovery.verdict.partition import broker_facts, partition_facts
+from kseg.recovery.verdict.table import Verdict
 
 #: ``transaction.max.timeout.ms``'s default (TransactionStateManagerConfig), and find-hanging's 15 minutes.
 DEFAULT_TRANSACTION_MAX_TIMEOUT_MS = 900_000
@@ -133,14 +142,15 @@ class TxnResult:
     timeout_ms: int
     bootstrap: str
     now_ms: int | None = None  # the clock hanging is judged against; None: each partition's newest timestamp
+    verdict: Verdict = field(default_factory=lambda: Verdict([]))  # the next start's (docs/cli.md)
 
     @property
     def hanging(self) -> list[TxnView]:
         return [t for p in self.partitions for t in p.hanging]
 
     def exit_code(self) -> int:
-        """0 when no transaction is past its timeout, 1 when hanging transactions were found."""
-        return EXIT_PROBLEMS if self.hanging else EXIT_OK
+        """1 when hanging transactions were found or the next start's verdict has an error (docs/cli.md); else 0."""
+        return EXIT_PROBLEMS if self.hanging or self.verdict.exit_code() else EXIT_OK
 
     def summary(self) -> dict[str, object]:
         txns = [t for p in self.partitions for t in p.transactions]
@@ -151,19 +161,26 @@ class TxnResult:
             "stuck_groups": sum(g.stuck for p in self.partitions for g in p.groups),
             "transaction_state_partitions": self.coordinator.transaction_partitions,
             "consumer_offsets_partitions": self.coordinator.offsets_partitions,
-            "transaction_max_timeout_ms": self.timeout_ms, "now_ms": self.now_ms, "exit_code": self.exit_code(),
+            "transaction_max_timeout_ms": self.timeout_ms, "now_ms": self.now_ms,
+            "verdict": self.verdict.as_json(), "exit_code": self.exit_code(),
         }
 
 
-def _predictions(paths: Sequence[Path], cap: int) -> list[PartitionPrediction]:
-    """The loading model's view of every partition meant by ``paths`` (log or partition directories)."""
+def _predictions(paths: Sequence[Path], cap: int) -> tuple[list[PartitionPrediction], Verdict]:
+    """The loading model's view of every partition meant by ``paths`` (log or partition directories),
+    and the one verdict of their next start."""
     found: list[PartitionPrediction] = []
+    log_dirs: list[LogDirPrediction] = []
+    facts = []
     for path in paths:
         if is_partition_dir(path):
             found.append(_lone_partition(path, cap))
+            facts.extend(partition_facts(found[-1]))
         else:
-            found.extend(p for p in predict_log_dir(path, cap).partitions if not p.kind)
-    return found
+            log_dirs.append(predict_log_dir(path, cap))
+            found.extend(p for p in log_dirs[-1].partitions if not p.kind)
+    mark_duplicates(log_dirs)
+    return found, Verdict(broker_facts(log_dirs, BrokerPrediction(log_dirs).broker_stops) + facts)
 
 
 def _lone_partition(path: Path, cap: int) -> PartitionPrediction:
@@ -206,7 +223,8 @@ def txn(
     decompressed (control batches, the internal topics' records); past it
     LimitExceeded ends the run (one error line, exit 2) rather than a partial answer.
     """
-    predictions = [p for p in _predictions([Path(p) for p in paths], max_batch_bytes) if p.topic != METADATA_TOPIC]
+    predicted, verdict = _predictions([Path(p) for p in paths], max_batch_bytes)
+    predictions = [p for p in predicted if p.topic != METADATA_TOPIC]
     view = _coordinator(predictions, max_batch_bytes)
     parts: list[PartitionTxn] = []
     for pred in predictions:
@@ -221,7 +239,7 @@ def txn(
                 hanging.unblocks = f"{hanging.unblocks}; the groups stuck at the LSO: {stuck}"
         parts.append(part)
     parts.sort(key=lambda p: (not p.hanging, not p.problem, p.topic, p.partition, p.path))
-    return TxnResult(parts, view, timeout_ms, bootstrap, now_ms)
+    return TxnResult(parts, view, timeout_ms, bootstrap, now_ms, verdict)
 
 
 def total_bytes(paths: Sequence[str | Path]) -> int:

@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import os
 
+from kseg.errors import KsegError
 from kseg.ops.verify.load_findings import PartitionLoad, epochs_after_load, index_sentences
 from kseg.ops.verify.logdir_findings import log_dir_findings
 from kseg.ops.verify.model import INFO, Finding, Plan, SegmentFacts, UnitResult
 from kseg.ops.verify.next_start import Predictions, key, predict_scopes
 from kseg.ops.verify.partition import PartitionFinding, check_partition
+from kseg.recovery.loading import BrokerPrediction
+from kseg.recovery.verdict.partition import broker_facts, partition_facts
+from kseg.recovery.verdict.table import Verdict
 
 
-def load_checks(plan: Plan, results: list[UnitResult]) -> list[PartitionFinding]:
-    """Partition checks and the next start's findings, for every directory of the plan."""
+def load_checks(plan: Plan, results: list[UnitResult]) -> tuple[list[PartitionFinding], Verdict | None]:
+    """Partition checks and the next start's findings, for every directory of the plan, and the verdict
+    of the next start of the directories the model predicted (None when it predicted none)."""
     prefixes = {os.path.abspath(r.facts.path): r.facts.prefix for r in results
                 if r.facts is not None and r.facts.prefix is not None}
     predictions = predict_scopes(plan.loads, prefixes) if plan.loads else Predictions()
@@ -31,12 +36,29 @@ def load_checks(plan: Plan, results: list[UnitResult]) -> list[PartitionFinding]
         epochs = epochs_after_load(pred) if pred is not None else None
         out.extend(check_partition(partition, facts, indexes, epochs))
     if not plan.loads:
-        return out
+        return out, None
     files = {os.path.abspath(p): p for unit in plan.units for p in unit.paths}
     for partition in plan.partitions:
         files.update((os.path.abspath(p), p) for p in partition.files)
     out.extend(_next_start(predictions, results, files))
-    return out
+    try:
+        verdict = _verdict(predictions)
+    except (KsegError, OSError):  # a file the verdict reads could not be: verify's findings name it
+        verdict = None
+    return out, verdict
+
+
+def _verdict(predictions: Predictions) -> Verdict | None:
+    """The one verdict (kseg.recovery.verdict) of what the model predicted."""
+    if not predictions.log_dirs and not predictions.partitions:
+        return None
+    log_dirs = list(predictions.log_dirs.values())
+    inside = {key(p.path) for d in log_dirs for p in d.partitions}
+    alone = [p for where, p in predictions.partitions.items() if where not in inside]
+    stops = BrokerPrediction(log_dirs).broker_stops
+    facts = broker_facts(log_dirs, stops) + [fact for p in alone for fact in partition_facts(p)]
+    return Verdict(facts, frozenset(predictions.log_dirs) | frozenset(predictions.partitions))
+
 
 
 def _next_start(predictions: Predictions, results: list[UnitResult], files: dict[str, str]) -> list[PartitionFinding]:

@@ -9,6 +9,7 @@ exits.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # annotations only: the prefix is built and read by the walk and the load checks
     from kseg.recovery.clean_prefix import CleanPrefix
+    from kseg.recovery.verdict.table import Verdict
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -205,6 +207,7 @@ class VerifyResult:
     files: list[FileReport]
     deep: bool = False
     partitions: list[str] = field(default_factory=list)  # directories checked as partitions (plan order)
+    verdict: Verdict | None = None  # the next start's, for the directories the loading model predicted
 
     def findings(self) -> Iterator[Finding]:
         for report in self.files:
@@ -226,13 +229,28 @@ class VerifyResult:
         )
 
     def exit_code(self, strict: bool = False) -> int:
-        """0 clean, 1 problems (errors; warnings too when ``strict``), 2 unreadable input."""
+        """2 unreadable input; 1 when the verdict of the next start says so (docs/cli.md, "One verdict"),
+        for an error in a file no prediction covers (a segment given alone), or with ``strict`` for any
+        error or warning; else 0.  Damage Kafka repairs without a loss (an index it rebuilds) is shown as
+        found but, like the verdict, does not fail the run without ``strict``."""
         summary = self.summary()
         if summary.unreadable:
             return 2
-        if summary.errors or (strict and summary.warnings):
+        if strict and (summary.errors or summary.warnings):
             return 1
-        return 0
+        if self.verdict is None:
+            return 1 if summary.errors else 0
+        if self.verdict.exit_code():
+            return 1
+        scope = self.verdict.scope
+        outside = (f for f in self.findings() if f.severity == ERROR and not _covered(f.path, scope))
+        return 1 if next(outside, None) is not None else 0
+
+
+def _covered(path: str, scope: frozenset[str]) -> bool:
+    """The file is in a directory the verdict speaks for (a partition directory, or a log directory's own file)."""
+    where = os.path.abspath(path)
+    return where in scope or os.path.dirname(where) in scope
 
 
 class SegmentFacts(NamedTuple):

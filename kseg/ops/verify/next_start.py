@@ -37,6 +37,7 @@ from kseg.recovery.loading.logdir import (
     LOG_START,
     METADATA_TOPIC,
     RECOVERY_POINT,
+    mark_duplicates,
     parse_topic_partition,
     read_offsets,
 )
@@ -69,6 +70,7 @@ def predict_scopes(scopes: tuple[LoadScope, ...], prefixes: Mapping[str, CleanPr
     for scope in scopes:
         if scope.kind == "log-dir":
             _predict_log_dir(out, scope.directory, prefixes)
+    mark_duplicates(list(out.log_dirs.values()))  # verify d1 d2: one broker's log.dirs
     for scope in scopes:
         if scope.kind != "partition":
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.ops.verify.model import (
@@ -25,6 +26,9 @@ from kseg.ops.verify.other_files import check_other_file
 from kseg.ops.verify.partition import PartitionFinding
 from kseg.ops.verify.plan import plan_paths, unit_bytes
 from kseg.ops.verify.segment_unit import check_segment_unit
+
+if TYPE_CHECKING:
+    from kseg.recovery.verdict.table import Verdict
 
 ProgressFn = Callable[[int, int], None]
 SortKey = tuple[float, int, int]
@@ -114,10 +118,11 @@ def verify_paths(
         results = run_units(plan.units, deep, max_batch_bytes)
     else:
         results = _run_units(plan.units, deep, jobs, progress, max_batch_bytes)
-    return VerifyResult(_merge(plan, results), deep, [partition.directory for partition in plan.partitions])
+    files, verdict = _merge(plan, results)
+    return VerifyResult(files, deep, [partition.directory for partition in plan.partitions], verdict)
 
 
-def _merge(plan: Plan, results: list[UnitResult]) -> list[FileReport]:
+def _merge(plan: Plan, results: list[UnitResult]) -> tuple[list[FileReport], Verdict | None]:
     """The units' reports and the partition checks' findings, in Kafka's file order."""
     reports: list[tuple[SortKey, FileReport]] = []
     for unit, result in zip(plan.units, results, strict=True):
@@ -126,7 +131,8 @@ def _merge(plan: Plan, results: list[UnitResult]) -> list[FileReport]:
     reports.extend(((-1, 0, 0), missing_report(path)) for path in plan.missing)
 
     by_path = {report.path: report for _, report in reports}
-    for finding_path, finding, anchor in _load_checks(plan, results):
+    found, verdict = _load_checks(plan, results)
+    for finding_path, finding, anchor in found:
         target = by_path.get(finding_path)
         if target is None:
             target = FileReport(finding_path, _kind_of_missing(finding_path), None)
@@ -138,17 +144,17 @@ def _merge(plan: Plan, results: list[UnitResult]) -> list[FileReport]:
     files = [report for _, report in reports]
     for report in files:
         report.findings.sort(key=_finding_order)
-    return files
+    return files, verdict
 
 
-def _load_checks(plan: Plan, results: list[UnitResult]) -> list[PartitionFinding]:
+def _load_checks(plan: Plan, results: list[UnitResult]) -> tuple[list[PartitionFinding], Verdict | None]:
     """The partition checks and the next start's findings; none for files outside partition directories.
 
     Imported only when a directory is verified: the log-loading model is a fifth of verify's
     start-up, and a segment given on its own never needs it.
     """
     if not plan.partitions and not plan.loads:
-        return []
+        return [], None
     from kseg.ops.verify.load_checks import load_checks
 
     return load_checks(plan, results)

@@ -221,8 +221,14 @@ def predict_broker(
     """
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     broker = BrokerPrediction([predict_log_dir(p, max_batch_bytes, now_ms=now) for p in paths])
+    mark_duplicates(broker.log_dirs)
+    return broker
+
+
+def mark_duplicates(log_dirs: Sequence[LogDirPrediction]) -> None:
+    """A partition in two of these log directories: the later one's load throws, the broker stops (R1.5)."""
     seen: dict[tuple[str, int, bool], PartitionPrediction] = {}
-    for logdir in broker.log_dirs:
+    for logdir in log_dirs:
         for part in logdir.partitions:
             if part.kind in ("delete", "stray"):
                 continue
@@ -230,7 +236,6 @@ def predict_broker(
             previous = seen.setdefault(key, part)
             if previous is not part and logdir.error is None:
                 logdir.error = _duplicate(part, previous)
-    return broker
 
 
 def _duplicate(part: PartitionPrediction, previous: PartitionPrediction) -> LoadError:

@@ -1,0 +1,80 @@
+"""Damage the next start leaves in place and serves: the offsets consumers and followers cannot read.
+
+Kafka recovers a segment only on an unclean start and only from the recovery point on (R4.1,
+R4.2); a segment it does not recover is served byte for byte, damage included, and a fetch that
+reaches the damage fails (``CorruptRecordException`` on the consumer, a follower that stops
+replicating the partition).  This walks exactly those segments -- each ``.log`` the start
+neither recovers, cuts nor deletes -- with the salvage scan (:func:`kseg.format.scan.scan`: every
+CRC-valid batch and every gap between them) and names the offsets between the last readable batch
+before each gap and the first after it.  Bytes beyond the log end Kafka computes are counted by the
+model (``unserved_offsets``), not here; a zero-filled tail after the last batch of the active
+segment holds no offset and is not named.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kseg.errors import LimitExceeded
+from kseg.format import Batch
+from kseg.format.scan import Gap, scan
+from kseg.recovery.loading import PartitionPrediction
+from kseg.recovery.salvage import first_offset_of
+from kseg.segment import MappedFile
+
+
+def _untouched_logs(pred: PartitionPrediction) -> list[str]:
+    """Segment ``.log`` files the start serves as they are: not recovered, changed or deleted."""
+    touched = set(pred.files_changed) | set(pred.files_deleted)
+    recovered = {a.path.rsplit("/", 1)[-1] for a in pred.actions if a.method == "LogSegment.recover"}
+    recovered = {name.split(".", 1)[0] + ".log" for name in recovered}
+    directory = Path(pred.path)
+    names = sorted(p.name for p in directory.glob("*.log") if len(p.name) == 24 and p.name[:20].isdigit())
+    return [n for n in names if n not in touched and n not in recovered]
+
+
+def _first_offset(item: Batch) -> int:
+    """The batch's first offset; a legacy wrapper past the read cap: its last (the range stays a bound)."""
+    try:
+        return first_offset_of(item)
+    except LimitExceeded:
+        return item.last_offset
+
+
+def _damaged_ranges(path: Path, base: int, end: int | None) -> list[tuple[int, int | None]]:
+    """(first unreadable offset, last) of each gap that is not a zero tail; a gap that runs to the end of the
+    file ends below ``end`` (the next segment's base, or the log end), None when that is not known."""
+    found: list[tuple[int, int | None]] = []
+    with MappedFile(path) as mapped:
+        size = len(mapped.buf)
+        last_good = base - 1
+        pending: int | None = None
+        for item in scan(mapped.buf, 0, size):
+            if isinstance(item, Gap):
+                if item.zero_filled and item.end >= size:
+                    continue  # a preallocated or zero-filled tail: no offset behind it
+                pending = last_good + 1
+                continue
+            first = _first_offset(item)
+            if pending is not None:
+                found.append((pending, max(pending, first - 1)))
+                pending = None
+            last_good = item.last_offset
+        if pending is not None:
+            found.append((pending, None if end is None or end <= pending else end - 1))
+    return found
+
+
+def served_damage(pred: PartitionPrediction) -> list[tuple[str, int, int | None]]:
+    """(segment file, first offset, last offset or None) the start serves although they cannot be read."""
+    if pred.error is not None or pred.log_end_offset is None or pred.kind == "delete":
+        return []
+    out: list[tuple[str, int, int | None]] = []
+    bases = sorted(int(n.name[:20]) for n in Path(pred.path).glob("*.log") if len(n.name) == 24 and n.name[:20].isdigit())
+    for name in _untouched_logs(pred):
+        base = int(name[:20])
+        later = [b for b in bases if b > base]
+        end = later[0] if later else pred.log_end_offset
+        for first, last in _damaged_ranges(Path(pred.path) / name, base, end):
+            out.append((name, first, last))
+    return out

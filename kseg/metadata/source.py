@@ -23,12 +23,19 @@ from kseg.errors import KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import decode_control_key
 from kseg.format.internal.control_records import KRAFT_CONTROL, decode_kraft_control_value
-from kseg.format.internal.kraft import decode_metadata_record
+from kseg.format.internal.common import Failed
+from kseg.format.internal.kraft import read_metadata_record
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
 from kseg.segment import MappedFile
 
 METADATA_DIR = "__cluster_metadata-0"
+#: A ``NoOpRecord`` v0: frame version 1, api key 20, version 0, no tagged fields.
+NO_OP_VALUE = b"\x01\x14\x00\x00"
+#: The records region of an uncompressed batch of that one NoOp (length 10, attributes 0, deltas 0,
+#: null key, 4-byte value, no headers): recognised without building the batch, a few µs a batch.
+NO_OP_BATCH_RECORDS = b"\x14\x00\x00\x00\x01\x08" + NO_OP_VALUE + b"\x00"
+V2_HEADER_SIZE = 61
 #: KRaft control record type ids -> the name the loader knows them by.
 CONTROL_NAMES = {2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER", 5: "KRAFT_VERSION",
                  6: "KRAFT_VOTERS"}
@@ -110,12 +117,17 @@ def records(path: Path, from_offset: int = 0, *,
     with MappedFile(path) as mapped:
         buf = mapped.buf
         walk = BatchWalk(buf, 0, None, strict=False)
-        for pos, _, magic, header, crc_ok in walk.frames(check_crc=True):
+        for pos, stop, magic, header, crc_ok in walk.frames(check_crc=True):
             if header is None or magic != 2 or not crc_ok:
                 offset = header[0] if header is not None else None
                 why = "not a v2 batch" if header is None or magic != 2 else "CRC-32C does not match"
                 yield Damage(name, pos, offset, f"damaged batch: {why}", True)
                 return
+            if (header[12] == 1 and not header[5] & 0x27 and stop - pos == V2_HEADER_SIZE + 11
+                    and buf[pos + V2_HEADER_SIZE:stop] == NO_OP_BATCH_RECORDS):
+                if header[0] >= from_offset:
+                    yield MetaRecord(name, pos, header[0], header[8], "NO_OP_RECORD", 0, {}, header[0])
+                continue
             try:
                 batch = V2Batch(buf, pos)
                 if batch.last_offset < from_offset:
@@ -146,13 +158,18 @@ def _batch_records(name: str, pos: int, batch: V2Batch, batch_records: list[Any]
             if control is not None:
                 yield control
             continue
-        decoded = decode_metadata_record(record.key, record.value, record.offset)
-        value = decoded.value
-        if value is None:
-            yield Damage(name, pos, record.offset, f"undecodable record: {decoded.payload_text}", False)
+        value = record.value
+        if value == NO_OP_VALUE:  # most of an idle cluster's log: a NoOp every 500 ms
+            yield MetaRecord(name, pos, record.offset, batch.max_timestamp, "NO_OP_RECORD", 0, {},
+                             batch.last_offset)
             continue
-        yield MetaRecord(name, pos, record.offset, batch.max_timestamp, value["type"], value["version"],
-                         value["data"], batch.last_offset)
+        try:
+            type_name, version, data = read_metadata_record(value)
+        except Failed as failed:
+            yield Damage(name, pos, record.offset, f"undecodable record: {failed.kafka_message}", False)
+            continue
+        yield MetaRecord(name, pos, record.offset, batch.max_timestamp, type_name, version, data,
+                         batch.last_offset)
 
 
 def snapshot_header(snapshot: Snapshot) -> MetaRecord | None:

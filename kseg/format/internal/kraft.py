@@ -131,6 +131,13 @@ def decode_metadata_record(key: bytes | None, value: bytes | None, offset: int) 
     return Decoded(None, kafka_json({"type": type_name, "version": version, "data": data}), None, value_json)
 
 
+def read_metadata_record(value: bytes | None) -> tuple[str, int, dict[str, Any]]:
+    """A metadata record's ``MetadataRecordType`` name, version and fields, without the dump text
+    (the replay of ``kseg metadata`` reads every record this way); raises :class:`Failed`."""
+    schema, version, data = _read_frame(value, "metadata")
+    return metadata_type_name(schema.name), version, data
+
+
 def decode_remote_log_record(key: bytes | None, value: bytes | None, offset: int, *,
                              txn_idx_empty: bool = False, record_internal: bool = True) -> Decoded:
     """A ``__remote_log_metadata`` record as ``--remote-log-metadata-decoder`` shows it: a ``toString()``

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from kseg.metadata.image import Image, ImpossibleRecord
 from kseg.metadata.source import (
@@ -65,20 +66,24 @@ def metadata_dir(path: Path) -> Path:
     return path / METADATA_DIR if (path / METADATA_DIR).is_dir() else path
 
 
+class Observer(Protocol):
+    """Told about each data record as it becomes part of the image (history watches this way)."""
+
+    def before(self, record: MetaRecord, image: Image) -> None: ...
+
+    def after(self, record: MetaRecord, image: Image) -> None: ...
+
+
 class Replayer:
-    """Kafka's order on one image: data records applied, transactions buffered, faults recorded.
+    """Kafka's order on one image: data records applied, transactions buffered, faults recorded."""
 
-    ``on_record(record, image)`` (when given) is called after each record that
-    became part of the image -- history uses it.
-    """
-
-    def __init__(self, image: Image, findings: list[Damage]) -> None:
+    def __init__(self, image: Image, findings: list[Damage], observer: Observer | None = None) -> None:
         self.image = image
         self.findings = findings
         self.pending: list[MetaRecord] | None = None
         self.pending_since: int | None = None
         self.applied = 0
-        self.listeners: list = []
+        self.observer = observer
 
     def feed(self, record: MetaRecord) -> None:
         """One record of the log, in offset order."""
@@ -109,6 +114,9 @@ class Replayer:
             self._apply(record)
 
     def _apply(self, record: MetaRecord) -> None:
+        observer = None if record.type == "NO_OP_RECORD" else self.observer
+        if observer is not None:
+            observer.before(record, self.image)
         try:
             self.image.apply(record.type, record.data)
         except ImpossibleRecord as err:
@@ -117,8 +125,8 @@ class Replayer:
             self._fault(record, f"record lacks a field Kafka needs: {err}")
         self._stamp(record)
         self.applied += 1
-        for listener in self.listeners:
-            listener(record, self.image)
+        if observer is not None:
+            observer.after(record, self.image)
 
     def _stamp(self, record: MetaRecord) -> None:
         self.image.offset, self.image.timestamp = record.offset, record.timestamp
@@ -199,8 +207,22 @@ def log_records(metadata: Path, from_offset: int, findings: list[Damage]) -> Ite
             yield item
 
 
+def earliest_start(metadata: Path) -> Snapshot | None:
+    """Where the longest replay starts: the log's first record when it is offset 0 (None), else the
+    oldest snapshot the log continues without a gap (else the newest snapshot)."""
+    segments = log_segments(metadata)
+    first = int(segments[0].name[:-4]) if segments else None
+    if first == 0:
+        return None
+    found = snapshots(metadata)
+    for snapshot in found:
+        if first is not None and snapshot.end_offset >= first:
+            return snapshot
+    return found[-1] if found else None
+
+
 def image_at(path: Path, at: Target | None = None, *, use_snapshots: bool = True,
-             from_snapshot: Snapshot | None = None) -> Replay:
+             from_snapshot: Snapshot | None = None, observer: Observer | None = None) -> Replay:
     """The image of ``path`` (a log directory or its ``__cluster_metadata-0``) at ``at`` (default: the end).
 
     ``from_snapshot`` forces the starting snapshot (the proof replays from an older one on purpose);
@@ -214,7 +236,7 @@ def image_at(path: Path, at: Target | None = None, *, use_snapshots: bool = True
         snapshot: Snapshot | None = from_snapshot
     else:
         image, snapshot = start_image(metadata, target, findings, use_snapshots=use_snapshots)
-    replayer = Replayer(image, findings)
+    replayer = Replayer(image, findings, observer)
     for record in log_records(metadata, image.offset + 1, findings):
         if not target.includes(record):
             break

@@ -14,10 +14,11 @@ SUBCOMMANDS = ("show", "history", "diff")
 
 
 class DefaultShow(click.Group):
-    """``kseg metadata DIR`` is ``kseg metadata show DIR``: a first argument that is no subcommand shows."""
+    """``kseg metadata DIR`` is ``kseg metadata show DIR``: a first argument that is neither a subcommand
+    nor an option shows (so the group's own usage errors stay the group's)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
             args = ["show", *args]
         return super().parse_args(ctx, args)
 

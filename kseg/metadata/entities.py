@@ -30,8 +30,8 @@ def entities(image: Image) -> Iterator[dict[str, Any]]:
         for key, value in sorted(image.configs[(rtype, resource)].items()):
             yield config_entity(rtype, resource, key, value)
     for entity in sorted(image.quotas, key=repr):
-        for key, value in sorted(image.quotas[entity].items()):
-            yield {"type": "quota", "entity": {t: n for t, n in entity}, "key": key, "value": value}
+        for quota_key, quota in sorted(image.quotas[entity].items()):
+            yield {"type": "quota", "entity": dict(entity), "key": quota_key, "value": quota}
     for acl_id in sorted(image.acls):
         yield acl_entity(acl_id, image.acls[acl_id])
     for (user, mechanism) in sorted(image.scram):

@@ -22,8 +22,8 @@ from typing import Any
 from kseg.errors import KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import decode_control_key
-from kseg.format.internal.control_records import KRAFT_CONTROL, decode_kraft_control_value
 from kseg.format.internal.common import Failed
+from kseg.format.internal.control_records import KRAFT_CONTROL, decode_kraft_control_value
 from kseg.format.internal.kraft import read_metadata_record
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk

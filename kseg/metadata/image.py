@@ -36,6 +36,42 @@ SHUTDOWN = {0: None, 1: True}
 KRAFT_VERSION = "kraft.version"
 
 
+#: ``DefaultSupportedConfigChecker`` (the broker's ``SharedServer`` passes it to the metadata loader): the config
+#: names a ``ConfigRecord`` may set per resource type; a broker keeps any key, and a type not listed (broker
+#: loggers) keeps none.  Printed from Kafka 4.3.0's ``LogConfig.configNames()``,
+#: ``ClientMetricsConfigs.configDef().names()`` and ``GroupConfig.CONFIG_DEF.names()`` (docs/metadata.md).
+SUPPORTED_CONFIGS: dict[int, frozenset[str] | None] = {
+    2: frozenset((
+        "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
+        "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms",
+        "follower.replication.throttled.replicas", "index.interval.bytes", "internal.segment.bytes",
+        "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms",
+        "max.compaction.lag.ms", "max.message.bytes", "message.timestamp.after.max.ms",
+        "message.timestamp.before.max.ms", "message.timestamp.type", "min.cleanable.dirty.ratio",
+        "min.compaction.lag.ms", "min.insync.replicas", "preallocate", "remote.log.copy.disable",
+        "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes", "retention.ms",
+        "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
+        "unclean.leader.election.enable")),
+    4: None,  # BROKER: every key
+    16: frozenset(("interval.ms", "match", "metrics")),
+    32: frozenset((
+        "consumer.assignment.interval.ms", "consumer.heartbeat.interval.ms", "consumer.session.timeout.ms",
+        "share.assignment.interval.ms", "share.auto.offset.reset", "share.delivery.count.limit",
+        "share.heartbeat.interval.ms", "share.isolation.level", "share.partition.max.record.locks",
+        "share.record.lock.duration.ms", "share.renew.acknowledge.enable", "share.session.timeout.ms",
+        "streams.assignment.interval.ms", "streams.heartbeat.interval.ms", "streams.initial.rebalance.delay.ms",
+        "streams.num.standby.replicas", "streams.session.timeout.ms")),
+}
+
+
+def config_supported(resource_type: int, name: str) -> bool:
+    """``DefaultSupportedConfigChecker.isSupported``."""
+    if resource_type not in SUPPORTED_CONFIGS:
+        return False
+    names = SUPPORTED_CONFIGS[resource_type]
+    return names is None or name in names
+
+
 class ImpossibleRecord(Exception):
     """A record Kafka's replay throws on; the message is Kafka's."""
 
@@ -214,10 +250,11 @@ def _remove_topic(image: Image, data: dict[str, Any]) -> None:
 
 
 def _config(image: Image, data: dict[str, Any]) -> None:
-    """``ConfigurationDelta.replay``: a null value deletes the key; a resource with no keys left is gone.
-
-    Kafka's ``supportedConfigChecker`` may skip keys a broker no longer knows; kseg keeps every key (the
-    broker's default checker accepts all)."""
+    """``ConfigurationDelta.replay``: a key the broker's checker does not support is skipped (a config
+    removed from Kafka, old records still in the log); a null value deletes the key; a resource with no keys
+    left is gone."""
+    if not config_supported(data["resourceType"], data["name"]):
+        return
     resource = (data["resourceType"], data["resourceName"])
     value = data.get("value")
     configs = image.configs.setdefault(resource, {})

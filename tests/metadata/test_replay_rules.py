@@ -127,3 +127,13 @@ def test_feature_level_zero_removes_and_kraft_version_is_skipped() -> None:
                         ("FEATURE_LEVEL_RECORD", {"name": "group.version", "featureLevel": 0}),
                         ("FEATURE_LEVEL_RECORD", {"name": "metadata.version", "featureLevel": 30}))
     assert image.features == {"metadata.version": 30}
+
+
+def test_configs_the_broker_does_not_support_are_skipped() -> None:
+    image, findings, _ = _feed(
+        ("CONFIG_RECORD", {"resourceType": 2, "resourceName": "t", "name": "retention.ms", "value": "1"}),
+        ("CONFIG_RECORD", {"resourceType": 2, "resourceName": "t", "name": "message.format.version", "value": "2"}),
+        ("CONFIG_RECORD", {"resourceType": 4, "resourceName": "", "name": "anything.at.all", "value": "3"}),
+        ("CONFIG_RECORD", {"resourceType": 8, "resourceName": "1", "name": "kafka.server", "value": "DEBUG"}))
+    assert findings == []
+    assert image.configs == {(2, "t"): {"retention.ms": "1"}, (4, ""): {"anything.at.all": "3"}}

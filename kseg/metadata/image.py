@@ -76,6 +76,12 @@ class ImpossibleRecord(Exception):
     """A record Kafka's replay throws on; the message is Kafka's."""
 
 
+class PoisonedDelta(ImpossibleRecord):
+    """A record that leaves Kafka's delta broken, so that applying it throws: a partition of a topic id
+    neither the image nor the delta knows (``TopicsDelta.getOrCreateTopicDelta`` keeps a ``TopicDelta``
+    with no image, and ``apply`` fails on it).  Every record of that delta is lost."""
+
+
 @dataclass(slots=True)
 class Partition:
     """``PartitionRegistration``: every field Kafka keeps for a partition."""
@@ -179,8 +185,7 @@ def _partition(image: Image, data: dict[str, Any]) -> None:
     """``new PartitionRegistration(PartitionRecord)``: the registration replaces any earlier one."""
     topic_id = data["topicId"]
     if topic_id not in image.topics:
-        # TopicsDelta.getOrCreateTopicDelta throws for an id neither image nor delta knows
-        raise ImpossibleRecord(f"Unable to find topic {topic_id}")
+        raise PoisonedDelta(f"no topic with id {topic_id}: the delta cannot be applied")
     replicas = list(data.get("replicas") or [])
     _check_directories(replicas, data.get("directories"), "PartitionRecord")
     image.partitions[topic_id][data["partitionId"]] = Partition(
@@ -195,7 +200,7 @@ def _partition_change(image: Image, data: dict[str, Any]) -> None:
     epoch; every change bumps the partition epoch."""
     topic_id, pid = data["topicId"], data["partitionId"]
     if topic_id not in image.topics:
-        raise ImpossibleRecord(f"Unable to find topic {topic_id}")
+        raise PoisonedDelta(f"no topic with id {topic_id}: the delta cannot be applied")
     reg = image.partitions[topic_id].get(pid)
     if reg is None:
         raise ImpossibleRecord(f"Unable to find partition {topic_id}:{pid}")

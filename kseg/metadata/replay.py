@@ -17,12 +17,12 @@ timestamp is its append time); snapshots are placed in time by their header's
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from kseg.metadata.image import Image, ImpossibleRecord
+from kseg.metadata.image import Image, ImpossibleRecord, PoisonedDelta
 from kseg.metadata.source import (
     METADATA_DIR,
     Damage,
@@ -75,15 +75,41 @@ class Observer(Protocol):
 
 
 class Replayer:
-    """Kafka's order on one image: data records applied, transactions buffered, faults recorded."""
+    """Kafka's order on one image: data records applied, transactions buffered, faults recorded.
 
-    def __init__(self, image: Image, findings: list[Damage], observer: Observer | None = None) -> None:
+    Kafka publishes its delta at batch ends (one batch per commit is assumed: the disk does not say how the
+    quorum grouped them) and before a ``BeginTransactionRecord``.  When a record poisons the delta
+    (:class:`PoisonedDelta`), the published image stays what it was: ``rebuild(offset)`` replays again to
+    the last published offset, and every record of the delta is lost.
+    """
+
+    def __init__(self, image: Image, findings: list[Damage], observer: Observer | None = None,
+                 rebuild: Callable[[int], Image] | None = None) -> None:
         self.image = image
         self.findings = findings
         self.pending: list[MetaRecord] | None = None
         self.pending_since: int | None = None
         self.applied = 0
         self.observer = observer
+        self.rebuild = rebuild
+        self.published = image.offset
+        self.poisoned: MetaRecord | None = None
+
+    def batch_end(self) -> None:
+        """The end of a batch: Kafka's ``maybeFlushBatches`` publishes unless a transaction is open."""
+        if self.pending is None:
+            self.publish()
+
+    def publish(self) -> None:
+        """``applyDeltaAndUpdate``: the delta becomes the image, or, poisoned, is thrown away."""
+        poisoned, self.poisoned = self.poisoned, None
+        if poisoned is not None and self.rebuild is not None:
+            self.findings.append(Damage(poisoned.file, poisoned.position, poisoned.offset,
+                                        f"Error generating new metadata image from metadata delta between offset "
+                                        f"{self.published} and {self.image.offset}: every record of it is lost",
+                                        False))
+            self.image = self.rebuild(self.published)
+        self.published = self.image.offset
 
     def feed(self, record: MetaRecord) -> None:
         """One record of the log, in offset order."""
@@ -93,6 +119,7 @@ class Replayer:
             if self.pending is not None:
                 self._fault(record, "Encountered BeginTransactionRecord while already in a transaction")
                 return
+            self.publish()
             self.pending, self.pending_since = [], record.offset
         elif record.type == "END_TRANSACTION_RECORD":
             if self.pending is None:
@@ -119,6 +146,9 @@ class Replayer:
             observer.before(record, self.image)
         try:
             self.image.apply(record.type, record.data)
+        except PoisonedDelta as err:
+            self._fault(record, str(err))
+            self.poisoned = self.poisoned or record
         except ImpossibleRecord as err:
             self._fault(record, str(err))
         except (KeyError, TypeError) as err:
@@ -236,9 +266,17 @@ def image_at(path: Path, at: Target | None = None, *, use_snapshots: bool = True
         snapshot: Snapshot | None = from_snapshot
     else:
         image, snapshot = start_image(metadata, target, findings, use_snapshots=use_snapshots)
-    replayer = Replayer(image, findings, observer)
+    def rebuild(offset: int) -> Image:
+        return image_at(metadata, Target(offset=offset), from_snapshot=snapshot,
+                        use_snapshots=snapshot is None and use_snapshots).image if offset >= 0 else Image()
+
+    replayer = Replayer(image, findings, observer, rebuild)
     for record in log_records(metadata, image.offset + 1, findings):
         if not target.includes(record):
             break
         replayer.feed(record)
-    return Replay(image, snapshot, replayer.applied, findings, replayer.pending_since)
+        if record.offset == record.batch_last_offset:
+            replayer.batch_end()
+    if replayer.poisoned is not None:
+        replayer.publish()
+    return Replay(replayer.image, snapshot, replayer.applied, findings, replayer.pending_since)

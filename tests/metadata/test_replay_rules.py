@@ -94,8 +94,8 @@ def test_impossible_records_are_findings_and_replay_goes_on() -> None:
         ("REMOVE_ACCESS_CONTROL_ENTRY_RECORD", {"id": TID}),
         ("BROKER_REGISTRATION_CHANGE_RECORD", {"brokerId": 1, "brokerEpoch": 5, "fenced": -1}))
     assert [(f.offset, f.reason) for f in findings] == [
-        (0, "Error loading metadata log record from offset 0: PARTITION_CHANGE_RECORD: Unable to find topic "
-            f"{TID}"),
+        (0, "Error loading metadata log record from offset 0: PARTITION_CHANGE_RECORD: no topic with id "
+            f"{TID}: the delta cannot be applied"),
         (1, f"Error loading metadata log record from offset 1: REMOVE_TOPIC_RECORD: Unable to delete topic with "
             f"id {TID}: no such topic found."),
         (3, "Error loading metadata log record from offset 3: FENCE_BROKER_RECORD: Tried to fence broker 1, but "
@@ -137,3 +137,25 @@ def test_configs_the_broker_does_not_support_are_skipped() -> None:
         ("CONFIG_RECORD", {"resourceType": 8, "resourceName": "1", "name": "kafka.server", "value": "DEBUG"}))
     assert findings == []
     assert image.configs == {(2, "t"): {"retention.ms": "1"}, (4, ""): {"anything.at.all": "3"}}
+
+
+def test_a_poisoned_delta_loses_every_record_of_its_batch() -> None:
+    """TopicsDelta.getOrCreateTopicDelta keeps a TopicDelta with no image for an unknown topic id; applying
+    the delta then throws and the loader keeps the old image (KafkaImage.java shows it on fixtures/internal)."""
+    image, findings = Image(), []
+    rebuilt: list[int] = []
+
+    def rebuild(offset: int) -> Image:
+        rebuilt.append(offset)
+        return Image()
+
+    replayer = Replayer(image, findings, rebuild=rebuild)
+    batch = [_topic("kept"), ("FEATURE_LEVEL_RECORD", {"name": "group.version", "featureLevel": 1}),
+             ("PARTITION_RECORD", {**_part(0, TID2)[1]}), _topic("lost", TID)]
+    for offset, (type_name, data) in enumerate(batch):
+        replayer.feed(MetaRecord("log", 7, offset, 5, type_name, 0, data, len(batch) - 1))
+    replayer.batch_end()
+    assert rebuilt == [-1]
+    assert replayer.image.topic_ids == {} and replayer.image.features == {}
+    assert [f.reason for f in findings][-1] == ("Error generating new metadata image from metadata delta between "
+                                                 "offset -1 and 3: every record of it is lost")

@@ -132,9 +132,14 @@ def decode_metadata_record(key: bytes | None, value: bytes | None, offset: int) 
 
 
 def read_metadata_record(value: bytes | None) -> tuple[str, int, dict[str, Any]]:
-    """A metadata record's ``MetadataRecordType`` name, version and fields, without the dump text
-    (the replay of ``kseg metadata`` reads every record this way); raises :class:`Failed`."""
+    """A metadata record's ``MetadataRecordType`` name, version and fields, as Kafka 4.3.0's
+    ``MetadataRecordSerde`` reads it, without the dump text (the replay of ``kseg metadata`` reads every
+    record this way); raises :class:`Failed`.  A record that fits only a historical layout of its message
+    (which the dump shows as a ``schemaVariant``) is one Kafka 4.3.0 cannot read: it fails here."""
     schema, version, data = _read_frame(value, "metadata")
+    if schema.revision is not None:
+        raise Failed("error", "value", f"Failed to deserialize record with type {schema.api_key}",
+                     f"only a historical layout of {schema.name} fits ({schema.note})", None)
     return metadata_type_name(schema.name), version, data
 
 

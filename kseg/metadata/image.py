@@ -156,9 +156,13 @@ def _copy_partition(reg: Partition) -> Partition:
 
 
 def _directories(dirs: list[str] | None, replicas: int) -> list[str]:
-    """``PartitionRegistration.defaultToMigrating``: no directories, or all MIGRATING, means MIGRATING for each."""
+    """``PartitionRegistration.defaultToMigrating``: no directories, or all MIGRATING, means MIGRATING for each;
+    then the constructor's check: as many directories as replicas (a reassignment that changes the replica
+    count without new directories fails here)."""
     if not dirs or all(d == MIGRATING for d in dirs):
         return [MIGRATING] * replicas
+    if len(dirs) != replicas:
+        raise ImpossibleRecord("The lengths for replicas and directories do not match.")
     return list(dirs)
 
 
@@ -170,15 +174,18 @@ def _check_directories(replicas: list[int] | None, dirs: list[str] | None, what:
 
 
 def _topic(image: Image, data: dict[str, Any]) -> None:
-    """``TopicsDelta.replay(TopicRecord)``: a new topic with no partitions (a re-used name gets the new id)."""
+    """``TopicsDelta.replay(TopicRecord)``: a topic with no partitions.  ``TopicsImage`` keeps topics by id
+    and by name; ``TopicsDelta.apply`` points the name at every topic it changed, so a name two live ids share
+    (never written by a controller) follows the one changed last (:func:`_touch`)."""
     name, topic_id = data["name"], data["topicId"]
-    old = image.topic_ids.get(name)
-    if old is not None and old != topic_id:
-        image.topics.pop(old, None)
-        image.partitions.pop(old, None)
     image.topics[topic_id] = name
     image.topic_ids[name] = topic_id
     image.partitions[topic_id] = {}
+
+
+def _touch(image: Image, topic_id: str) -> None:
+    """``TopicsDelta.apply``: a changed topic is (again) the one its name finds."""
+    image.topic_ids[image.topics[topic_id]] = topic_id
 
 
 def _partition(image: Image, data: dict[str, Any]) -> None:
@@ -193,6 +200,7 @@ def _partition(image: Image, data: dict[str, Any]) -> None:
         list(data.get("removingReplicas") or []), list(data.get("addingReplicas") or []), data["leader"],
         data.get("leaderRecoveryState", 0), data["leaderEpoch"], data["partitionEpoch"],
         list(data.get("eligibleLeaderReplicas") or []), list(data.get("lastKnownElr") or []))
+    _touch(image, topic_id)
 
 
 def _partition_change(image: Image, data: dict[str, Any]) -> None:
@@ -217,6 +225,7 @@ def _partition_change(image: Image, data: dict[str, Any]) -> None:
         reg.leader_recovery_state if recovery == NO_RECOVERY_CHANGE else recovery,
         reg.leader_epoch if leader == NO_LEADER_CHANGE else reg.leader_epoch + 1, reg.partition_epoch + 1,
         _or(data.get("eligibleLeaderReplicas"), reg.elr), _or(data.get("lastKnownElr"), reg.last_known_elr))
+    _touch(image, topic_id)
 
 
 def _or(value: list[int] | None, current: list[int]) -> list[int]:
@@ -239,18 +248,19 @@ def _clear_elr(image: Image, data: dict[str, Any]) -> None:
             if reg.elr or reg.last_known_elr:
                 reg.elr, reg.last_known_elr = [], []
                 reg.partition_epoch += 1
+                _touch(image, topic_id)
 
 
 def _remove_topic(image: Image, data: dict[str, Any]) -> None:
     """``TopicsDelta.replay(RemoveTopicRecord)`` and ``ConfigurationsDelta.replay(RemoveTopicRecord, name)``:
-    the topic, its partitions and its configs go."""
+    the topic, its partitions and its configs go, and its name finds no topic (``TopicsDelta.apply`` removes
+    the name even where it pointed at another id)."""
     topic_id = data["topicId"]
     name = image.topics.pop(topic_id, None)
     if name is None:
         raise ImpossibleRecord(f"Unable to delete topic with id {topic_id}: no such topic found.")
     image.partitions.pop(topic_id, None)
-    if image.topic_ids.get(name) == topic_id:
-        del image.topic_ids[name]
+    image.topic_ids.pop(name, None)
     image.configs.pop((TOPIC_RESOURCE, name), None)
 
 

@@ -133,12 +133,22 @@ class Replayer:
             if self.pending is None:
                 self._fault(record, "Encountered AbortTransactionRecord without having seen a BeginTransactionRecord")
                 return
+            self.dry_run()
             self.pending, self.pending_since = None, None
             self._stamp(record)
         elif self.pending is not None:
             self.pending.append(record)
         else:
             self._apply(record)
+
+    def dry_run(self) -> None:
+        """The faults of a transaction that never becomes part of the image (aborted, or still open at the
+        end): Kafka replays its records into the delta as they come, and reports what throws, before it
+        throws the delta away; here they are replayed on a copy, only for the findings."""
+        if self.pending:
+            scratch = Replayer(self.image.copy(), self.findings)
+            for item in self.pending:
+                scratch._apply(item)
 
     def _apply(self, record: MetaRecord) -> None:
         observer = None if record.type == "NO_OP_RECORD" else self.observer
@@ -279,4 +289,5 @@ def image_at(path: Path, at: Target | None = None, *, use_snapshots: bool = True
             replayer.batch_end()
     if replayer.poisoned is not None:
         replayer.publish()
+    replayer.dry_run()
     return Replay(replayer.image, snapshot, replayer.applied, findings, replayer.pending_since)

@@ -22,6 +22,7 @@ import pytest
 from support import IN_CI, SHARED
 
 DRIVER = Path(__file__).with_name("KafkaImage.java")
+GENERATOR = Path(__file__).with_name("GenMetadataLog.java")
 KAFKA_SH = SHARED / "kafka" / "kafka.sh"
 CACHE = Path(os.environ.get("KSEG_JAR_CACHE", Path.home() / ".cache" / "kseg"))
 
@@ -45,15 +46,23 @@ class KafkaImage:
         if proc.returncode != 0:
             pytest.fail(f"kafka.sh classpath: {proc.stderr[-2000:]}")
         jars = proc.stdout.strip()
-        digest = hashlib.sha256(DRIVER.read_bytes() + jars.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(DRIVER.read_bytes() + GENERATOR.read_bytes() + jars.encode()).hexdigest()[:16]
         classes = CACHE / f"kafka-image-driver-{digest}"
-        if not (classes / "KafkaImage.class").is_file():
+        if not (classes / "GenMetadataLog.class").is_file():
             classes.mkdir(parents=True, exist_ok=True)
-            made = subprocess.run([javac, "-nowarn", "--release", "17", "-cp", jars, "-d", str(classes), str(DRIVER)],
-                                  capture_output=True, text=True)
+            made = subprocess.run([javac, "-nowarn", "--release", "17", "-cp", jars, "-d", str(classes), str(DRIVER),
+                                   str(GENERATOR)], capture_output=True, text=True)
             if made.returncode != 0:
                 pytest.fail(f"javac KafkaImage.java: {made.stderr[-3000:]}")
         return cls(java, f"{classes}{os.pathsep}{jars}")
+
+    def generate(self, log: Path, seed: int, steps: int) -> None:
+        """A metadata log of churn written by Kafka's record classes (``GenMetadataLog.java``)."""
+        log.parent.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([self.java, "-cp", self.classpath, "GenMetadataLog", str(log), str(seed), str(steps)],
+                              capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            pytest.fail(f"GenMetadataLog failed (exit {proc.returncode}): {proc.stderr[-3000:]}")
 
     def run(self, jobs: Sequence[tuple[Path, Path | None, Sequence[int]]]) -> list[dict[int, list[dict[str, Any]]]]:
         """Per job, offset -> the entities of Kafka's image there (plus ``fault`` objects under -1)."""

@@ -159,3 +159,26 @@ def test_a_poisoned_delta_loses_every_record_of_its_batch() -> None:
     assert replayer.image.topic_ids == {} and replayer.image.features == {}
     assert [f.reason for f in findings][-1] == ("Error generating new metadata image from metadata delta between "
                                                  "offset -1 and 3: every record of it is lost")
+
+
+def test_a_replica_count_change_without_directories_is_rejected() -> None:
+    """PartitionRegistration's constructor: directories (not all MIGRATING) must match the replicas; found by
+    the generated-churn differential (KafkaImage.java faults at exactly these offsets)."""
+    dirs = ["f4MmpvGorB2MzPx_LyZfLA", "yj-myzL_QyO5SS7-vSM-kA", "f4MmpvGorB2MzPx_LyZfLA"]
+    image, findings, _ = _feed(_topic(), ("PARTITION_RECORD", {**_part()[1], "directories": dirs}),
+                               ("PARTITION_CHANGE_RECORD", {"partitionId": 0, "topicId": TID, "replicas": [1, 2],
+                                                            "isr": [1, 2]}))
+    assert [f.reason for f in findings] == ["Error loading metadata log record from offset 2: "
+                                            "PARTITION_CHANGE_RECORD: The lengths for replicas and directories do "
+                                            "not match."]
+    assert image.replicas("orders", 0) == [1, 2, 3]
+
+
+def test_a_removed_topic_takes_its_name_and_a_changed_topic_takes_it_back() -> None:
+    """TopicsImage keeps topics by id and by name; TopicsDelta.apply removes a deleted topic's name and points
+    a name at each topic it changed (a name two live ids share is never written by a controller)."""
+    image, findings, _ = _feed(_topic("a", TID), _topic("a", TID2), _part(0, TID), ("REMOVE_TOPIC_RECORD",
+                                                                                   {"topicId": TID2}))
+    assert findings == [] and image.topics == {TID: "a"} and image.topic_ids == {}
+    image, _, _ = _feed(_topic("a", TID), _topic("a", TID2), _part(0, TID))
+    assert image.topic_ids == {"a": TID}

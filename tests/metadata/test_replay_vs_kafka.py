@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,10 @@ from kseg.metadata.replay import Target, image_at
 from kseg.metadata.source import MetaRecord, Snapshot, log_segments, records, snapshots
 
 POINTS = int(os.environ.get("KSEG_METADATA_KAFKA_POINTS", "8"))
+#: Generated logs: how many (seeds 1..N) and how many churn steps each (GenMetadataLog.java).
+GENERATED = int(os.environ.get("KSEG_METADATA_GEN_LOGS", "3"))
+GEN_STEPS = int(os.environ.get("KSEG_METADATA_GEN_STEPS", "400"))
+FAULT_OFFSET = re.compile(r"^Error loading metadata log record from offset (\d+)")
 COMPARED = ("feature", "broker", "topic", "partition", "config", "acl", "producer_ids")
 BROKER_KEYS = ("type", "id", "epoch", "fenced", "in_controlled_shutdown", "log_dirs", "incarnation_id", "rack")
 TYPE_IDS = {name: number for number, name in RESOURCE_TYPES.items()}
@@ -94,3 +99,29 @@ def test_kseg_image_equals_kafkas_at_random_batch_ends(kafka_image: KafkaImage) 
             assert _kseg_view(list(entities(replay.image))) == want, (str(log), start, at)
             compared += 1
     assert compared >= 50
+
+
+def _fault_offsets(messages: list[str]) -> list[int]:
+    return sorted(int(m.group(1)) for m in map(FAULT_OFFSET.match, messages) if m)
+
+
+def test_generated_churn_replays_as_kafka_replays_it(kafka_image: KafkaImage, tmp_path: Path) -> None:
+    """Logs Kafka's own record classes wrote (GenMetadataLog.java: topics deleted and re-created, reassignments,
+    ISR/ELR, fencing, configs, ACLs, quotas, metadata transactions, records Kafka rejects): the images at random
+    batch ends and at the end, and the offsets of the records Kafka's replay rejects, are the same."""
+    rng = random.Random(1)
+    jobs: list[tuple[Path, Snapshot | None, list[int]]] = []
+    for seed in range(1, GENERATED + 1):
+        log = tmp_path / f"gen{seed}" / "__cluster_metadata-0" / "00000000000000000000.log"
+        kafka_image.generate(log, seed, GEN_STEPS)
+        ends = _batch_ends(log, 0)
+        jobs.append((log, None, sorted(set(rng.sample(ends, min(4 * POINTS, len(ends))) + [ends[-1]]))))
+    results = kafka_image.run([(log, None, points) for log, _, points in jobs])
+    for (log, _, points), kafka in zip(jobs, results, strict=True):
+        for at in points:
+            replay = image_at(log.parent, Target(offset=at), use_snapshots=False)
+            want = sorted(json.dumps(e, sort_keys=True) for e in kafka[at])
+            assert _kseg_view(list(entities(replay.image))) == want, (str(log), at)
+        kafka_faults = _fault_offsets([f["message"] for f in kafka.get(-1, [])])
+        assert kafka_faults, "the generator writes records Kafka rejects"
+        assert _fault_offsets([f.reason for f in replay.findings]) == kafka_faults

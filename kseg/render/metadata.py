@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kseg.ops.metadata.at import iso
+from kseg.ops.metadata.check import Check
 from kseg.ops.metadata.diff import Diff
 from kseg.ops.metadata.history import History
 from kseg.ops.metadata.show import Shown
@@ -173,3 +174,19 @@ def diff_lines(result: Diff, fmt: str) -> Iterator[str]:
             yield shown(f"{marks[kind]} {entity_text(entity).strip()}")
     yield (f"{len(result.changes)} differences between offset {a.offset} ({iso(a.timestamp)}) and offset "
            f"{b.offset} ({iso(b.timestamp)})")
+
+
+def check_lines(result: Check, fmt: str) -> Iterator[str]:
+    """Findings, then the summary (``check``)."""
+    image = result.replay.image
+    summary = {"type": "summary", "broker": result.broker, "offset": image.offset, "timestamp": image.timestamp,
+               "time": iso(image.timestamp), "partition_dirs": result.partitions, "findings": len(result.findings)}
+    if fmt == "json":
+        for f in result.findings:
+            yield json.dumps(f.as_json())
+        yield json.dumps(summary)
+        return
+    for f in result.findings:
+        yield shown(f"{f.kind}: {f.path}: {f.message}")
+    yield (f"broker {result.broker}: {result.partitions} partition directories against the image at offset "
+           f"{image.offset} ({iso(image.timestamp)}); {len(result.findings)} findings")

@@ -14,16 +14,18 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from kseg.errors import KsegError
 from kseg.metadata.image import Image
 from kseg.metadata.replay import image_at
 from kseg.metadata.source import METADATA_DIR, log_segments, snapshots
+from kseg.segment import read_small_file
 
 
 def meta_properties(log_dir: Path) -> dict[str, str]:
     """The ``key=value`` lines of ``meta.properties`` (empty when absent or unreadable)."""
     try:
-        text = (log_dir / "meta.properties").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_small_file(log_dir / "meta.properties").decode("utf-8", errors="replace")
+    except (OSError, KsegError):
         return {}
     pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
     return {key.strip(): value.strip() for key, value in pairs}
@@ -51,7 +53,7 @@ def stray_reason(image: Image, broker: int, topic_id: str | None, partition: int
 def _image_of(metadata: Path, stamp: tuple[tuple[str, int, int], ...]) -> Image | None:
     try:
         return image_at(metadata).image
-    except OSError:
+    except (OSError, KsegError):
         return None
 
 

@@ -25,6 +25,7 @@ from kseg.metadata.image import MIGRATING, Image
 from kseg.metadata.replay import Replay, image_at
 from kseg.metadata.source import METADATA_DIR, log_segments, snapshots
 from kseg.recovery.loading.topicid import read_topic_id
+from kseg.segment import read_small_file
 
 PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 #: ``DirectoryId.UNASSIGNED`` and ``DirectoryId.LOST``: no log directory named.
@@ -90,8 +91,8 @@ def check(log_dirs: tuple[Path, ...]) -> Check:
 def _topic_id(path: Path) -> str | None:
     metadata = path / "partition.metadata"
     try:
-        return read_topic_id(metadata.read_bytes(), metadata.absolute())
-    except OSError:
+        return read_topic_id(read_small_file(metadata), metadata.absolute())
+    except (OSError, KsegError):
         return None
 
 

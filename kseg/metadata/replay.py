@@ -94,6 +94,8 @@ class Replayer:
         self.rebuild = rebuild
         self.published = image.offset
         self.poisoned: MetaRecord | None = None
+        self.base = (image.copy(), image.offset)  # the last copy a poisoned delta is rebuilt from
+        self.base_applied = 0
 
     def batch_end(self) -> None:
         """The end of a batch: Kafka's ``maybeFlushBatches`` publishes unless a transaction is open."""
@@ -110,6 +112,8 @@ class Replayer:
                                         False))
             self.image = self.rebuild(self.published)
         self.published = self.image.offset
+        if self.applied - self.base_applied >= CHECKPOINT_RECORDS:
+            self.base, self.base_applied = (self.image.copy(), self.image.offset), self.applied
 
     def feed(self, record: MetaRecord) -> None:
         """One record of the log, in offset order."""
@@ -261,6 +265,36 @@ def earliest_start(metadata: Path) -> Snapshot | None:
     return found[-1] if found else None
 
 
+#: Records between two copies of the image a poisoned delta is replayed again from (the copy costs one pass over
+#: the image; the replay after a poison costs at most this many records).
+CHECKPOINT_RECORDS = 50_000
+
+
+def _replay_from(metadata: Path, image: Image, target: Target, findings: list[Damage],
+                 observer: Observer | None) -> Replayer:
+    """The log after ``image`` up to ``target``, in Kafka's order, publishing at batch ends."""
+    replayer = Replayer(image, findings, observer)
+    replayer.rebuild = lambda offset: _rebuild(metadata, replayer.base, offset)
+    for record in log_records(metadata, image.offset + 1, findings):
+        if not target.includes(record):
+            break
+        replayer.feed(record)
+        if record.offset == record.batch_last_offset:
+            replayer.batch_end()
+    if replayer.poisoned is not None:
+        replayer.publish()
+    replayer.dry_run()
+    return replayer
+
+
+def _rebuild(metadata: Path, base: tuple[Image, int], offset: int) -> Image:
+    """The published image at ``offset``: the last copy, and the log after it replayed again."""
+    image, at = base
+    if offset == at:
+        return image.copy()
+    return _replay_from(metadata, image.copy(), Target(offset=offset), [], None).image
+
+
 def image_at(path: Path, at: Target | None = None, *, use_snapshots: bool = True,
              from_snapshot: Snapshot | None = None, observer: Observer | None = None) -> Replay:
     """The image of ``path`` (a log directory or its ``__cluster_metadata-0``) at ``at`` (default: the end).
@@ -276,18 +310,5 @@ def image_at(path: Path, at: Target | None = None, *, use_snapshots: bool = True
         snapshot: Snapshot | None = from_snapshot
     else:
         image, snapshot = start_image(metadata, target, findings, use_snapshots=use_snapshots)
-    def rebuild(offset: int) -> Image:
-        return image_at(metadata, Target(offset=offset), from_snapshot=snapshot,
-                        use_snapshots=snapshot is None and use_snapshots).image if offset >= 0 else Image()
-
-    replayer = Replayer(image, findings, observer, rebuild)
-    for record in log_records(metadata, image.offset + 1, findings):
-        if not target.includes(record):
-            break
-        replayer.feed(record)
-        if record.offset == record.batch_last_offset:
-            replayer.batch_end()
-    if replayer.poisoned is not None:
-        replayer.publish()
-    replayer.dry_run()
+    replayer = _replay_from(metadata, image, target, findings, observer)
     return Replay(replayer.image, snapshot, replayer.applied, findings, replayer.pending_since)

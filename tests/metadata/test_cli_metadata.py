@@ -116,3 +116,36 @@ def test_a_damaged_batch_is_a_finding_and_the_log_ends_there(tmp_path: Path) -> 
     assert lines[-2] == {"type": "finding", "file": str(copy / "00000000000000000000.log"), "byte": 1196,
                          "offset": 14, "reason": "damaged batch: CRC-32C does not match"}
     assert lines[-1]["offset"] == 13 and lines[-1]["topics"] == 0
+
+
+def test_inside_the_bootstrap_transaction_nothing_of_it_is_visible() -> None:
+    """Offsets 1-9 are the bootstrap metadata transaction (Begin, 6 features, a config, End)."""
+    inside = [json.loads(line) for line in _run("metadata", BROKER, "--at", "5", "--format", "json").output.splitlines()]
+    assert inside == [{"type": "summary", "path": str(META), "offset": -1, "timestamp": -1, "time": "-",
+                       "snapshot": None, "log_records": 0, "open_transaction": 1, "topics": 0, "partitions": 0,
+                       "brokers": 0, "findings": 0}]
+    after = [json.loads(line) for line in _run("metadata", BROKER, "--at", "9", "--format", "json").output.splitlines()]
+    assert [e["type"] for e in after] == ["feature"] * 6 + ["config", "summary"]
+    assert after[-1]["offset"] == 9 and after[-1]["open_transaction"] is None
+
+
+def test_history_of_a_broker_json_is_its_fencing_timeline() -> None:
+    result = _run("metadata", "history", BROKER, "--broker", "1", "--format", "json")
+    changes = [json.loads(line) for line in result.output.splitlines()][:-1]
+    assert [(c["offset"], c["record"], c["change"]) for c in changes] == [
+        (11, "REGISTER_BROKER_RECORD", "created"), (12, "BROKER_REGISTRATION_CHANGE_RECORD", "changed"),
+        (13, "BROKER_REGISTRATION_CHANGE_RECORD", "changed"), (51, "BROKER_REGISTRATION_CHANGE_RECORD", "changed"),
+        (58, "REGISTER_BROKER_RECORD", "changed"), (60, "BROKER_REGISTRATION_CHANGE_RECORD", "changed"),
+        (67, "BROKER_REGISTRATION_CHANGE_RECORD", "changed"), (68, "BROKER_REGISTRATION_CHANGE_RECORD", "changed"),
+        (75, "BROKER_REGISTRATION_CHANGE_RECORD", "changed")]
+    assert [c["after"]["fenced"] for c in changes] == [True, True, False, True, True, False, False, False, True]
+    assert changes[4]["before"]["epoch"] == 11 and changes[4]["after"]["epoch"] == 52
+
+
+def test_diff_json_names_each_difference() -> None:
+    result = _run("metadata", "diff", BROKER, "--at", "16", "--at", "17", "--format", "json")
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert [(d["change"], (d["after"] or d["before"])["type"]) for d in lines[:-1]] == [
+        ("added", "partition"), ("changed", "topic")]
+    assert lines[-1] == {"type": "summary", "from_offset": 16, "from_timestamp": 1795738601947, "to_offset": 17,
+                         "to_timestamp": 1795738601947, "differences": 2, "findings": 0}

@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.metadata.disk import disk_image, node_id, stray_reason
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.checkpoints import STORAGE_EXCEPTION, read_checkpoint_file
 from kseg.recovery.loading.model import (
@@ -213,7 +212,10 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
 def _image_verdict(logdir: Path, topic_id: str | None, partition: int) -> str | None:
     """R1.5's metadata half from the disk: the image at the end of ``logdir``'s ``__cluster_metadata-0``
     (``isStrayKraftReplica`` with this broker's ``node.id``): the reason the log is stray, "" when the image
-    keeps it here, None when there is no metadata log or node.id to ask (docs/metadata.md)."""
+    keeps it here, None when there is no metadata log or node.id to ask (docs/metadata.md).  Imported here:
+    a partition without ``partition.metadata`` never needs the metadata decoders."""
+    from kseg.metadata.disk import disk_image, node_id, stray_reason
+
     image, broker = disk_image(logdir), node_id(logdir)
     if image is None or broker is None:
         return None

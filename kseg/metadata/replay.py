@@ -112,7 +112,8 @@ class Replayer:
                                         False))
             self.image = self.rebuild(self.published)
         self.published = self.image.offset
-        if self.applied - self.base_applied >= CHECKPOINT_RECORDS:
+        since = self.applied - self.base_applied
+        if since >= CHECKPOINT_RECORDS and since >= _size(self.image):
             self.base, self.base_applied = (self.image.copy(), self.image.offset), self.applied
 
     def feed(self, record: MetaRecord) -> None:
@@ -179,6 +180,12 @@ class Replayer:
         self.findings.append(Damage(record.file, record.position, record.offset,
                                     f"Error loading metadata log record from offset {record.offset}: "
                                     f"{record.type}: {message}", False))
+
+
+def _size(image: Image) -> int:
+    """About how many entities a copy of the image copies."""
+    return (sum(len(p) for p in image.partitions.values()) + len(image.configs) + len(image.acls)
+            + len(image.brokers) + len(image.quotas))
 
 
 def _snapshot_image(snapshot: Snapshot, findings: list[Damage]) -> Image | None:
@@ -265,9 +272,10 @@ def earliest_start(metadata: Path) -> Snapshot | None:
     return found[-1] if found else None
 
 
-#: Records between two copies of the image a poisoned delta is replayed again from (the copy costs one pass over
-#: the image; the replay after a poison costs at most this many records).
-CHECKPOINT_RECORDS = 50_000
+#: At least this many records between two copies of the image a poisoned delta is replayed again from, and at
+#: least as many as the image has entities: a copy costs one pass over the image, the replay after a poison at
+#: most that many records.
+CHECKPOINT_RECORDS = 2_000
 
 
 def _replay_from(metadata: Path, image: Image, target: Target, findings: list[Damage],

@@ -28,7 +28,7 @@ def _exit(findings: int) -> None:
 
 
 def _at(_: click.Context, __: click.Parameter, value: Any) -> Any:
-    from kseg.ops.metadata.at import parse_at
+    from kseg.metadata.at import parse_at
 
     if value is None:
         return None

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from kseg.ops.metadata.at import iso
+from kseg.metadata.at import iso
 from kseg.ops.metadata.check import Check
 from kseg.ops.metadata.diff import Diff
 from kseg.ops.metadata.history import History

@@ -182,3 +182,16 @@ def test_a_removed_topic_takes_its_name_and_a_changed_topic_takes_it_back() -> N
     assert findings == [] and image.topics == {TID: "a"} and image.topic_ids == {}
     image, _, _ = _feed(_topic("a", TID), _topic("a", TID2), _part(0, TID))
     assert image.topic_ids == {"a": TID}
+
+
+def test_the_library_answers_at_an_offset_a_time_or_the_end() -> None:
+    from support import FIXTURES
+
+    import kseg.metadata as library
+
+    broker = FIXTURES / "broker" / "restarted-clean"
+    assert library.image_at(broker, 16).image.replicas("orders", 1) is None
+    assert library.image_at(broker, "2026-11-27T00:16:42Z").image.replicas("orders", 1) == [1]
+    assert library.replicas(broker, "orders", 1) == [1]
+    assert library.topic_config(broker, "compacted", "cleanup.policy") == "compact"
+    assert library.topic_config(broker, "orders", "cleanup.policy") is None

@@ -2,10 +2,10 @@
 
 Modules (each imports only the ones it needs, never this ``__init__``):
 
-* ``at`` -- ``--at OFFSET|ISO-8601|ms`` into a :class:`kseg.metadata.Target`;
 * ``show`` -- the image at a point (``kseg metadata DIR``);
 * ``history`` -- every change of one topic, partition, config key, principal's ACLs or broker;
-* ``diff`` -- the entities that differ between two points.
+* ``diff`` -- the entities that differ between two points;
+* ``check`` -- the image against the partition directories of a broker's log directories.
 
 The replay itself is the library :mod:`kseg.metadata`.  Nothing here prints or exits.
 """

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from kseg.errors import KsegError
+from kseg.metadata.at import iso
 from kseg.metadata.entities import entities
 from kseg.metadata.replay import Replay, Target, image_at, metadata_dir
 from kseg.metadata.source import log_segments, snapshots
-from kseg.ops.metadata.at import iso
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,6 +49,7 @@ COMMANDS = {
     "diff": "kseg.commands.diff:diff",
     "stats": "kseg.commands.stats:stats",
     "report": "kseg.commands.report:report",
+    "metadata": "kseg.commands.metadata:metadata",
 }
 #: command name -> the first sentence of its help, for ``kseg --help`` without importing every
 #: command (tests/test_startup_imports.py checks the listing against the commands' own).
@@ -64,6 +65,7 @@ SUMMARIES = {
     "diff": "Compare the replicas of a partition; what every choice of leader throws away.",
     "stats": "Sizes, skew, formats, producers, time and the next retention pass of partitions and log directories.",
     "report": "Write one self-contained HTML page: treemap, time, formats, producers, retention, verdicts.",
+    "metadata": "The cluster as a KRaft broker's __cluster_metadata-0 remembers it, at any offset or time.",
 }
 
 

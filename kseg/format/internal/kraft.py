@@ -131,6 +131,18 @@ def decode_metadata_record(key: bytes | None, value: bytes | None, offset: int) 
     return Decoded(None, kafka_json({"type": type_name, "version": version, "data": data}), None, value_json)
 
 
+def read_metadata_record(value: bytes | None) -> tuple[str, int, dict[str, Any]]:
+    """A metadata record's ``MetadataRecordType`` name, version and fields, as Kafka 4.3.0's
+    ``MetadataRecordSerde`` reads it, without the dump text (the replay of ``kseg metadata`` reads every
+    record this way); raises :class:`Failed`.  A record that fits only a historical layout of its message
+    (which the dump shows as a ``schemaVariant``) is one Kafka 4.3.0 cannot read: it fails here."""
+    schema, version, data = _read_frame(value, "metadata")
+    if schema.revision is not None:
+        raise Failed("error", "value", f"Failed to deserialize record with type {schema.api_key}",
+                     f"only a historical layout of {schema.name} fits ({schema.note})", None)
+    return metadata_type_name(schema.name), version, data
+
+
 def decode_remote_log_record(key: bytes | None, value: bytes | None, offset: int, *,
                              txn_idx_empty: bool = False, record_internal: bool = True) -> Decoded:
     """A ``__remote_log_metadata`` record as ``--remote-log-metadata-decoder`` shows it: a ``toString()``

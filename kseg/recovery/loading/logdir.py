@@ -183,12 +183,18 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
     if kind in ("delete", "stray") or prediction.error is not None:
         return
     metadata = path / METADATA_FILE
+    detail = "no partition.metadata: no topic id"
     if metadata.exists():
         topic_id = read_topic_id(read_small_file(metadata), metadata.absolute())
-        prediction.assumed.append(f"the controller's metadata image knows topic id {topic_id} and lists this "
-                                  f"broker among the replicas of {prediction.topic}-{prediction.partition}; "
-                                  "otherwise Kafka renames the directory -stray (R1.5)")
-        return
+        verdict = _image_verdict(logdir, topic_id, prediction.partition)
+        if verdict is None:
+            prediction.assumed.append(f"the controller's metadata image knows topic id {topic_id} and lists this "
+                                      f"broker among the replicas of {prediction.topic}-{prediction.partition}; "
+                                      "otherwise Kafka renames the directory -stray (R1.5)")
+            return
+        if not verdict:
+            return
+        detail = verdict
     method = f"{LM}.loadLog (isStray -> UnifiedLog.renameDir)"
     if offline:
         message = f"The log dir {os.path.abspath(logdir)} is already offline due to a previous IO exception."
@@ -197,11 +203,23 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
         prediction.outcome = FAILS
         return
     prediction.actions.append(Action(RENAME, path.name, "R1.5", method,
-                                     detail="no partition.metadata: no topic id",
-                                     target=f"{path.name}.<uuid>-stray"))
+                                     detail=detail, target=f"{path.name}.<uuid>-stray"))
     for other in reporters:
         prediction.notes.append(f"the load of {Path(other.path).name} reports this log dir offline (R9.4); if it "
                                 "runs first, this rename throws KafkaStorageException and the broker stops")
+
+
+def _image_verdict(logdir: Path, topic_id: str | None, partition: int) -> str | None:
+    """R1.5's metadata half from the disk: the image at the end of ``logdir``'s ``__cluster_metadata-0``
+    (``isStrayKraftReplica`` with this broker's ``node.id``): the reason the log is stray, "" when the image
+    keeps it here, None when there is no metadata log or node.id to ask (docs/metadata.md).  Imported here:
+    a partition without ``partition.metadata`` never needs the metadata decoders."""
+    from kseg.metadata.disk import disk_image, node_id, stray_reason
+
+    image, broker = disk_image(logdir), node_id(logdir)
+    if image is None or broker is None:
+        return None
+    return stray_reason(image, broker, topic_id, partition) or ""
 
 
 def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, int]]) -> None:

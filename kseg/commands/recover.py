@@ -82,6 +82,8 @@ def recover(
       kseg recover --dry-run --format json /var/lib/kafka/orders-0
       kseg recover /var/lib/kafka -o /srv/recovered-logdir
     """
+    if quiet and show_all:  # before anything is read or written
+        raise click.UsageError("-q and --all exclude each other")
     check_named_inputs([path])
     if output_dir is not None:
         refuse_output_dir([path], output_dir)
@@ -92,17 +94,8 @@ def recover(
         marked_unfinished(output_dir),
         progress.watching("recover", log_bytes([path]), forced=show_progress),
     ):
-        report = recover_path(
-            path,
-            out_dir=output_dir,
-            in_place=in_place,
-            dry_run=dry_run,
-            salvage=salvage,
-            index_interval_bytes=index_interval_bytes,
-            max_batch_bytes=max_batch_bytes,
-        )
-    if quiet and show_all:
-        raise click.UsageError("-q and --all exclude each other")
+        report = recover_path(path, out_dir=output_dir, in_place=in_place, dry_run=dry_run, salvage=salvage,
+                              index_interval_bytes=index_interval_bytes, max_batch_bytes=max_batch_bytes)
     verdict = report.verdict() if dry_run else None
     # --dry-run answers what the next start does: the one verdict's exit code (docs/cli.md)
     code = verdict.exit_code() if verdict is not None else (EXIT_PROBLEMS if report.changed else EXIT_OK)

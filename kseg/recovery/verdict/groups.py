@@ -15,7 +15,6 @@ from pathlib import Path
 
 from kseg.errors import KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.format.internal import decode_offsets_record
 from kseg.format.v2 import V2Batch
 from kseg.recovery.loading import PartitionPrediction
 from kseg.segment import Segment
@@ -29,6 +28,10 @@ SHOWN = 5
 
 def _commits(logs: list[Path], cap: int) -> list[tuple[int, Key, int | None]]:
     """(record offset, key, committed offset or None for a tombstone) of every OffsetCommit record, in log order."""
+    # imported here: the internal topics' schemas are needed only when __consumer_offsets is on the disk,
+    # and every other run (verify of one clean segment included) should not pay for them
+    from kseg.format.internal import decode_offsets_record
+
     found: list[tuple[int, Key, int | None]] = []
     for log in logs:
         try:

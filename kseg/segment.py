@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
+from kseg import mapguard
 from kseg.errors import KsegError, Truncated
 from kseg.format import Batch, BatchWalk, read_batch
 from kseg.index import (
@@ -151,6 +152,8 @@ class MappedFile:
 
     def __init__(self, path: str | os.PathLike[str], readable: bool = False) -> None:
         self.path = Path(path)
+        mapguard.install()  # a file cut short under the mapping: the one error line, not SIGBUS
+        self._faults = mapguard.faults()
         fd = open_read_only(self.path)
         try:
             self.size = os.fstat(fd).st_size
@@ -205,6 +208,7 @@ class MappedFile:
             with contextlib.suppress(BufferError):  # a caller still holds a view; GC unmaps later
                 self._map.close()
             self._map = None
+            mapguard.check_unchanged(self.path, self.size, self._faults)  # read zeros past a cut: an error
 
     def __enter__(self) -> MappedFile:
         return self
@@ -279,11 +283,13 @@ class Segment:
         return self._file.size
 
     def close(self) -> None:
-        for mapped, _ in self._side_maps.values():
-            if mapped is not None:
-                mapped.close()
+        side = [mapped for mapped, _ in self._side_maps.values() if mapped is not None]
         self._side_maps.clear()
-        self._file.close()
+        try:
+            self._file.close()
+        finally:
+            for mapped in side:
+                mapped.close()
 
     def __enter__(self) -> Segment:
         return self

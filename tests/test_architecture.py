@@ -28,6 +28,7 @@ LAYERS = {
     "kseg.segment": 2,
     "kseg.index": 2,
     "kseg.locks": 2,
+    "kseg.mapguard": 2,
     "kseg.recovery": 3,
     "kseg.ops": 4,
     "kseg.render": 5,

@@ -169,7 +169,7 @@ def reindex_segment(
         _refuse_input_dir(target_dir, log.parent)
     if mode in (MODE_OUTPUT, MODE_CREATE):
         _refuse_existing(target_dir, log)
-    if in_place:
+    if mode in (MODE_IN_PLACE, MODE_CREATE):  # both write beside the .log, in a broker's directory
         refuse_in_place_while_locked(log.parent.resolve().parent)
     try:
         with MappedFile(log, readable=True) as mapped:
@@ -307,7 +307,7 @@ def reindex_paths(
             _refuse_input_dir(targets[selection.directory], selection.directory)
     if mode in (MODE_OUTPUT, MODE_CREATE):
         _refuse_outputs(selections, targets)
-    if in_place:
+    if mode in (MODE_IN_PLACE, MODE_CREATE):  # both write beside the .log, in a broker's directory
         for selection in selections:
             refuse_in_place_while_locked(selection.directory.resolve().parent)
     for selection in selections:

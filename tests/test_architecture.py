@@ -29,6 +29,7 @@ LAYERS = {
     "kseg.index": 2,
     "kseg.locks": 2,
     "kseg.mapguard": 2,
+    "kseg.sidefile": 2,
     "kseg.recovery": 3,
     "kseg.ops": 4,
     "kseg.render": 5,

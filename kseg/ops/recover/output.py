@@ -46,6 +46,7 @@ from kseg.recovery.loading.logdir import (
 )
 from kseg.recovery.producer_state import TxnTracker, track_producer_batch
 from kseg.segment import MappedFile, atomic_write, read_small_file
+from kseg.sidefile import read_side_file
 
 COPY_CHUNK = 1 << 20  # bytes per write when copying: memory stays flat for any file size
 
@@ -111,7 +112,7 @@ def cached_epochs(prediction: PartitionPrediction | None, directory: Path) -> tu
         return [(e, s) for e, s in prediction.leader_epochs], prediction.log_end_offset
     path = directory / EPOCH_FILE
     try:
-        return (read_leader_epochs(read_small_file(path)) if path.is_file() else []), -1
+        return (read_leader_epochs(read_side_file(path)) if path.is_file() else []), -1
     except KsegError:
         return [], -1
 

@@ -37,7 +37,7 @@ from kseg.recovery.loading.model import (
 from kseg.recovery.loading.partition import LoadInputs, predict_partition
 from kseg.recovery.loading.topicid import FILE as METADATA_FILE
 from kseg.recovery.loading.topicid import read_topic_id
-from kseg.segment import read_small_file
+from kseg.sidefile import read_side_file
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
@@ -184,7 +184,7 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
         return
     metadata = path / METADATA_FILE
     if metadata.exists():
-        topic_id = read_topic_id(read_small_file(metadata), metadata.absolute())
+        topic_id = read_topic_id(read_side_file(metadata), metadata.absolute())
         prediction.assumed.append(f"the controller's metadata image knows topic id {topic_id} and lists this "
                                   f"broker among the replicas of {prediction.topic}-{prediction.partition}; "
                                   "otherwise Kafka renames the directory -stray (R1.5)")

@@ -17,6 +17,10 @@ from typing import Any
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.model import CREATE, DELETE, RENAME, REWRITE, TRUNCATE, Action
 from kseg.segment import read_small_file
+from kseg.sidefile import read_side_file
+
+#: Files read whole through the side-file cap: the partition's text files (the log dir's checkpoints are read in logdir.py).
+SIDE_FILES = frozenset({"partition.metadata", "leader-epoch-checkpoint"})
 
 
 @dataclass(slots=True)
@@ -105,6 +109,8 @@ class PartitionDir:
             return None
         if vfile.source is None:
             return vfile.data
+        if name in SIDE_FILES:  # a forged size is refused, never read whole (kseg.sidefile)
+            return read_side_file(vfile.source)[: vfile.size]
         return read_small_file(vfile.source)[: vfile.size]
 
     def rewrite(self, name: str, size: int, rule: str, method: str, detail: str = "", changes: bool = True) -> None:

@@ -97,20 +97,21 @@ def open_existing_for_lock(path: str | os.PathLike[str]) -> int:
     return _regular_or_closed(path, os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
 
 
-def open_read_only(path: str | os.PathLike[str]) -> int:
+def open_read_only(path: str | os.PathLike[str], directory: bool = False) -> int:
     """A read-only descriptor on a regular file that leaves its access time alone where the kernel allows.
 
     ``O_NOATIME`` is refused (EPERM) for files the caller does not own; the
     plain open that follows still changes nothing but, on some mounts, atime.
     ``O_NONBLOCK`` makes opening a FIFO return at once, so that it is refused
     (:class:`NotARegularFile`) instead of waiting for a writer forever.
+    ``directory``: a directory to list (kseg.listing), opened ``O_DIRECTORY`` instead.
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK
+    flags = os.O_RDONLY | (os.O_DIRECTORY | os.O_CLOEXEC if directory else os.O_NONBLOCK)
     try:
         fd = os.open(path, flags | getattr(os, "O_NOATIME", 0))
     except PermissionError:
         fd = os.open(path, flags)
-    return _regular_or_closed(path, fd)
+    return fd if directory else _regular_or_closed(path, fd)
 
 
 def _regular_or_closed(path: str | os.PathLike[str], fd: int) -> int:

@@ -30,6 +30,7 @@ LAYERS = {
     "kseg.locks": 2,
     "kseg.mapguard": 2,
     "kseg.sidefile": 2,
+    "kseg.listing": 2,
     "kseg.recovery": 3,
     "kseg.ops": 4,
     "kseg.render": 5,

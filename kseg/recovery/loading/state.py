@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kseg.listing import children
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.model import CREATE, DELETE, RENAME, REWRITE, TRUNCATE, Action
 from kseg.segment import read_small_file
@@ -56,14 +57,12 @@ class PartitionDir:
         self.loaded_indexes: set[str] = set()
         #: indexes left at their preallocated size (``AbstractIndex.reset``/``resize``) until a close trims them
         self.preallocated: set[str] = set()
-        with os.scandir(path) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=True):
-                    self.subdirs.append(entry.name)
-                elif entry.is_file(follow_symlinks=True):
-                    stat = entry.stat()
-                    readable = os.access(entry.path, os.R_OK)
-                    self.files[entry.name] = VFile(stat.st_size, Path(entry.path), readable)
+        for entry in children(path):
+            if entry.is_dir():
+                self.subdirs.append(entry.name)
+            elif entry.is_file():
+                readable = os.access(entry, os.R_OK)
+                self.files[entry.name] = VFile(entry.stat().st_size, entry, readable)
         #: the files as they were before the load: what files_created/changed/deleted compare with
         self.original: dict[str, VFile] = {name: VFile(v.size, v.source, v.readable) for name, v in self.files.items()}
 

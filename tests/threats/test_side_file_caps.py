@@ -78,3 +78,37 @@ def test_a_long_malformed_line_is_quoted_in_part(tmp_path, command):
     assert len(result.stdout) < 20_000
     assert "x" * 1000 + f"... [{(8 << 20) - 1000} more characters]" in result.stdout
     assert "x" * 1001 not in result.stdout
+
+
+def _huge_index(tmp_path: Path) -> tuple[Path, Path]:
+    logs = LogDir(tmp_path / "kafka-logs")
+    part = logs.partition("orders", 0, {0: [batch(0, 2)], 2: [batch(2, 2)]})
+    logs.finish(clean=False)
+    index = part.file(".index", 0)
+    os.truncate(index, 100 << 30)  # 100 GiB of holes
+    return logs.path, index
+
+
+@pytest.mark.parametrize("command", ["triage", "txn", "recover"])
+def test_a_100_gib_index_ends_the_model_with_one_line(tmp_path, command):
+    """Was a MemoryError traceback: the model read the index whole."""
+    logs, index = _huge_index(tmp_path)
+    args = {"triage": ["triage", str(logs)], "txn": ["txn", str(logs)],
+            "recover": ["recover", "--dry-run", str(logs / "orders-0")]}[command]
+    result = kseg(*args, prelude=LIMITED, timeout=60)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr[-3000:]
+    assert result.stderr == (
+        f"kseg: error: {index} byte 2147483647: {100 << 30} bytes: larger than Kafka can map (FileChannel.map "
+        "takes at most 2147483647 bytes); the load is not modelled\n")
+
+
+def test_verify_reports_a_100_gib_index_without_reading_it(tmp_path):
+    """Was two minutes of scanning zeros and a 'clean' verdict."""
+    logs, index = _huge_index(tmp_path)
+    result = kseg("verify", "--format", "json", str(logs), prelude=LIMITED, timeout=60)
+    assert (result.returncode, result.stderr) == (1, "")
+    findings = [json.loads(line) for line in result.stdout.splitlines()]
+    about = [(f["kind"], f["severity"], f["message"]) for f in findings
+             if f["type"] == "finding" and f["path"] == str(index)]
+    assert about == [("index-sanity", "error", f"{100 << 30} bytes: larger than Kafka can map (FileChannel.map takes "
+                                               "at most 2147483647 bytes); not read")], findings

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kseg.errors import LimitExceeded
+from kseg.index import MAX_SEGMENT_SIZE
 from kseg.listing import children
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.model import CREATE, DELETE, RENAME, REWRITE, TRUNCATE, Action
@@ -22,6 +24,7 @@ from kseg.sidefile import read_side_file
 
 #: Files read whole through the side-file cap: the partition's text files (the log dir's checkpoints are read in logdir.py).
 SIDE_FILES = frozenset({"partition.metadata", "leader-epoch-checkpoint"})
+INDEX_NAMES = (".index", ".timeindex", ".txnindex", ".index.swap", ".timeindex.swap", ".txnindex.swap")
 
 
 @dataclass(slots=True)
@@ -110,6 +113,10 @@ class PartitionDir:
             return vfile.data
         if name in SIDE_FILES:  # a forged size is refused, never read whole (kseg.sidefile)
             return read_side_file(vfile.source)[: vfile.size]
+        if vfile.size > MAX_SEGMENT_SIZE and name.endswith(INDEX_NAMES):  # never read whole
+            raise LimitExceeded(f"{vfile.size} bytes: larger than Kafka can map (FileChannel.map takes at most "
+                                f"{MAX_SEGMENT_SIZE} bytes); the load is not modelled", offset=MAX_SEGMENT_SIZE,
+                                path=str(vfile.source))
         return read_small_file(vfile.source)[: vfile.size]
 
     def rewrite(self, name: str, size: int, rule: str, method: str, detail: str = "", changes: bool = True) -> None:

@@ -4,12 +4,13 @@ The attack as found: a live broker (follower truncation, recovery) or another
 tool cuts a segment short while ``recover``, ``triage`` or ``txn`` walks its
 mapping; the next read of a vanished page raised ``SIGBUS`` and the process
 died with exit 135 and no message.  Here a second process (``truncate``) cuts
-the ``.log`` right after kseg has mapped it, before kseg reads on: the moment
+the ``.log`` at a page boundary right after kseg has mapped it, before kseg reads on: the moment
 is fixed, the truncation is real (kseg.mapguard).
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import signal
 from pathlib import Path
@@ -22,8 +23,9 @@ from kseg import mapguard
 
 pytestmark = pytest.mark.skipif(not mapguard.supported(), reason="kseg.mapguard knows Linux x86_64/aarch64 only")
 
-#: Where the other process cuts the segment: inside the first page, so every later page is gone.
-CUT = 1000
+#: Where the other process cuts the segment: at a page boundary, so every byte past it is on a vanished page
+#: (a cut inside a page leaves the rest of that page reading as zeros, with no fault to notice).
+CUT = mmap.PAGESIZE
 
 #: Run in kseg's process first: the first time kseg takes the buffer of a mapped .log to walk it (a
 #: mapping without ``read_into``: those copies read with ``pread`` and see the shorter file), another
@@ -50,13 +52,15 @@ def big_partition(tmp_path: Path) -> Path:
     return logs.finish(clean=False)
 
 
-@pytest.mark.parametrize("command", ["recover", "triage", "txn"])
+@pytest.mark.parametrize("command", ["recover", "triage", "txn", "convert", "verify"])
 def test_a_segment_truncated_under_the_mapping_ends_with_one_line(big_partition, tmp_path, command):
     log = big_partition / "orders-0" / "00000000000000000000.log"
     size = log.stat().st_size
     args = {"recover": ["recover", str(big_partition / "orders-0"), "-o", str(tmp_path / "out")],
             "triage": ["triage", str(big_partition)],
-            "txn": ["txn", str(big_partition)]}[command]
+            "txn": ["txn", str(big_partition)],
+            "convert": ["convert", str(big_partition / "orders-0"), "-o", str(tmp_path / "out"), "--to-magic", "1"],
+            "verify": ["verify", "--deep", str(big_partition / "orders-0")]}[command]
     result = kseg(*args, prelude=TRUNCATE_AFTER_MAPPING)
     assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
     assert result.returncode != 128 + signal.SIGBUS and result.returncode != -signal.SIGBUS

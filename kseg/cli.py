@@ -32,7 +32,7 @@ from typing import Any
 
 import click
 
-from kseg import __version__
+from kseg import __version__, mapguard
 from kseg.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, KsegError
 from kseg.render.terminal import escape_controls
 
@@ -156,9 +156,13 @@ class LazyGroup(click.Group):
 
     def _ended(self, named: NamedStdout, words: list[str], prog_name: str, **extra: Any) -> int:
         """Run the command; however it ends, the exit code (its one line printed)."""
+        faults = mapguard.faults()
         try:
             code = self._run(list(words), prog_name, **extra)  # click consumes the list it parses
             sys.stdout.flush()  # a full disk shows itself here at the latest
+            if mapguard.faults() != faults:  # a shrunk file no MappedFile.close reported (kseg.mapguard)
+                raise mapguard.FileShrank("a file shrank while kseg read it (another process truncated it): "
+                                          "what this run printed is not to be trusted")
         except BaseException as err:
             try:
                 code = EXIT_OK if isinstance(err, SystemExit) and named.pipe_closed else _ending(err, words)

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kseg.errors import LimitExceeded
+
 if TYPE_CHECKING:  # annotations only: index.py stays free of the format package's imports
     from kseg.format.layout import Buffer
 
@@ -376,3 +378,29 @@ def lookup_timestamp(entries: Sequence[TimeEntry], target: int, base_offset: int
         else:
             hi = mid - 1
     return entries[found] if found >= 0 else TimeEntry(-1, base_offset)
+
+
+#: ``Integer.MAX_VALUE``: the largest segment ``FileRecords`` opens, so the largest index position.
+MAX_SEGMENT_SIZE = 2**31 - 1
+
+
+def refuse_oversized(size: int, position: int | None = None) -> None:
+    """Raise :class:`LimitExceeded` for a segment larger than Kafka can open (its positions are 32-bit).
+
+    ``FileRecords.open`` throws ``KafkaException("The size of segment ... is
+    larger than the maximum allowed segment size of 2147483647")`` before
+    ``LogSegment.recover`` could run, so there are no indexes Kafka would write.
+    ``position``: where in an input a segment being written passed the limit
+    (``convert``); None for a segment read whole.
+    """
+    if size <= MAX_SEGMENT_SIZE:
+        return
+    if position is not None:
+        raise LimitExceeded(
+            f"the converted segment reaches {size} bytes here, more than the maximum allowed segment size of "
+            f"{MAX_SEGMENT_SIZE} (Kafka's FileRecords refuses to open a larger one)",
+            offset=position, field="segment.size")
+    raise LimitExceeded(
+        f"the segment is {size} bytes, larger than the maximum allowed segment size of {MAX_SEGMENT_SIZE} "
+        "(Kafka's FileRecords refuses to open it; index positions are 32-bit): no index can be rebuilt",
+        offset=MAX_SEGMENT_SIZE, field="segment.size")

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
+from kseg import mapguard
 from kseg.errors import KsegError, Truncated
 from kseg.format import Batch, BatchWalk, read_batch
 from kseg.index import (
@@ -96,20 +97,21 @@ def open_existing_for_lock(path: str | os.PathLike[str]) -> int:
     return _regular_or_closed(path, os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC))
 
 
-def open_read_only(path: str | os.PathLike[str]) -> int:
+def open_read_only(path: str | os.PathLike[str], directory: bool = False) -> int:
     """A read-only descriptor on a regular file that leaves its access time alone where the kernel allows.
 
     ``O_NOATIME`` is refused (EPERM) for files the caller does not own; the
     plain open that follows still changes nothing but, on some mounts, atime.
     ``O_NONBLOCK`` makes opening a FIFO return at once, so that it is refused
     (:class:`NotARegularFile`) instead of waiting for a writer forever.
+    ``directory``: a directory to list (kseg.listing), opened ``O_DIRECTORY`` instead.
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK
+    flags = os.O_RDONLY | (os.O_DIRECTORY | os.O_CLOEXEC if directory else os.O_NONBLOCK)
     try:
         fd = os.open(path, flags | getattr(os, "O_NOATIME", 0))
     except PermissionError:
         fd = os.open(path, flags)
-    return _regular_or_closed(path, fd)
+    return fd if directory else _regular_or_closed(path, fd)
 
 
 def _regular_or_closed(path: str | os.PathLike[str], fd: int) -> int:
@@ -151,6 +153,8 @@ class MappedFile:
 
     def __init__(self, path: str | os.PathLike[str], readable: bool = False) -> None:
         self.path = Path(path)
+        mapguard.install()  # a file cut short under the mapping: the one error line, not SIGBUS
+        self._faults = mapguard.faults()
         fd = open_read_only(self.path)
         try:
             self.size = os.fstat(fd).st_size
@@ -205,6 +209,7 @@ class MappedFile:
             with contextlib.suppress(BufferError):  # a caller still holds a view; GC unmaps later
                 self._map.close()
             self._map = None
+            mapguard.check_unchanged(self.path, self.size, self._faults)  # read zeros past a cut: an error
 
     def __enter__(self) -> MappedFile:
         return self
@@ -279,11 +284,13 @@ class Segment:
         return self._file.size
 
     def close(self) -> None:
-        for mapped, _ in self._side_maps.values():
-            if mapped is not None:
-                mapped.close()
+        side = [mapped for mapped, _ in self._side_maps.values() if mapped is not None]
         self._side_maps.clear()
-        self._file.close()
+        try:
+            self._file.close()
+        finally:
+            for mapped in side:
+                mapped.close()
 
     def __enter__(self) -> Segment:
         return self

@@ -69,7 +69,7 @@ def reindex(
     # each report is printed as its segment is done; a refusal (ReindexRefused) or an unreadable
     # input then ends at the CLI edge: one line, exit 2, and what -o OUTDIR got so far is removed
     with (
-        in_place_locks(paths, in_place),
+        in_place_locks(paths, in_place or (output_dir is None and not check)),  # creating beside .log too
         removed_unless_finished(output_dir),
         progress.watching("reindex", log_bytes(paths), forced=show_progress) as line,
     ):

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kseg.errors import Corrupt
-from kseg.format.jvm_text import java_lines, java_number, java_split
+from kseg.format.jvm_text import java_lines, java_number, java_split, quoted
 
 _FIELDS = re.compile(r"\s+")
 
@@ -69,7 +69,7 @@ def read_checkpoint(data: bytes, *, fields: int, expected_version: int = 0, name
     try:
         version = int(lines[0])
     except ValueError:
-        raise Corrupt(f"Malformed line in checkpoint file: {lines[0]!r}", offset=0, field=f"{name}.version") from None
+        raise Corrupt(f"Malformed line in checkpoint file: {quoted(lines[0])!r}", offset=0, field=f"{name}.version") from None
     if version != expected_version:
         raise Corrupt(f"Unrecognised version:{version}, expected version: {expected_version}", offset=0, field=f"{name}.version")
     try:
@@ -83,7 +83,7 @@ def read_checkpoint(data: bytes, *, fields: int, expected_version: int = 0, name
             raise Corrupt(f"Expected [{count}] entries in checkpoint file, but found only [{i}]", offset=starts[min(index, len(starts) - 1)], field=f"{name}.entries")
         parts = tuple(p for p in _FIELDS.split(lines[index].strip()) if p)
         if len(parts) != fields or not all(_is_int(p) for p in parts[-2:]):
-            raise Corrupt(f"Malformed line in checkpoint file: {lines[index]}", offset=starts[index], field=f"{name}.entries[{i}]")
+            raise Corrupt(f"Malformed line in checkpoint file: {quoted(lines[index])}", offset=starts[index], field=f"{name}.entries[{i}]")
         entries.append(parts)
     return Checkpoint(version, tuple(entries))
 
@@ -112,7 +112,7 @@ def read_partition_metadata(data: bytes) -> dict[str, str]:
         if line:
             key, sep, value = line.partition(":")
             if not sep:
-                raise Corrupt(f"Malformed line in partition.metadata: {line}", offset=pos, field="partition.metadata")
+                raise Corrupt(f"Malformed line in partition.metadata: {quoted(line)}", offset=pos, field="partition.metadata")
             out[key.strip()] = value.strip()
         pos += len(line.encode()) + 1
     return out
@@ -172,7 +172,7 @@ def scan_checkpoint(data: bytes, *, fields: int, expected_version: int = 0) -> C
         return CheckpointScan(None, None, (), problem)
     version = java_number(lines[0][1], 32)
     if version is None:
-        return CheckpointScan(None, None, (), Corrupt(f"Malformed line in checkpoint file: {lines[0][1]}", offset=0,
+        return CheckpointScan(None, None, (), Corrupt(f"Malformed line in checkpoint file: {quoted(lines[0][1])}", offset=0,
                                                       field="version"))
     if version != expected_version:
         bad = Corrupt(f"Unrecognised version:{version}, expected version: {expected_version}", offset=0,
@@ -183,13 +183,13 @@ def scan_checkpoint(data: bytes, *, fields: int, expected_version: int = 0) -> C
     position, text = lines[1]
     declared = java_number(text, 32)
     if declared is None:
-        bad = Corrupt(f"Malformed line in checkpoint file: {text}", offset=position, field="count")
+        bad = Corrupt(f"Malformed line in checkpoint file: {quoted(text)}", offset=position, field="count")
         return CheckpointScan(version, None, (), bad)
     entries: list[tuple[int | str, ...]] = []
     for index, (position, text) in enumerate(lines[2:]):
         entry = _checkpoint_entry(text, fields)
         if entry is None:
-            bad = Corrupt(f"Malformed line in checkpoint file: {text}", offset=position, field=f"entries[{index}]")
+            bad = Corrupt(f"Malformed line in checkpoint file: {quoted(text)}", offset=position, field=f"entries[{index}]")
             return CheckpointScan(version, declared, tuple(entries), bad)
         entries.append(entry)
     if problem is None and len(entries) != declared:
@@ -212,10 +212,10 @@ def parse_topic_id(text: str) -> str:
     if len(text) > 24:
         raise ValueError(f"Input string with prefix `{text[:24]}` is too long to be decoded as a base64 UUID")
     if not re.fullmatch(r"[A-Za-z0-9_-]*={0,2}", text) or len(text.rstrip("=")) % 4 == 1:
-        raise ValueError(f"Input string `{text}` is not valid base64url")
+        raise ValueError(f"Input string `{quoted(text)}` is not valid base64url")
     raw = base64.urlsafe_b64decode(text.rstrip("=") + "=" * (-len(text.rstrip("=")) % 4))
     if len(raw) != 16:
-        raise ValueError(f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to the expected "
+        raise ValueError(f"Input string `{quoted(text)}` decoded as {len(raw)} bytes, which is not equal to the expected "
                          "16 bytes of a base64-encoded UUID")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
@@ -230,7 +230,7 @@ def parse_partition_metadata(data: bytes) -> PartitionMetadata:
     parts = java_split(lines[0][1], _COLON_SPACE)
     version = java_number(parts[1], 32) if len(parts) == 2 else None
     if version is None:
-        raise Corrupt(f"Malformed line in checkpoint file: {lines[0][1]}", offset=0, field="version")
+        raise Corrupt(f"Malformed line in checkpoint file: {quoted(lines[0][1])}", offset=0, field="version")
     if version < 0:
         raise Corrupt(f"Unrecognized version of partition metadata file: {version}", offset=0, field="version")
     if len(lines) < 2:
@@ -238,7 +238,7 @@ def parse_partition_metadata(data: bytes) -> PartitionMetadata:
     position, text = lines[1]
     parts = java_split(text, _COLON_SPACE)
     if len(parts) != 2:
-        raise Corrupt(f"Malformed line in checkpoint file: {text}", offset=position, field="topic_id")
+        raise Corrupt(f"Malformed line in checkpoint file: {quoted(text)}", offset=position, field="topic_id")
     try:
         topic_id = parse_topic_id(parts[1])
     except ValueError as exc:
@@ -348,7 +348,7 @@ def read_quorum_state(data: bytes) -> dict[str, Any]:
         where = len(lines[0][1][: exc.pos].encode("utf-8"))
         raise Corrupt(f"not JSON: {exc.msg}", offset=where, field="quorum-state") from None
     if not isinstance(value, dict):
-        raise Corrupt(f"Deserialized node {lines[0][1]} is not an object node", offset=0, field="quorum-state")
+        raise Corrupt(f"Deserialized node {quoted(lines[0][1])} is not an object node", offset=0, field="quorum-state")
     return value
 
 

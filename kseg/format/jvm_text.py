@@ -247,6 +247,18 @@ _JAVA_SPACE = re.compile(r"[ \t\n\x0b\f\r]+")  # Java's \s
 _JAVA_DIGITS = re.compile(r"[+-]?[0-9]+\Z")
 
 
+#: How much of a line from a file a message quotes: Kafka quotes all of it, which for a 64 MiB line
+#: of a forged checkpoint is a 64 MiB message (docs/cli.md §10, side files).
+QUOTE_LIMIT = 1000
+
+
+def quoted(text: str) -> str:
+    """``text`` as a message quotes it: whole up to :data:`QUOTE_LIMIT` characters, else its start and its length."""
+    if len(text) <= QUOTE_LIMIT:
+        return text
+    return f"{text[:QUOTE_LIMIT]}... [{len(text) - QUOTE_LIMIT} more characters]"
+
+
 def java_number(text: str, bits: int) -> int | None:
     """``Integer.parseInt`` (bits 32) / ``Long.parseLong`` (bits 64), or None where Java throws."""
     if not _JAVA_DIGITS.match(text):

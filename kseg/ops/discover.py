@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kseg.errors import KsegError
+from kseg.listing import children
 from kseg.segment import base_offset_from_name, check_regular
 
 #: Kinds of file, by name.  Order within one base offset follows this tuple.
@@ -87,7 +88,7 @@ LOG_DIR_ONLY_FILES = ("bootstrap.checkpoint", "meta.properties")
 def _holds_segments(directory: Path) -> bool:
     return any(
         file_kind(p) in ("log", "checkpoint") and p.name not in LOG_DIR_ONLY_FILES
-        for p in directory.iterdir()
+        for p in children(directory)
         if p.is_file()
     )
 
@@ -105,14 +106,14 @@ def is_partition_dir(path: Path) -> bool:
         return False
     if _holds_segments(path):
         return True
-    if any(sub.is_dir() and _holds_segments(sub) for sub in path.iterdir()):
+    if any(sub.is_dir() and _holds_segments(sub) for sub in children(path)):
         return False
     return parse_partition_dir(path) is not None
 
 
 def partition_files(directory: Path) -> list[Path]:
     """The files of one partition directory in Kafka's load order."""
-    return sorted((p for p in directory.iterdir() if p.is_file()), key=_file_order)
+    return sorted((p for p in children(directory) if p.is_file()), key=_file_order)
 
 
 def _partition_order(path: Path) -> tuple:
@@ -122,7 +123,7 @@ def _partition_order(path: Path) -> tuple:
 
 def partition_dirs(log_dir: Path) -> list[Path]:
     """Partition directories under a log directory, by topic then partition number."""
-    dirs = [p for p in log_dir.iterdir() if p.is_dir() and is_partition_dir(p)]
+    dirs = [p for p in children(log_dir) if p.is_dir() and is_partition_dir(p)]
     return sorted(dirs, key=_partition_order)
 
 
@@ -136,7 +137,7 @@ def expand_paths(paths: list[Path]) -> list[Path]:
             else:
                 for part in partition_dirs(path):
                     out.extend(partition_files(part))
-                out.extend(sorted(p for p in path.iterdir() if p.is_file()))
+                out.extend(sorted(p for p in children(path) if p.is_file()))
         else:
             out.append(path)
     return out

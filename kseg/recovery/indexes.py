@@ -56,6 +56,7 @@ from kseg.index import (
     encode_txn_index,
     read_offset_index,
     read_time_index,
+    refuse_oversized,
 )
 from kseg.recovery.clean_prefix import NONE, CleanPrefix, fresh_state, read_clean_run
 from kseg.recovery.producer_state import FAILS_TO_LOAD, RecoveryAbort, TxnTracker, track_producer_batch
@@ -288,6 +289,7 @@ def build_indexes(
     clean batches window by window instead of mapping them.
     """
     walk = BatchWalk(buf, 0, end, strict=False)
+    refuse_oversized(walk.limit)
     indexes = _Indexes(base_offset, max_index_size)
     aborted: list[AbortedTxn] = []
     epochs: list[tuple[int, int]] = []

@@ -2,19 +2,22 @@
 
 A task costs milliseconds to schedule, so small segments are read whole; a
 segment larger than the split size is cut near every multiple of it, at
-positions taken from its ``.index`` -- each checked: a whole batch with a
-valid CRC holding the indexed offset must start there -- so one 1 GiB segment
-keeps every core busy.  Without a usable index (missing, sparse, stale, or
-pointing inside a batch) the cuts come from walking the batch headers instead
-(no CRC; the driver reads 17 bytes per batch).
+batch starts the log's own walk finds (headers only: the driver reads 17 bytes
+per batch), so one 1 GiB segment keeps every core busy.  Where the ``.index``
+names such a start -- and a whole batch with a valid CRC holding the indexed
+offset is there -- its position is the cut; an index that points anywhere
+else (missing, sparse, stale, inside a batch, at a batch forged inside a
+record's value) is not used.
 
 Planning runs where Spark plans (a Python worker on the driver's machine):
-it stats every file and reads the indexes of large segments, never the data.
+it stats every file and reads the indexes and batch headers of large segments, never the records.
 """
 
 from __future__ import annotations
 
 import os
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -99,19 +102,36 @@ def split_file(path: Path, size: int, split_bytes: int) -> list[Split]:
 
 
 def cut_positions(path: Path, size: int, split_bytes: int) -> list[int]:
-    """Batch starts at or below each multiple of ``split_bytes``: from the .index, else by walking."""
+    """Batch starts at or below each multiple of ``split_bytes``: from the .index where it agrees with the log.
+
+    The log's own walk (headers only) decides what a batch start is: an index
+    entry is used only where the walk found a batch starting there, so a forged
+    ``.index`` pointing at a valid-looking batch inside a record's value cannot
+    make a task read forged records or skip real ones.
+    """
     targets = range(split_bytes, size, split_bytes)
     try:
         with MappedFile(path) as log:
-            cuts = _cuts_from_index(path, log.buf, targets)
+            starts = _batch_starts(log.buf)
+            cuts = _cuts_from_index(path, log.buf, targets, starts)
             if cuts is None:
-                cuts = _cuts_by_walking(log.buf, targets)
+                cuts = _cuts_from_starts(starts, targets)
     except OSError:
         return []  # unreadable here: one split, whose task reports it
     return cuts
 
 
-def _cuts_from_index(path: Path, buf: Buffer, targets: range) -> list[int] | None:
+def _batch_starts(buf: Buffer) -> array[int]:
+    """Where the log's batches start, as Kafka's reader walks them (headers only, up to the first damage)."""
+    return array("q", (batch.position for batch in BatchWalk(buf, 0, None, strict=False)))
+
+
+def _is_start(starts: array[int], position: int) -> bool:
+    i = bisect_left(starts, position)
+    return i < len(starts) and starts[i] == position
+
+
+def _cuts_from_index(path: Path, buf: Buffer, targets: range, starts: array[int]) -> list[int] | None:
     """Cuts at .index positions, each checked against the log; None when the index cannot be trusted."""
     index = sibling(path, ".index")
     if file_kind(path) != "log" or not index.is_file():
@@ -127,10 +147,11 @@ def _cuts_from_index(path: Path, buf: Buffer, targets: range) -> list[int] | Non
             entry = entries[i]
             if cuts and entry.position <= cuts[-1]:
                 continue  # the same entry serves two targets (a batch larger than the split size)
-            if entry.position <= 0 or not _batch_starts_at(buf, entry.position, entry.offset):
+            if (entry.position <= 0 or not _is_start(starts, entry.position)
+                    or not _batch_starts_at(buf, entry.position, entry.offset)):
                 return None
             cuts.append(entry.position)
-    # a sparse index (or one that stops early) leaves targets without a cut: walking finds them
+    # a sparse index (or one that stops early) leaves targets without a cut: the walk finds them
     return cuts if len(cuts) == len(targets) else None
 
 
@@ -157,25 +178,11 @@ def _batch_starts_at(buf: Buffer, position: int, indexed_offset: int) -> bool:
         return False
 
 
-def _cuts_by_walking(buf: Buffer, targets: range) -> list[int]:
-    """Cuts at the last batch start at or below each target, walking headers only (no CRC)."""
+def _cuts_from_starts(starts: array[int], targets: range) -> list[int]:
+    """Cuts at the last batch start at or below each target (past the walk's end: its last start)."""
     cuts: list[int] = []
-    wanted = iter(targets)
-    target = next(wanted, None)
-    last_start = 0
-
-    def cut() -> None:
-        if last_start > (cuts[-1] if cuts else 0):
-            cuts.append(last_start)
-
-    for batch in BatchWalk(buf, 0, None, strict=False):
-        while target is not None and batch.position > target:
-            cut()
-            target = next(wanted, None)
-        if target is None:
-            return cuts
-        last_start = batch.position
-    while target is not None:  # the walk ended (end of data or damage) below the remaining targets
-        cut()
-        target = next(wanted, None)
+    for target in targets:
+        i = bisect_right(starts, target) - 1
+        if i >= 0 and starts[i] > (cuts[-1] if cuts else 0):
+            cuts.append(starts[i])
     return cuts

@@ -126,3 +126,50 @@ def _paused_run(kafka_logs: Path, tmp_path: Path, probe: Callable[[Path], str], 
     assert probe(kafka_logs / ".lock") == "locked"  # released when kseg ends
     backups = {"reindex": "00000000000000000004.index.bak"}.get(command, "00000000000000000004.log.bak")
     assert (kafka_logs / "orders-0" / backups).is_file()
+
+
+@pytest.fixture
+def missing_indexes(kafka_logs: Path) -> Path:
+    """``orders-0`` whose first segment lost its .index and .timeindex: plain ``kseg reindex`` creates them."""
+    part = kafka_logs / "orders-0"
+    for suffix in (".index", ".timeindex"):
+        (part / f"00000000000000000000{suffix}").unlink()
+    return part
+
+
+def test_reindex_creating_missing_indexes_is_refused_while_a_broker_holds_the_lock(
+        kafka_logs, missing_indexes, jvm_holding):
+    """Plain ``reindex`` writes beside the .log, in the broker's directory: a held .lock refuses it."""
+    jvm_holding(kafka_logs / ".lock")
+    before = files_of(missing_indexes)
+    result = kseg("reindex", "00000000000000000000.log", cwd=missing_indexes)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"kseg: error: {kafka_logs}/.lock is locked by another process (a running broker?); "
+        "refusing to change files in place (stop the broker, or use -o OUTDIR)\n"
+    )
+    assert files_of(missing_indexes) == before
+
+
+def test_a_broker_starting_while_reindex_creates_indexes_cannot_take_the_lock(
+        kafka_logs, missing_indexes, tmp_path, try_lock):
+    """Plain ``reindex`` holds LOGDIR/.lock from before it writes the new indexes to after: the JVM's tryLock fails."""
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    prelude = PAUSE.format(module="kseg.ops.reindex.run", function="_write_set", ready=str(ready), go=str(go))
+    code = f"{prelude}\nimport sys\nfrom kseg.cli import main\nsys.argv = ['kseg', *sys.argv[1:]]\nmain()\n"
+    run = subprocess.Popen([sys.executable, "-c", code, "reindex", "00000000000000000000.log"], cwd=missing_indexes,
+                           env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert run.poll() is None, run.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert jvm_try(try_lock, kafka_logs / ".lock") == "held"
+    assert not (missing_indexes / "00000000000000000000.index").exists()
+    go.touch()
+    out, err = run.communicate(timeout=60)
+    assert (run.returncode, err) == (0, "")
+    assert jvm_try(try_lock, kafka_logs / ".lock") == "locked"  # released when kseg ends
+    assert (missing_indexes / "00000000000000000000.index").is_file()
+    assert (missing_indexes / "00000000000000000000.timeindex").is_file()

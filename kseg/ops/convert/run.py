@@ -32,6 +32,7 @@ from itertools import takewhile
 from pathlib import Path
 
 from kseg.errors import KsegError
+from kseg.index import MAX_SEGMENT_SIZE, refuse_oversized
 from kseg.ops.convert.batches import Converter
 from kseg.ops.convert.source import Skipped, first_base_offset, iter_source
 from kseg.ops.convert.tally import Tally
@@ -155,6 +156,8 @@ def _write_log(
                     for chunk in converter.feed(*item):
                         out.write(chunk)
                         tally.bytes_out += len(chunk)
+                    if tally.bytes_out > MAX_SEGMENT_SIZE:  # Kafka opens no larger segment: refuse now
+                        refuse_oversized(tally.bytes_out, item[0].position)
                 for chunk in converter.finish():
                     out.write(chunk)
                     tally.bytes_out += len(chunk)

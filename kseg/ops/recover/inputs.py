@@ -13,6 +13,7 @@ from itertools import takewhile
 from pathlib import Path
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.listing import names
 from kseg.locks import is_kafka_log_dir
 from kseg.ops.discover import (
     file_kind,
@@ -134,7 +135,7 @@ def refuse_log_dir_outputs(log_dir: Path, sources: list[Input], out_dir: Path) -
     if out_dir.exists() and not out_dir.is_dir():
         raise RecoverRefused(f"{out_dir}: not a directory")
     recovered = {source.directory.name for source in sources}
-    carried = [entry.name for entry in log_dir.iterdir() if entry.name not in recovered]  # copied as they are
+    carried = [name for name in names(log_dir) if name not in recovered]  # copied as they are
     for name in (*LOG_DIR_FILES, *carried):
         if (out_dir / name).exists() or (out_dir / name).is_symlink():
             raise RecoverRefused(f"{out_dir / name} exists; refusing to replace it (choose an empty -o directory)")

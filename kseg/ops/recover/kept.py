@@ -26,6 +26,7 @@ import copy
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kseg.listing import children
 from kseg.ops.recover.report import CREATED, NOT_WRITTEN, Written
 from kseg.recovery.index_compare import ENTRY_SIZES, INDEX_KINDS, index_bytes
 from kseg.recovery.indexes import IndexBuild, build_indexes
@@ -50,7 +51,7 @@ class KeptFile:
 
 def kafka_files(directory: Path, prediction: PartitionPrediction) -> dict[str, KeptFile]:
     """The regular files of ``directory`` as Kafka's load leaves them (the model's actions replayed)."""
-    files = {p.name: KeptFile(p.name, p, p.stat().st_size) for p in directory.iterdir() if p.is_file()}
+    files = {p.name: KeptFile(p.name, p, p.stat().st_size) for p in children(directory) if p.is_file()}
     prefix = directory.name + "/"
     for action in prediction.actions:
         if not action.path.startswith(prefix):

@@ -32,6 +32,7 @@ from kseg.format.control import decode_end_txn_marker
 from kseg.format.snapshot import ProducerEntry, encode_snapshot
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
+from kseg.listing import children
 from kseg.ops.recover.kept import KeptFile
 from kseg.ops.recover.report import CREATED, CheckpointChange, Report, SegmentOutcome, Written
 from kseg.ops.recover.topics import METADATA_DIR, known_topic_id
@@ -46,6 +47,7 @@ from kseg.recovery.loading.logdir import (
 )
 from kseg.recovery.producer_state import TxnTracker, track_producer_batch
 from kseg.segment import MappedFile, atomic_write, read_small_file
+from kseg.sidefile import read_side_file
 
 COPY_CHUNK = 1 << 20  # bytes per write when copying: memory stays flat for any file size
 
@@ -111,7 +113,7 @@ def cached_epochs(prediction: PartitionPrediction | None, directory: Path) -> tu
         return [(e, s) for e, s in prediction.leader_epochs], prediction.log_end_offset
     path = directory / EPOCH_FILE
     try:
-        return (read_leader_epochs(read_small_file(path)) if path.is_file() else []), -1
+        return (read_leader_epochs(read_side_file(path)) if path.is_file() else []), -1
     except KsegError:
         return [], -1
 
@@ -367,7 +369,7 @@ def copy_tree(source: Path, target: Path) -> int:
     """A directory byte for byte, file by file through temporaries (symbolic links as links); the bytes."""
     target.mkdir()
     total = 0
-    for entry in sorted(source.iterdir(), key=lambda p: p.name):
+    for entry in sorted(children(source), key=lambda p: p.name):
         if entry.is_symlink():
             os.symlink(os.readlink(entry), target / entry.name)
         elif entry.is_dir():
@@ -380,7 +382,7 @@ def copy_tree(source: Path, target: Path) -> int:
 def carry_over(log_dir: Path, out_dir: Path, recovered: Sequence[str], written: Sequence[str]) -> tuple[Written, ...]:
     """Everything of the log directory recover does not model, copied byte for byte (directories whole)."""
     carried = []
-    for entry in sorted(log_dir.iterdir(), key=lambda p: p.name):
+    for entry in sorted(children(log_dir), key=lambda p: p.name):
         if entry.name in recovered or entry.name in written:
             continue
         target = out_dir / entry.name

@@ -18,6 +18,7 @@ from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.internal.kraft import decode_metadata_record
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
+from kseg.listing import children
 from kseg.segment import MappedFile
 
 METADATA_DIR = "__cluster_metadata-0"
@@ -47,10 +48,10 @@ def _records(path: Path, from_offset: int, cap: int) -> Iterator[dict[str, Any]]
 
 def _files(metadata: Path) -> list[tuple[Path, int]]:
     """(file, first offset to read): the newest snapshot whole, then the log segments from its end offset."""
-    snapshots = sorted(metadata.glob("*.checkpoint"), key=lambda p: p.name)
+    snapshots = sorted((p for p in children(metadata) if p.name.endswith(".checkpoint")), key=lambda p: p.name)
     start = int(snapshots[-1].name.split("-", 1)[0]) if snapshots else 0
     found = [(snapshots[-1], 0)] if snapshots else []
-    return found + [(log, start) for log in sorted(metadata.glob("*.log"), key=lambda p: p.name)]
+    return found + [(log, start) for log in sorted((p for p in children(metadata) if p.name.endswith(".log")), key=lambda p: p.name)]
 
 
 def known_topic_id(log_dir: Path, topic: str, cap: int = DEFAULT_MAX_DECOMPRESSED) -> str | None:

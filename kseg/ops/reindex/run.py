@@ -173,7 +173,7 @@ def reindex_segment(
         _refuse_input_dir(target_dir, log.parent)
     if mode == MODE_OUTPUT:
         _refuse_existing(target_dir, log)
-    if in_place:
+    if mode in (MODE_IN_PLACE, MODE_CREATE):  # both write beside the .log, in a broker's directory
         refuse_in_place_while_locked(log.parent.resolve().parent)
     try:
         with MappedFile(log, readable=True) as mapped:
@@ -313,7 +313,7 @@ def reindex_paths(
             _refuse_input_dir(targets[selection.directory], selection.directory)
     if mode == MODE_OUTPUT:
         _refuse_outputs(selections, targets)
-    if in_place:
+    if mode in (MODE_IN_PLACE, MODE_CREATE):  # both write beside the .log, in a broker's directory
         for selection in selections:
             refuse_in_place_while_locked(selection.directory.resolve().parent)
     for selection in selections:

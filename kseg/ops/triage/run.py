@@ -28,6 +28,7 @@ from typing import overload
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, Refused
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.listing import names
 from kseg.locks import is_kafka_log_dir
 from kseg.ops.discover import parse_partition_dir
 from kseg.ops.triage.next import NextStep, failing_file, log_dir_steps, partition_steps
@@ -234,8 +235,7 @@ def looks_like_log_dir(path: Path) -> bool:
 def _is_partition_dir(path: Path) -> bool:
     if parse_partition_dir(path) is None:
         return False
-    with os.scandir(path) as entries:
-        return any(e.name.endswith(".log") or e.name == "leader-epoch-checkpoint" for e in entries)
+    return any(name.endswith(".log") or name == "leader-epoch-checkpoint" for name in names(path))
 
 
 class _Announced(Sequence[str]):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kseg.listing import names
 from kseg.ops.verify.model import ERROR, WARNING, Finding, SegmentFacts
 from kseg.ops.verify.partition import PartitionFinding
 from kseg.recovery.loading import BROKER_STOPS, DIR_OFFLINE, Action, LoadError, PartitionPrediction
@@ -175,7 +176,7 @@ class PartitionLoad:
                                     f"start deletes it {tag(action.rule, action.method)}")
 
     def _has_segments(self) -> bool:
-        return bool(self.facts) or any(name.endswith(".log") for name in os.listdir(self.pred.path))
+        return bool(self.facts) or any(name.endswith(".log") for name in names(self.pred.path))
 
     def _checkpoints(self) -> Iterator[PartitionFinding]:
         """The log directory's checkpoint entries for this partition against its log end after the load."""

@@ -30,6 +30,7 @@ from kseg.ops.verify.model import (
 )
 from kseg.ops.verify.plan import segment_base
 from kseg.segment import read_small_file
+from kseg.sidefile import SideFileTooLarge, read_side_file
 
 OFFSET_CHECKPOINTS = (
     "recovery-point-offset-checkpoint",
@@ -103,8 +104,15 @@ def _check_text_file(path: str, kind: str) -> FileReport:
 
     from kseg.format.checkpoints import read_leader_epochs, read_offset_checkpoint, read_partition_metadata
 
-    data = read_small_file(path)
     findings = Collector(path)
+    kind_name = "leader-epoch" if kind == "leader-epoch-checkpoint" else "checkpoint-file"
+    try:
+        data = read_side_file(path)
+    except SideFileTooLarge as err:  # a forged size: reported, never parsed (kseg.sidefile)
+        report = FileReport(path, kind, os.path.getsize(path))
+        findings.add(kind_name, ERROR, err.offset, None, err.message)
+        report.findings = findings.close()
+        return report
     report = FileReport(path, kind, len(data))
     try:
         if kind == "leader-epoch-checkpoint":
@@ -123,7 +131,6 @@ def _check_text_file(path: str, kind: str) -> FileReport:
         else:
             report.entries = len(read_offset_checkpoint(data, name=kind))
     except KsegError as err:
-        kind_name = "leader-epoch" if kind == "leader-epoch-checkpoint" else "checkpoint-file"
         findings.add(kind_name, ERROR, err.offset, None, f"{err.message} (Kafka's loader refuses this file)",
                      field=err.field)
     report.findings = findings.close()

@@ -26,7 +26,7 @@ from itertools import pairwise
 from kseg.errors import KsegError
 from kseg.ops.verify.model import ERROR, WARNING, Finding, PartitionPlan, SegmentFacts
 from kseg.ops.verify.plan import segment_base
-from kseg.segment import read_small_file
+from kseg.sidefile import read_side_file
 
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
 
@@ -134,7 +134,7 @@ def _check_leader_epochs(path: str, facts: list[SegmentFacts],
     from kseg.format.checkpoints import read_leader_epochs  # only for partitions that have the file
 
     try:
-        data = read_small_file(path)
+        data = read_side_file(path)
         entries = read_leader_epochs(data)
     except (OSError, KsegError):
         return  # reported by the file's own check

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from kseg.listing import children
 from kseg.ops.discover import (
     file_kind,
     is_partition_dir,
@@ -130,7 +131,7 @@ class _Planner:
         self.add_load("log-dir", path)
         for part in partition_dirs(path):
             self.add_partition(part)
-        self.add_files(sorted(p for p in path.iterdir() if p.is_file()), None)
+        self.add_files(sorted(p for p in children(path) if p.is_file()), None)
 
 
 def plan_paths(paths: Sequence[str | os.PathLike[str]]) -> Plan:

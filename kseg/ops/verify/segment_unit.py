@@ -7,12 +7,23 @@ walk's facts go back to the driver for the partition checks.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.index import MAX_SEGMENT_SIZE
 from kseg.ops.verify.index_checks import CHECKS, IndexCheck, TxnIndexCheck
 from kseg.ops.verify.log_walk import LogWalk, Observer, walk_log
-from kseg.ops.verify.model import WARNING, FileReport, SegmentFacts, Unit, UnitResult, unreadable_report
+from kseg.ops.verify.model import (
+    ERROR,
+    WARNING,
+    Collector,
+    FileReport,
+    SegmentFacts,
+    Unit,
+    UnitResult,
+    unreadable_report,
+)
 from kseg.ops.verify.plan import segment_base
 from kseg.segment import MappedFile
 
@@ -42,6 +53,8 @@ def _index_checks(unit: Unit, base: int, reports: dict[str, FileReport]) -> list
         kind = _kind_of(path)
         if kind == "log":
             continue
+        if _too_large(path, kind, reports):
+            continue
         try:
             with MappedFile(path) as mapped:  # read in place: a sparse 2 GiB index is never copied
                 check = CHECKS[kind](path, mapped.buf, base)
@@ -53,6 +66,22 @@ def _index_checks(unit: Unit, base: int, reports: dict[str, FileReport]) -> list
         count = check.count if isinstance(check, TxnIndexCheck) else len(check.entries)
         reports[path] = FileReport(path, kind, size, entries=count)
     return checks
+
+
+def _too_large(path: str, kind: str, reports: dict[str, FileReport]) -> bool:
+    """An index larger than Kafka can map gets one finding and is not read (a sparse 100 GiB one took minutes)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return False  # reported by the read that follows
+    if size <= MAX_SEGMENT_SIZE:
+        return False
+    findings = Collector(path)
+    findings.add("index-sanity", ERROR, MAX_SEGMENT_SIZE, None,
+                 f"{size} bytes: larger than Kafka can map (FileChannel.map takes at most {MAX_SEGMENT_SIZE} "
+                 "bytes); not read")
+    reports[path] = FileReport(path, kind, size, findings.close())
+    return True
 
 
 def _finish_against(checks: list[IndexCheck], walk: LogWalk | None, log_size: int) -> None:

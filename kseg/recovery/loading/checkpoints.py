@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kseg.format.jvm_text import java_lines, java_number, java_split
-from kseg.segment import read_small_file
+from kseg.format.jvm_text import java_lines, java_number, java_split, quoted
+from kseg.sidefile import read_side_file
 
 IO_EXCEPTION = "java.io.IOException"
 NUMBER_FORMAT = "java.lang.NumberFormatException"
@@ -46,7 +46,7 @@ class CheckpointFailure:
 
 
 def _number_format(text: str) -> CheckpointFailure:
-    return CheckpointFailure(NUMBER_FORMAT, f'For input string: "{text}"')
+    return CheckpointFailure(NUMBER_FORMAT, f'For input string: "{quoted(text)}"')
 
 
 def _entry(parts: list[str], fields: int) -> tuple[int | str, ...] | CheckpointFailure:
@@ -78,7 +78,7 @@ def parse_checkpoint(
         return [], None
     version = java_number(lines[0][1], 32)
     if version is None:
-        return [], CheckpointFailure(IO_EXCEPTION, malformed.format(location, lines[0][1]))
+        return [], CheckpointFailure(IO_EXCEPTION, malformed.format(location, quoted(lines[0][1])))
     if version != 0:
         message = f"Unrecognised version:{version}, expected version: 0 in checkpoint file at: {location}"
         return [], CheckpointFailure(IO_EXCEPTION, message)
@@ -86,14 +86,14 @@ def parse_checkpoint(
         return [], None
     declared = java_number(lines[1][1], 32)
     if declared is None:
-        return [], CheckpointFailure(IO_EXCEPTION, malformed.format(location, lines[1][1]))
+        return [], CheckpointFailure(IO_EXCEPTION, malformed.format(location, quoted(lines[1][1])))
     if declared < 0:  # new ArrayList<>(expectedSize), before the entries are read
         return [], CheckpointFailure(ILLEGAL_ARGUMENT, f"Illegal Capacity: {declared}")
     entries: list[tuple[int | str, ...]] = []
     for _, text in lines[2:]:
         parts = java_split(text)
         if len(parts) != fields:
-            return [], CheckpointFailure(IO_EXCEPTION, malformed.format(location, text))
+            return [], CheckpointFailure(IO_EXCEPTION, malformed.format(location, quoted(text)))
         entry = _entry(parts, fields)
         if isinstance(entry, CheckpointFailure):
             return [], entry
@@ -106,7 +106,7 @@ def parse_checkpoint(
 
 def read_checkpoint_file(path: Path, fields: int) -> tuple[list[tuple[int | str, ...]], CheckpointFailure | None]:
     """Read ``path`` (which must exist) through the read-only reader and parse it as Kafka does."""
-    return parse_checkpoint(read_small_file(path), str(path.absolute()), fields)
+    return parse_checkpoint(read_side_file(path), str(path.absolute()), fields)
 
 
 def storage_message(path: Path) -> str:

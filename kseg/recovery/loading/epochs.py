@@ -18,7 +18,7 @@ from kseg.recovery.loading.checkpoints import (
 )
 from kseg.recovery.loading.model import BROKER_STOPS, DIR_OFFLINE, LoadError, LoadFailed
 from kseg.recovery.loading.state import PartitionDir
-from kseg.segment import read_small_file
+from kseg.sidefile import read_side_file
 
 EPOCH_FILE = "leader-epoch-checkpoint"
 LEFC = "LeaderEpochFileCache"
@@ -42,7 +42,7 @@ class EpochCache:
         source = pdir.source(EPOCH_FILE)
         if source is None:  # pragma: no cover - the file was only just listed
             return cache
-        cache.current = read_small_file(source)
+        cache.current = read_side_file(source)
         entries, failure = parse_checkpoint(cache.current, str(source.absolute()), 2)
         if failure is not None:
             if failure.is_io:

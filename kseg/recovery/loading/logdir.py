@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.listing import children
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.checkpoints import STORAGE_EXCEPTION, read_checkpoint_file
 from kseg.recovery.loading.model import (
@@ -37,7 +38,7 @@ from kseg.recovery.loading.model import (
 from kseg.recovery.loading.partition import LoadInputs, predict_partition
 from kseg.recovery.loading.topicid import FILE as METADATA_FILE
 from kseg.recovery.loading.topicid import read_topic_id
-from kseg.segment import read_small_file
+from kseg.sidefile import read_side_file
 
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
@@ -99,19 +100,19 @@ def _log_dir_facts(pred: LogDirPrediction, logdir: Path) -> None:
 def _partition_dirs(pred: LogDirPrediction, logdir: Path) -> list[tuple[Path, str, int, str]]:
     """The subdirectories ``loadLogs`` loads: (path, topic, partition, kind)."""
     found = []
-    for entry in sorted(os.scandir(logdir), key=lambda e: e.name):
-        if not entry.is_dir(follow_symlinks=True):
+    for entry in sorted(children(logdir), key=lambda e: e.name):
+        if not entry.is_dir():
             continue
         if entry.name == REMOTE_INDEX_CACHE:
             pred.ignored.append(entry.name)
             continue
-        topic, partition, kind = parse_topic_partition(Path(entry.path))
+        topic, partition, kind = parse_topic_partition(entry)
         if topic == METADATA_TOPIC:
             pred.ignored.append(entry.name)
             continue
         if kind:
             pred.leftovers.append(entry.name)
-        found.append((Path(entry.path), topic, partition, kind))
+        found.append((entry, topic, partition, kind))
     return found
 
 
@@ -185,7 +186,7 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
     metadata = path / METADATA_FILE
     detail = "no partition.metadata: no topic id"
     if metadata.exists():
-        topic_id = read_topic_id(read_small_file(metadata), metadata.absolute())
+        topic_id = read_topic_id(read_side_file(metadata), metadata.absolute())
         verdict = _image_verdict(logdir, topic_id, prediction.partition)
         if verdict is None:
             prediction.assumed.append(f"the controller's metadata image knows topic id {topic_id} and lists this "

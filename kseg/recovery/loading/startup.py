@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kseg.index import TXN_ENTRY, read_txn_index
+from kseg.index import MAX_SEGMENT_SIZE, TXN_ENTRY, read_txn_index
 from kseg.recovery.loading.loadstate import LoadState
 from kseg.recovery.loading.model import BROKER_STOPS, DIR_OFFLINE, LoadError, LoadFailed
 from kseg.recovery.loading.segments import (
@@ -96,6 +96,7 @@ def _complete_swaps(loader: LoadState, swaps: list[str]) -> None:
             continue
         base = offset_from_name(name, "R2.2", f"{LL}.load")
         seg = Seg(base, SWAP)
+        _open_segment_file(pdir, seg, "R2.2")
         if not pdir.exists(seg.name(".index")):
             pdir.create(seg.name(".index"), MAX_INDEX_SIZE, "R2.2", "AbstractIndex.createAndAssignMmap",
                         "preallocated, zero-filled")
@@ -111,6 +112,23 @@ def _complete_swaps(loader: LoadState, swaps: list[str]) -> None:
     for name in sorted(pdir.names()):
         if name.endswith(SWAP):
             pdir.rename(name, name[: -len(SWAP)], "R2.4", f"{LL}.load", "swap completes the replacement")
+
+
+def _open_segment_file(pdir: PartitionDir, seg: Seg, rule: str) -> None:
+    """``FileRecords.open`` as ``LogSegment.open`` calls it: a file over ``Integer.MAX_VALUE`` bytes throws (R2.6).
+
+    ``KafkaException`` is no ``IOException``: the broker stops (R9.3).  Kafka
+    itself never writes such a segment (``log.segment.bytes`` is an int), but a
+    damaged or forged file can be that large.
+    """
+    name = seg.name(".log")
+    size = pdir.size(name)
+    if size > MAX_SEGMENT_SIZE:
+        path = (pdir.path / name).absolute()
+        message = (f"The size of segment {path} ({size}) is larger than the maximum allowed segment size of "
+                   f"{MAX_SEGMENT_SIZE}")
+        raise LoadFailed(LoadError("org.apache.kafka.common.KafkaException", message, BROKER_STOPS, rule,
+                                   "FileRecords.open"))
 
 
 def _swap_next_offset(pdir: PartitionDir, seg: Seg) -> int:
@@ -136,6 +154,7 @@ def load_segment_files(loader: LoadState, recover_early: Callable[[Seg], None]) 
             if name != file_name(base, ".log") and not pdir.exists(file_name(base, ".log")):
                 pdir.create(file_name(base, ".log"), 0, "R2.6", "LogSegment.open (FileChannel.open CREATE)")
             seg = Seg(base)
+            _open_segment_file(pdir, seg, "R2.6")
             if _sanity_check(pdir, seg):
                 recover_early(seg)
             loader.segments[base] = seg

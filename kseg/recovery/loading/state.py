@@ -14,9 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kseg.errors import LimitExceeded
+from kseg.index import MAX_SEGMENT_SIZE
+from kseg.listing import children
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.model import CREATE, DELETE, RENAME, REWRITE, TRUNCATE, Action
 from kseg.segment import read_small_file
+from kseg.sidefile import read_side_file
+
+#: Files read whole through the side-file cap: the partition's text files (the log dir's checkpoints are read in logdir.py).
+SIDE_FILES = frozenset({"partition.metadata", "leader-epoch-checkpoint"})
+INDEX_NAMES = (".index", ".timeindex", ".txnindex", ".index.swap", ".timeindex.swap", ".txnindex.swap")
 
 
 @dataclass(slots=True)
@@ -52,14 +60,12 @@ class PartitionDir:
         self.loaded_indexes: set[str] = set()
         #: indexes left at their preallocated size (``AbstractIndex.reset``/``resize``) until a close trims them
         self.preallocated: set[str] = set()
-        with os.scandir(path) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=True):
-                    self.subdirs.append(entry.name)
-                elif entry.is_file(follow_symlinks=True):
-                    stat = entry.stat()
-                    readable = os.access(entry.path, os.R_OK)
-                    self.files[entry.name] = VFile(stat.st_size, Path(entry.path), readable)
+        for entry in children(path):
+            if entry.is_dir():
+                self.subdirs.append(entry.name)
+            elif entry.is_file():
+                readable = os.access(entry, os.R_OK)
+                self.files[entry.name] = VFile(entry.stat().st_size, entry, readable)
         #: the files as they were before the load: what files_created/changed/deleted compare with
         self.original: dict[str, VFile] = {name: VFile(v.size, v.source, v.readable) for name, v in self.files.items()}
 
@@ -105,6 +111,12 @@ class PartitionDir:
             return None
         if vfile.source is None:
             return vfile.data
+        if name in SIDE_FILES:  # a forged size is refused, never read whole (kseg.sidefile)
+            return read_side_file(vfile.source)[: vfile.size]
+        if vfile.size > MAX_SEGMENT_SIZE and name.endswith(INDEX_NAMES):  # never read whole
+            raise LimitExceeded(f"{vfile.size} bytes: larger than Kafka can map (FileChannel.map takes at most "
+                                f"{MAX_SEGMENT_SIZE} bytes); the load is not modelled", offset=MAX_SEGMENT_SIZE,
+                                path=str(vfile.source))
         return read_small_file(vfile.source)[: vfile.size]
 
     def rewrite(self, name: str, size: int, rule: str, method: str, detail: str = "", changes: bool = True) -> None:

@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from kseg.errors import KsegError
+from kseg.listing import children
 from kseg.metadata.image import Image
 from kseg.metadata.replay import image_at
 from kseg.metadata.source import METADATA_DIR, log_segments, snapshots
@@ -63,5 +64,5 @@ def disk_image(log_dir: Path) -> Image | None:
     metadata = log_dir / METADATA_DIR
     if not metadata.is_dir() or not (snapshots(metadata) or log_segments(metadata)):
         return None
-    stamp = tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in metadata.iterdir()))
+    stamp = tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in children(metadata)))
     return _image_of(metadata.resolve(), stamp)

@@ -27,6 +27,7 @@ from kseg.format.internal.control_records import KRAFT_CONTROL, decode_kraft_con
 from kseg.format.internal.kraft import read_metadata_record
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
+from kseg.listing import children
 from kseg.segment import MappedFile
 
 METADATA_DIR = "__cluster_metadata-0"
@@ -88,7 +89,7 @@ class Snapshot:
 def snapshots(metadata: Path) -> list[Snapshot]:
     """Every snapshot file of the directory, oldest first (names that do not parse are not snapshots)."""
     found: list[Snapshot] = []
-    for path in metadata.glob("*.checkpoint"):
+    for path in (p for p in children(metadata) if p.name.endswith(".checkpoint")):
         head, _, tail = path.name[: -len(".checkpoint")].partition("-")
         if head.isdigit() and tail.isdigit():
             found.append(Snapshot(path, int(head), int(tail)))
@@ -97,7 +98,7 @@ def snapshots(metadata: Path) -> list[Snapshot]:
 
 def log_segments(metadata: Path) -> list[Path]:
     """The log segments, by base offset."""
-    return sorted((p for p in metadata.glob("*.log") if p.name[:-4].isdigit()), key=lambda p: int(p.name[:-4]))
+    return sorted((p for p in children(metadata) if p.name.endswith(".log") and p.name[:-4].isdigit()), key=lambda p: int(p.name[:-4]))
 
 
 def _control(file: str, pos: int, batch: V2Batch, record: Any) -> MetaRecord | None:

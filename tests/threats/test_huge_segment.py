@@ -101,7 +101,7 @@ def test_verify_and_txn_report_it(huge):
     assert any(f.get("kind") == "load-fails" and _kafka_message(huge) in f.get("message", "") for f in findings), \
         verify.stdout
     txn = kseg("txn", str(huge))
-    assert (txn.returncode, txn.stderr) == (0, "")  # exit 1 is for hanging transactions only (docs/txn.md)
+    assert (txn.returncode, txn.stderr) == (1, "")  # the next start's verdict: the broker stops (docs/cli.md)
     assert f"error: the partition does not load: org.apache.kafka.common.KafkaException: {_kafka_message(huge)}" \
         in txn.stdout
 

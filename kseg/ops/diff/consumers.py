@@ -31,6 +31,7 @@ from pathlib import Path
 from kseg.format.control import ABORT
 from kseg.format.internal import decode_offsets_record
 from kseg.format.v2 import V2Batch
+from kseg.listing import children
 from kseg.ops.diff.truncation import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, end_offset_for
 from kseg.ops.discover import parse_partition_dir, segment_logs
 from kseg.recovery.producer_state import end_txn_marker
@@ -58,7 +59,7 @@ def committed_offsets(log_dirs: list[Path], topic: str, partition: int, cap: int
     """
     found: dict[tuple[str, int, int | None], list[str]] = {}
     for log_dir in dict.fromkeys(log_dirs):
-        for directory in sorted(log_dir.glob(f"{OFFSETS_TOPIC}-*")):
+        for directory in sorted(p for p in children(log_dir) if p.name.startswith(f"{OFFSETS_TOPIC}-")):
             name = parse_partition_dir(directory)
             if name is None or name.topic != OFFSETS_TOPIC or not directory.is_dir():
                 continue

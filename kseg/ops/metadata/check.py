@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kseg.errors import KsegError
+from kseg.listing import children
 from kseg.metadata.disk import meta_properties, node_id, stray_reason
 from kseg.metadata.image import MIGRATING, Image
 from kseg.metadata.replay import Replay, image_at
@@ -74,7 +75,7 @@ def check(log_dirs: tuple[Path, ...]) -> Check:
     ids: dict[str, str] = {}
     for log_dir in log_dirs:
         directory_id = meta_properties(log_dir).get("directory.id")
-        for path in sorted(p for p in log_dir.iterdir() if p.is_dir() and p.name != METADATA_DIR):
+        for path in sorted(p for p in children(log_dir) if p.is_dir() and p.name != METADATA_DIR):
             match = PARTITION_DIR.match(path.name)
             if match is None:
                 continue

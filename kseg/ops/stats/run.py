@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kseg.errors import KsegError
 from kseg.format.checkpoints import read_offset_checkpoint
+from kseg.listing import children
 from kseg.ops.discover import file_kind, is_partition_dir, parse_partition_dir, partition_dirs, segment_logs
 from kseg.ops.stats.groups import group_lags
 from kseg.ops.stats.model import DEFAULT_MAX_MESSAGE_BYTES, PartitionStats, Rollup, StatsResult, Tally
@@ -110,7 +111,7 @@ def stats_partition(unit: Unit, options: StatsOptions, now_ms: int) -> Partition
 
 
 def _scan_all(dirs: list[Unit], options: StatsOptions, now_ms: int, jobs: int) -> list[PartitionStats]:
-    total = sum(f.stat().st_size for d, _ in dirs for f in d.iterdir() if f.is_file()) if jobs > 1 else 0
+    total = sum(f.stat().st_size for d, _ in dirs for f in children(d) if f.is_file()) if jobs > 1 else 0
     if jobs <= 1 or len(dirs) <= 1 or total < POOL_MIN_BYTES:
         return [stats_partition(d, options, now_ms) for d in dirs]
     from concurrent.futures import ProcessPoolExecutor

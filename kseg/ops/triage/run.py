@@ -28,7 +28,7 @@ from typing import overload
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, Refused
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.listing import names
+from kseg.listing import children, names
 from kseg.locks import is_kafka_log_dir
 from kseg.ops.discover import parse_partition_dir
 from kseg.ops.triage.next import NextStep, failing_file, log_dir_steps, partition_steps
@@ -227,9 +227,8 @@ def looks_like_log_dir(path: Path) -> bool:
     directory, or empty: anything else (``/tmp``) would only make the model say the broker stops."""
     if is_kafka_log_dir(path):
         return True
-    with os.scandir(path) as entries:
-        names = [(e.name, e.is_dir()) for e in entries]
-    return not names or any(is_dir and parse_partition_dir(path / name) is not None for name, is_dir in names)
+    entries = children(path)
+    return not entries or any(p.is_dir() and parse_partition_dir(p) is not None for p in entries)
 
 
 def _is_partition_dir(path: Path) -> bool:

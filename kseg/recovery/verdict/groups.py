@@ -16,6 +16,7 @@ from pathlib import Path
 from kseg.errors import KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.v2 import V2Batch
+from kseg.listing import children
 from kseg.recovery.loading import PartitionPrediction
 from kseg.segment import Segment
 
@@ -70,7 +71,7 @@ def lost_commits(pred: PartitionPrediction, cap: int = DEFAULT_MAX_DECOMPRESSED)
     gone = pred.gone_offsets
     if pred.topic != OFFSETS_TOPIC or not gone or pred.error is not None:
         return []
-    logs = sorted(p for p in Path(pred.path).glob("*.log") if len(p.name) == 24 and p.name[:20].isdigit())
+    logs = sorted(p for p in children(pred.path) if p.name.endswith(".log") and len(p.name) == 24 and p.name[:20].isdigit())
     newest: dict[Key, tuple[int, int | None]] = {}
     kept: dict[Key, tuple[int, int | None]] = {}
     for at, key, value in _commits(logs, cap):

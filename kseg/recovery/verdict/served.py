@@ -18,6 +18,7 @@ from pathlib import Path
 from kseg.errors import LimitExceeded
 from kseg.format import Batch
 from kseg.format.scan import Gap, scan
+from kseg.listing import children
 from kseg.recovery.loading import PartitionPrediction
 from kseg.recovery.salvage import first_offset_of
 from kseg.segment import MappedFile
@@ -29,7 +30,7 @@ def _untouched_logs(pred: PartitionPrediction) -> list[str]:
     recovered = {a.path.rsplit("/", 1)[-1] for a in pred.actions if a.method == "LogSegment.recover"}
     recovered = {name.split(".", 1)[0] + ".log" for name in recovered}
     directory = Path(pred.path)
-    names = sorted(p.name for p in directory.glob("*.log") if len(p.name) == 24 and p.name[:20].isdigit())
+    names = sorted(p.name for p in children(directory) if p.name.endswith(".log") and len(p.name) == 24 and p.name[:20].isdigit())
     return [n for n in names if n not in touched and n not in recovered]
 
 
@@ -70,7 +71,7 @@ def served_damage(pred: PartitionPrediction) -> list[tuple[str, int, int | None]
     if pred.error is not None or pred.log_end_offset is None or pred.kind == "delete":
         return []
     out: list[tuple[str, int, int | None]] = []
-    bases = sorted(int(n.name[:20]) for n in Path(pred.path).glob("*.log") if len(n.name) == 24 and n.name[:20].isdigit())
+    bases = sorted(int(n.name[:20]) for n in children(pred.path) if n.name.endswith(".log") and len(n.name) == 24 and n.name[:20].isdigit())
     for name in _untouched_logs(pred):
         base = int(name[:20])
         later = [b for b in bases if b > base]

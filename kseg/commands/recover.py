@@ -37,6 +37,7 @@ from kseg.render.recover_logdir import print_log_dir
 @options.max_batch_bytes
 @options.text_or_json
 @options.progress
+@options.jobs
 def recover(
     path: Path,
     output_dir: Path | None,
@@ -47,6 +48,7 @@ def recover(
     max_batch_bytes: int,
     fmt: str,
     show_progress: bool,
+    jobs: int | None,
 ) -> None:
     """Keep what Kafka's recovery keeps of a segment, or every intact batch.
 
@@ -87,6 +89,7 @@ def recover(
             salvage=salvage,
             index_interval_bytes=index_interval_bytes,
             max_batch_bytes=max_batch_bytes,
+            jobs=options.job_count(jobs),
         )
     _print(report, fmt)
     click.get_current_context().exit(EXIT_PROBLEMS if report.changed else EXIT_OK)

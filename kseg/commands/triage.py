@@ -52,8 +52,9 @@ class _Progress:
                    "summary.  [default: table on a terminal, text in a pipe]")
 @options.max_batch_bytes
 @options.progress
+@options.jobs
 def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, max_batch_bytes: int,
-           show_progress: bool) -> None:
+           show_progress: bool, jobs: int | None) -> None:
     """What the broker's next start does to every partition of these log directories.
 
     LOG_DIRS are the broker's log.dirs (one or several).  For each partition:
@@ -79,7 +80,7 @@ def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, max_batc
     try:
         sizes = None if bar is None else [log_bytes([p]) for p in log_dirs]
         result = run_triage([str(p) for p in log_dirs], progress=None if bar is None else _Progress(bar, sizes),
-                            max_batch_bytes=max_batch_bytes)
+                            max_batch_bytes=max_batch_bytes, jobs=options.job_count(jobs))
     finally:
         if bar is not None:
             bar.clear()

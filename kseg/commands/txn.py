@@ -32,8 +32,9 @@ FORMATS = ("text", "json", "table")
               help="text = problem partitions first; table = rich table; json = JSON Lines.")
 @options.max_batch_bytes
 @options.progress
+@options.jobs
 def txn(paths: tuple[Path, ...], timeout_ms: int, bootstrap: str, fmt: str, max_batch_bytes: int,
-        show_progress: bool) -> None:
+        show_progress: bool, jobs: int | None) -> None:
     """Transactions of every partition in these log or partition directories, and which ones hang.
 
     PATHS are log directories (the broker's log.dirs) or partition directories.
@@ -65,7 +66,8 @@ def txn(paths: tuple[Path, ...], timeout_ms: int, bootstrap: str, fmt: str, max_
         line.label, line.total = "txn", total_bytes(paths)
     try:
         result = run_txn(paths, timeout_ms=timeout_ms, bootstrap=bootstrap,
-                         advance=None if line is None else line.advance, max_batch_bytes=max_batch_bytes)
+                         advance=None if line is None else line.advance, max_batch_bytes=max_batch_bytes,
+                         jobs=options.job_count(jobs))
     finally:
         if line is not None:
             line.clear()

@@ -127,14 +127,14 @@ class TxnResult:
         }
 
 
-def _predictions(paths: Sequence[Path], cap: int) -> list[PartitionPrediction]:
+def _predictions(paths: Sequence[Path], cap: int, jobs: int = 1) -> list[PartitionPrediction]:
     """The loading model's view of every partition meant by ``paths`` (log or partition directories)."""
     found: list[PartitionPrediction] = []
     for path in paths:
         if is_partition_dir(path):
             found.append(_lone_partition(path, cap))
         else:
-            found.extend(p for p in predict_log_dir(path, cap).partitions if not p.kind)
+            found.extend(p for p in predict_log_dir(path, cap, jobs=jobs).partitions if not p.kind)
     return found
 
 
@@ -167,14 +167,16 @@ def txn(
     bootstrap: str = DEFAULT_BOOTSTRAP,
     advance: Advance | None = None,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    jobs: int = 1,
 ) -> TxnResult:
     """Read every partition of ``paths``; see the module docstring for what is found.
 
     ``max_batch_bytes`` is the read cap (``--max-batch-bytes``) for every batch
     decompressed (control batches, the internal topics' records); past it
-    LimitExceeded ends the run (one error line, exit 2) rather than a partial answer.
+    LimitExceeded ends the run (one error line, exit 2) rather than a partial answer.  ``jobs``:
+    worker processes for the loading model's partitions (the result is the same whatever the number).
     """
-    predictions = [p for p in _predictions([Path(p) for p in paths], max_batch_bytes) if p.topic != METADATA_TOPIC]
+    predictions = [p for p in _predictions([Path(p) for p in paths], max_batch_bytes, jobs) if p.topic != METADATA_TOPIC]
     view = _coordinator(predictions, max_batch_bytes)
     parts: list[PartitionTxn] = []
     for pred in predictions:

@@ -18,11 +18,13 @@ from kseg.ops.verify.next_start import Predictions, key, predict_scopes
 from kseg.ops.verify.partition import PartitionFinding, check_partition
 
 
-def load_checks(plan: Plan, results: list[UnitResult]) -> list[PartitionFinding]:
-    """Partition checks and the next start's findings, for every directory of the plan."""
+def load_checks(plan: Plan, results: list[UnitResult], jobs: int = 1) -> list[PartitionFinding]:
+    """Partition checks and the next start's findings, for every directory of the plan.
+
+    ``jobs``: worker processes for the model's partitions (``predict_log_dir``)."""
     prefixes = {os.path.abspath(r.facts.path): r.facts.prefix for r in results
                 if r.facts is not None and r.facts.prefix is not None}
-    predictions = predict_scopes(plan.loads, prefixes) if plan.loads else Predictions()
+    predictions = predict_scopes(plan.loads, prefixes, jobs) if plan.loads else Predictions()
     out: list[PartitionFinding] = []
     for partition in plan.partitions:
         facts = [fact for i in partition.units if (fact := results[i].facts) is not None]

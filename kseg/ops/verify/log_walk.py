@@ -109,15 +109,17 @@ class LogWalk(GapChecks):
         assert read_into is not None
         if start + MAGIC_OFFSET < self.limit and self.buf[start + MAGIC_OFFSET] != 2:
             return start  # not a V2 batch: nothing to read a window for (a V0/V1 message, damage)
-        if self._window is None:
-            self._window = bytearray(WINDOW_BYTES)  # one per walk: a legacy file returns here per run
+        if self._window is None:  # one per walk, no larger than the file: a small file's walk must not
+            # zero 4 MiB (a log directory of thousands of small segments)
+            self._window = bytearray(max(1, min(WINDOW_BYTES, self.limit - start)))
         window = self._window
+        size = len(window)
         with memoryview(window) as view:
             pos = start
             while True:
                 got = read_into(view, pos)
                 stop = pos + self._runs(window, pos, got, 0)
-                if got < WINDOW_BYTES or pos + got >= self.limit or not cut_by_window(window, stop - pos, got):
+                if got < size or pos + got >= self.limit or not cut_by_window(window, stop - pos, got):
                     return stop  # the end of the file, or an entry that is not a clean V2 batch
                 if stop == pos:  # a batch longer than the window
                     stop = self._one_mapped(pos)

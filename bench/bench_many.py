@@ -93,14 +93,19 @@ def row(label: str, argv: list[str], runs: int) -> None:
 
 
 def bench_segments(root: Path, segments: int, runs: int) -> None:
-    print(f"one partition of N segments (1 batch each): N = {segments // 10} and {segments}")
-    for n in (segments // 10, segments):
-        logdir = root / f"segments-{n}"
-        if not logdir.exists():
-            write_partition(logdir / "t-0", n)
-            finish_logdir(logdir)
-        for command in COMMANDS:
-            row(f"{command} ({n} segments)", [*command.split(), str(logdir)], runs)
+    print(f"one partition of N segments (1 batch each): N = {segments // 10} and {segments}; after a clean "
+          "shutdown, then after an unclean one from recovery point 0 (every segment recovered)")
+    for clean in (True, False):
+        for n in (segments // 10, segments):
+            logdir = root / f"segments-{n}-{'clean' if clean else 'unclean'}"
+            if not logdir.exists():
+                write_partition(logdir / "t-0", n)
+                finish_logdir(logdir)
+                if not clean:
+                    (logdir / ".kafka_cleanshutdown").unlink()
+                    (logdir / "recovery-point-offset-checkpoint").unlink()
+            for command in COMMANDS:
+                row(f"{command} ({n} segments, {'clean' if clean else 'unclean'})", [*command.split(), str(logdir)], runs)
 
 
 def bench_partitions(root: Path, partitions: int, jobs: int, runs: int) -> None:

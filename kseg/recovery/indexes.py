@@ -300,22 +300,7 @@ def build_indexes(
     aborted: list[AbortedTxn] = []
     epochs: list[tuple[int, int]] = []
     tracker = txn if txn is not None else TxnTracker()
-    state = fresh_state(base_offset, index_interval_bytes, max_index_size)
-    position = released = 0
-    if prefix is not None and prefix.fits(walk.limit, base_offset, index_interval_bytes, max_index_size):
-        state, position = prefix.state, prefix.position
-        indexes.offsets += prefix.offsets
-        indexes.times += prefix.times
-        epochs += prefix.epochs
-    else:
-        ran = read_clean_run(buf, walk.limit, state, read_into) if read_into is not None and walk.limit else None
-        if ran is not None:
-            position, state, offsets, times, changes = ran
-            indexes.offsets += offsets
-            indexes.times += times
-            epochs += changes
-            released = position - position % PAGE
-    first = _clean_run(buf, walk.limit, indexes, state, epochs, position, released)
+    first = _clean_start(buf, walk.limit, indexes, epochs, index_interval_bytes, max_index_size, prefix, read_into)
     if first[0] > 0:  # the loop goes on where the core's clean run stopped
         walk = BatchWalk(buf, first[0], end, strict=False)
     valid_bytes, batches, stop, detail, failure, map_end = _recover(
@@ -337,19 +322,42 @@ def build_indexes(
     )
 
 
+def _clean_start(
+    buf: Buffer, limit: int, indexes: _Indexes, epochs: list[tuple[int, int]], interval: int, max_index_size: int,
+    prefix: CleanPrefix | None, read_into: Callable[[memoryview, int], int] | None,
+) -> _Start:
+    """Where :func:`_recover`'s loop starts: after another walk's prefix (if it fits) or the core's
+    run over windows read into memory, then the core's runs over the mapping (:func:`_clean_run`)."""
+    base_offset = indexes.base_offset
+    state = fresh_state(base_offset, interval, max_index_size)
+    position = released = 0
+    if prefix is not None and prefix.fits(limit, base_offset, interval, max_index_size):
+        state, position = prefix.state, prefix.position
+        indexes.offsets += prefix.offsets
+        indexes.times += prefix.times
+        epochs += prefix.epochs
+    else:
+        ran = read_clean_run(buf, limit, state, read_into) if read_into is not None and limit else None
+        if ran is not None:
+            position, state, offsets, times, changes = ran
+            indexes.offsets += offsets
+            indexes.times += times
+            epochs += changes
+            released = position - position % PAGE
+    return _clean_run(buf, limit, indexes, state, epochs, position, released)
+
+
 def _clean_run(
     buf: Buffer, limit: int, indexes: _Indexes, state: tuple[int, ...], epochs: list[tuple[int, int]],
     position: int = 0, released: int = 0,
 ) -> _Start:
     """The compiled core's run of :func:`_recover`'s loop over the clean batches from ``position``.
 
-    Whole, CRC-valid V2 batches without a producer id, and valid V0/V1 messages (a legacy
-    segment, or the legacy part of an upgraded one), offsets inside the segment, index appends
-    that do not throw: the core builds their entries in one call per ``RELEASE_EVERY`` bytes
-    (pages released between calls), switching between the V2 and the legacy run, and stops
-    before the first entry the loop must see (tests/core/test_core_indexes.py,
-    tests/core/test_core_legacy_run.py: the same bytes either way).  On the pure-Python path
-    nothing is run and the loop starts at ``position``.  ``epochs`` gets the epoch changes.
+    Whole, CRC-valid V2 batches without a producer id and valid V0/V1 messages, offsets inside the
+    segment, index appends that do not throw: the core builds their entries a ``RELEASE_EVERY``
+    bytes per call (pages released between calls), switching between the V2 and the legacy run,
+    and stops before the first entry the loop must see (tests/core/test_core_indexes.py,
+    test_core_legacy_run.py).  Pure Python: nothing is run.  ``epochs`` gets the epoch changes.
     """
     while True:
         until = max(released, position) + RELEASE_EVERY  # beyond position: each call takes a batch or stops

@@ -27,6 +27,7 @@ from kseg.errors import InvalidRecord, KsegError, LimitExceeded
 from kseg.format import Batch, BatchWalk
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import (
+    CODEC_MASK,
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_ATTRIBUTES_OFFSET,
     MAGIC_OFFSET,
@@ -167,9 +168,11 @@ class Selection:
             self._run = None
 
     def keep(self, batch: Batch, first: int, last: int, records: int | None) -> None:
+        self.keep_span(batch.position, batch.position + batch.size, first, last, records)
+
+    def keep_span(self, position: int, end: int, first: int, last: int, records: int | None) -> None:
+        """:meth:`keep` for the entry at ``[position, end)`` without a batch object (plain V0/V1 messages)."""
         self.intact += 1
-        position = batch.position
-        end = position + batch.size
         run = self._run
         if run is not None and run[1] == position:
             run[1] = end
@@ -284,6 +287,11 @@ def producer_refusal(batch: Batch, tracker: TxnTracker) -> tuple[str, str] | Non
     return None
 
 
+#: Plain (uncompressed) V0/V1 messages of Kafka's prefix are kept without a batch object each
+#: (False: every entry through the batch path, the reference of tests/recovery/test_salvage_legacy.py).
+PLAIN_LEGACY_STEP = True
+
+
 def select_batches(
     buf: Buffer, base_offset: int, prefix_end: int, tracker: TxnTracker
 ) -> tuple[Selection, PrefixStats]:
@@ -296,7 +304,16 @@ def select_batches(
     sel = Selection(base_offset)
     stats = PrefixStats()
     released = 0
-    for batch in BatchWalk(buf, 0, prefix_end, strict=False):
+    for position, end, magic, _, _ in BatchWalk(buf, 0, prefix_end, strict=False).frames():
+        if PLAIN_LEGACY_STEP and magic in (0, 1) and not buf[position + LEGACY_ATTRIBUTES_OFFSET] & CODEC_MASK:
+            # a plain V0/V1 message: its offset is its first and last, one record, no producer id --
+            # no object per message, which a legacy segment has a hundred times more of than batches
+            offset = int.from_bytes(buf[position : position + 8], "big", signed=True)
+            stats.add(offset, offset, 1)
+            sel.keep_span(position, end, offset, offset, 1)
+            released = _release_behind(buf, released, position)
+            continue
+        batch: Batch = LegacyBatch(buf, position) if magic < 2 else V2Batch(buf, position)
         first, last, records = first_offset_of(batch, cap), batch.last_offset, records_of(batch, cap)
         stats.add(first, last, records)
         refusal = producer_refusal(batch, tracker)

@@ -24,9 +24,10 @@ from segments import damaged  # noqa: E402
 from test_core_legacy_run import legacy_log  # noqa: E402
 
 
-def _selected(buf: bytes, step: bool, prefix_end: int):
+def _selected(buf: bytes, step: bool, prefix_end: int, flush_every: int = 4096):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(salvage, "PLAIN_LEGACY_STEP", step)
+        patch.setattr(salvage._PlainRun, "FLUSH_EVERY", flush_every)  # small: runs kept in several calls
         sel, stats = salvage.select_batches(buf, 0, prefix_end, TxnTracker())
     return vars(sel), {name: getattr(stats, name) for name in stats.__slots__}
 
@@ -40,6 +41,6 @@ def test_the_plain_legacy_step_selects_what_the_batch_path_selects(seed, damage,
         buf = damaged(buf, damage)
     prefix_end = len(buf) * cut // 100
     fast = _selected(buf, True, prefix_end)
-    assert fast == _selected(buf, False, prefix_end)
+    assert fast == _selected(buf, False, prefix_end) == _selected(buf, True, prefix_end, flush_every=3)
     if damage < 0 and cut == 100:
         assert fast[1]["batches"] > 0

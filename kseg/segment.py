@@ -298,6 +298,15 @@ class Segment:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def release(self, upto: int) -> None:
+        """Drop the mapped pages before ``upto`` (once 16 MiB have been passed): a walk calls it as it goes,
+        so the resident set stays flat whatever the file's size (:meth:`MappedFile.release`).
+
+        Pages dropped are read again from the page cache if a batch behind ``upto`` is used later:
+        releasing never changes what a walk reads, only what stays mapped.
+        """
+        self._file.release(upto)
+
     # -- batches -------------------------------------------------------------------
     def walk(self, start: int = 0, end: int | None = None, *, strict: bool = False) -> BatchWalk:
         """A walk over the batches; ``walk.end`` tells where and why it stopped."""

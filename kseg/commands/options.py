@@ -132,3 +132,15 @@ spark_conf = click.option(
     "--conf", "conf", multiple=True, metavar="KEY=VALUE", callback=_conf_pairs,
     help="A Spark setting (repeatable), e.g. spark.executor.memory=4g.",
 )
+
+
+#: ``-j/--jobs N`` into the parameter ``jobs``: worker processes, None for all cores (:func:`job_count`).
+jobs = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+                    help="Worker processes for the partitions [default: all cores].")
+
+
+def job_count(jobs: int | None) -> int:
+    """``--jobs`` as a number: all cores when not given."""
+    import os
+
+    return jobs if jobs is not None else (os.cpu_count() or 1)

@@ -44,6 +44,7 @@ from kseg.render.terminal import escape_controls
                    "of --dry-run); the others are counted.")
 @click.option("--all", "show_all", is_flag=True, help="Show every segment, healthy ones too.")
 @options.progress
+@options.jobs
 def recover(
     path: Path,
     output_dir: Path | None,
@@ -56,6 +57,7 @@ def recover(
     quiet: bool,
     show_all: bool,
     show_progress: bool,
+    jobs: int | None,
 ) -> None:
     """Keep what Kafka's recovery keeps of a segment, or every intact batch.
 
@@ -95,7 +97,8 @@ def recover(
         progress.watching("recover", log_bytes([path]), forced=show_progress),
     ):
         report = recover_path(path, out_dir=output_dir, in_place=in_place, dry_run=dry_run, salvage=salvage,
-                              index_interval_bytes=index_interval_bytes, max_batch_bytes=max_batch_bytes)
+                              index_interval_bytes=index_interval_bytes, max_batch_bytes=max_batch_bytes,
+                              jobs=options.job_count(jobs))
     verdict = report.verdict() if dry_run else None
     # --dry-run answers what the next start does: the one verdict's exit code (docs/cli.md)
     code = verdict.exit_code() if verdict is not None else (EXIT_PROBLEMS if report.changed else EXIT_OK)

@@ -54,8 +54,9 @@ class _Progress:
               help="Only what needs attention: no assumption line, no log directory with nothing to say.")
 @options.max_batch_bytes
 @options.progress
+@options.jobs
 def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, quiet: bool, max_batch_bytes: int,
-           show_progress: bool) -> None:
+           show_progress: bool, jobs: int | None) -> None:
     """What the broker's next start does to every partition of these log directories.
 
     LOG_DIRS are the broker's log.dirs (one or several).  For each partition:
@@ -83,7 +84,7 @@ def triage(log_dirs: tuple[Path, ...], show_all: bool, fmt: str | None, quiet: b
     try:
         sizes = None if bar is None else [log_bytes([p]) for p in log_dirs]
         result = run_triage([str(p) for p in log_dirs], progress=None if bar is None else _Progress(bar, sizes),
-                            max_batch_bytes=max_batch_bytes)
+                            max_batch_bytes=max_batch_bytes, jobs=options.job_count(jobs))
     finally:
         if bar is not None:
             bar.clear()

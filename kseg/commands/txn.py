@@ -39,8 +39,9 @@ FORMATS = ("text", "json", "table")
 @click.option("-q", "--quiet", is_flag=True, help="Text: list only the partitions with a problem.")
 @options.max_batch_bytes
 @options.progress
+@options.jobs
 def txn(paths: tuple[Path, ...], timeout_ms: int, now: str | None, bootstrap: str, fmt: str, quiet: bool,
-        max_batch_bytes: int, show_progress: bool) -> None:
+        max_batch_bytes: int, show_progress: bool, jobs: int | None) -> None:
     """Transactions of every partition in these log or partition directories, and which ones hang.
 
     PATHS are log directories (the broker's log.dirs) or partition directories.
@@ -77,7 +78,7 @@ def txn(paths: tuple[Path, ...], timeout_ms: int, now: str | None, bootstrap: st
     try:
         result = run_txn(paths, timeout_ms=timeout_ms, bootstrap=bootstrap,
                          advance=None if line is None else line.advance, max_batch_bytes=max_batch_bytes,
-                         now_ms=now_ms)
+                         now_ms=now_ms, jobs=options.job_count(jobs))
     finally:
         if line is not None:
             line.clear()

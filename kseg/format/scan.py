@@ -17,6 +17,7 @@ the Python functions below stay the reference (tests/core/).
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -80,7 +81,17 @@ def _core_call(call: str, buf: Buffer, *args: int) -> Any:
 
 
 def find_next_batch(buf: Buffer, start: int, end: int) -> Batch | None:
-    """The first position >= ``start`` where a whole, CRC-valid entry begins (or None)."""
+    """The first position >= ``start`` where a whole, CRC-valid entry begins (or None).
+
+    A zero run at ``start`` is passed in one step first (:func:`first_nonzero`): no entry starts
+    where its size field lies inside zeros, so the search begins 11 bytes before the first
+    non-zero byte.
+    """
+    if start + LOG_OVERHEAD <= len(buf) and buf[start + 8 : start + 12] == b"\0\0\0\0":
+        nonzero = first_nonzero(buf, start, end)
+        if nonzero is None:
+            return None
+        start = max(start, nonzero - 11)
     found = _core_call("find_next", buf, start, min(end, len(buf)))
     if found is NotImplemented:
         return _find_next_batch(buf, start, end)
@@ -103,10 +114,10 @@ def _find_next_batch(buf: Buffer, start: int, end: int) -> Batch | None:
             return None
         candidate = match.start()
         if buf[candidate + 8 : candidate + 12] == b"\0\0\0\0":
-            nonzero = _NONZERO.search(buf, candidate + 8, end)
+            nonzero = first_nonzero(buf, candidate + 8, end)
             if nonzero is None:
                 return None
-            pos = max(candidate + 1, nonzero.start() - 11)
+            pos = max(candidate + 1, nonzero - 11)
             continue
         batch = _plausible(buf, candidate, end)
         if batch is not None:
@@ -115,8 +126,44 @@ def _find_next_batch(buf: Buffer, start: int, end: int) -> Batch | None:
     return None
 
 
+#: Bytes compared at a time by :func:`first_nonzero` (``memcmp`` against this many zeros).
+ZERO_CHUNK = 1 << 20
+_ZEROS = bytes(ZERO_CHUNK)
+
+
+def first_nonzero(buf: Buffer, start: int, end: int) -> int | None:
+    """The position of the first non-zero byte of ``buf[start:end]``, or None.
+
+    A megabyte at a time copied and compared with zeros (``memcpy``, ``memcmp``: a tenth of
+    the regular expression's time over a zero run), then the first chunk that differs is
+    searched: a preallocated or sparse gigabyte costs a fraction of a second.  The mapped pages
+    of an all-zero chunk are dropped at once (no one reads zeros twice), so a zero run of any
+    length leaves the resident set as it was.
+    """
+    end = min(end, len(buf))
+    pos = start
+    while pos < end:
+        stop = min(end, pos + ZERO_CHUNK)
+        data = bytes(buf[pos:stop])
+        if data != (_ZEROS if len(data) == ZERO_CHUNK else _ZEROS[: len(data)]):
+            return pos + len(data) - len(data.lstrip(b"\0"))
+        _drop_zero_pages(buf, pos, stop)
+        pos = stop
+    return None
+
+
+def _drop_zero_pages(buf: Buffer, start: int, stop: int) -> None:
+    """``madvise(MADV_DONTNEED)`` over the whole pages of ``[start, stop)`` of a mapped file."""
+    if not isinstance(buf, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+    last = stop - stop % mmap.PAGESIZE
+    if last > first:
+        buf.madvise(mmap.MADV_DONTNEED, first, last - first)
+
+
 def _is_zero(buf: Buffer, start: int, end: int) -> bool:
-    return _NONZERO.search(buf, start, end) is None
+    return first_nonzero(buf, start, end) is None
 
 
 def _damage_at(buf: Buffer, pos: int, end: int) -> tuple[str, int | None]:

@@ -282,6 +282,23 @@ def core_index_run(
     return None if ran is NotImplemented else ran
 
 
+def core_legacy_index_run(
+    buf: Buffer, position: int, limit: int, until: int, state: IndexState
+) -> tuple[int, IndexState, bytes, bytes] | None:
+    """:func:`core_index_run` for valid V0/V1 messages (the core's ``legacy_index_run``).
+
+    Returns (position reached, state, new ``.index`` entries, new ``.timeindex`` entries), or None
+    when the core is not in use (or is older than this function) or cannot take the arguments.
+    The run takes each message as ``_recover`` does -- shallowly, no epoch, no producer state --
+    and stops before any entry that is not a valid V0/V1 message or that the loop would treat
+    otherwise (an offset outside the segment, an index append that throws).
+    """
+    if CORE is None or not hasattr(CORE, "legacy_index_run") or min(position, limit, until) < 0:
+        return None
+    ran = call(CORE.legacy_index_run, position, buf, position, limit, until, state)
+    return None if ran is NotImplemented else ran
+
+
 def core_valid_v2_run_indexed(
     buf: Buffer, position: int, limit: int, until: int, state: IndexState, base: int = 0
 ) -> tuple[list[V2Header], int, int | None, IndexState, bytes, bytes, EpochChanges] | None:

@@ -44,7 +44,15 @@ from kseg.format.layout import LOG_OVERHEAD, MAX_RELATIVE_OFFSET, MIN_RECORD_OVE
 from kseg.format.model import wrap_int64
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
-from kseg.format.walk import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, BatchWalk, core_index_run
+from kseg.format.walk import (
+    BAD_SIZE,
+    END_OF_DATA,
+    PARTIAL_BATCH,
+    SHORT_TAIL,
+    BatchWalk,
+    core_index_run,
+    core_legacy_index_run,
+)
 from kseg.index import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     DEFAULT_MAX_INDEX_SIZE,
@@ -294,18 +302,7 @@ def build_indexes(
     aborted: list[AbortedTxn] = []
     epochs: list[tuple[int, int]] = []
     tracker = txn if txn is not None else TxnTracker()
-    if prefix is not None and prefix.fits(walk.limit, base_offset, index_interval_bytes, max_index_size):
-        first = _take_state(prefix.state, prefix.position, 0, indexes, prefix.offsets, prefix.times)
-        epochs += prefix.epochs
-    else:
-        state = fresh_state(base_offset, index_interval_bytes, max_index_size)
-        ran = read_clean_run(buf, walk.limit, state, read_into) if read_into is not None and walk.limit else None
-        if ran is not None:
-            position, state, offsets, times, changes = ran
-            epochs += changes
-            first = _take_state(state, position, position - position % PAGE, indexes, offsets, times)
-        else:
-            first = _clean_run(buf, walk.limit, indexes, state, epochs)
+    first = _clean_start(buf, walk.limit, indexes, epochs, index_interval_bytes, max_index_size, prefix, read_into)
     if first[0] > 0:  # the loop goes on where the core's clean run stopped
         walk = BatchWalk(buf, first[0], end, strict=False)
     valid_bytes, batches, stop, detail, failure, map_end = _recover(
@@ -327,19 +324,43 @@ def build_indexes(
     )
 
 
-def _clean_run(
-    buf: Buffer, limit: int, indexes: _Indexes, state: tuple[int, ...], epochs: list[tuple[int, int]]
+def _clean_start(
+    buf: Buffer, limit: int, indexes: _Indexes, epochs: list[tuple[int, int]], interval: int, max_index_size: int,
+    prefix: CleanPrefix | None, read_into: Callable[[memoryview, int], int] | None,
 ) -> _Start:
-    """The compiled core's run of :func:`_recover`'s loop over the leading clean batches.
-
-    Whole, CRC-valid V2 batches without a producer id, offsets inside the
-    segment, index appends that do not throw: the core builds their entries
-    in one call per ``RELEASE_EVERY`` bytes (pages released between calls)
-    and stops before the first batch the loop must see (tests/core/
-    test_core_indexes.py: the same bytes either way).  On the pure-Python
-    path nothing is run and the loop starts at byte 0.  ``epochs`` gets the epoch changes.
-    """
+    """Where :func:`_recover`'s loop starts: after another walk's prefix (if it fits) or the core's
+    run over windows read into memory, then the core's runs over the mapping (:func:`_clean_run`)."""
+    base_offset = indexes.base_offset
+    state = fresh_state(base_offset, interval, max_index_size)
     position = released = 0
+    if prefix is not None and prefix.fits(limit, base_offset, interval, max_index_size):
+        state, position = prefix.state, prefix.position
+        indexes.offsets += prefix.offsets
+        indexes.times += prefix.times
+        epochs += prefix.epochs
+    else:
+        ran = read_clean_run(buf, limit, state, read_into) if read_into is not None and limit else None
+        if ran is not None:
+            position, state, offsets, times, changes = ran
+            indexes.offsets += offsets
+            indexes.times += times
+            epochs += changes
+            released = position - position % PAGE
+    return _clean_run(buf, limit, indexes, state, epochs, position, released)
+
+
+def _clean_run(
+    buf: Buffer, limit: int, indexes: _Indexes, state: tuple[int, ...], epochs: list[tuple[int, int]],
+    position: int = 0, released: int = 0,
+) -> _Start:
+    """The compiled core's run of :func:`_recover`'s loop over the clean batches from ``position``.
+
+    Whole, CRC-valid V2 batches without a producer id and valid V0/V1 messages, offsets inside the
+    segment, index appends that do not throw: the core builds their entries a ``RELEASE_EVERY``
+    bytes per call (pages released between calls), switching between the V2 and the legacy run,
+    and stops before the first entry the loop must see (tests/core/test_core_indexes.py,
+    test_core_legacy_run.py).  Pure Python: nothing is run.  ``epochs`` gets the epoch changes.
+    """
     while True:
         until = max(released, position) + RELEASE_EVERY  # beyond position: each call takes a batch or stops
         ran = core_index_run(buf, position, limit, until, state)
@@ -349,23 +370,23 @@ def _clean_run(
         indexes.offsets += offsets
         indexes.times += times
         epochs += changes
-        if position < until:  # stopped before an entry the loop must take, or at the end
-            break
-        released = release_pages(buf, released, position)
+        if position < until:  # stopped before an entry the V2 run does not take, or at the end
+            legacy = core_legacy_index_run(buf, position, limit, until, state)
+            if legacy is None or legacy[0] == position:
+                break  # the end, or an entry for the Python loop
+            position, state, offsets, times = legacy
+            indexes.offsets += offsets
+            indexes.times += times
+        if position >= until:
+            released = release_pages(buf, released, position)
     return _take_state(state, position, released, indexes)
 
-
-def _take_state(
-    state: tuple[int, ...], position: int, released: int, indexes: _Indexes,
-    offsets: bytes | bytearray = b"", times: bytes | bytearray = b"",
-) -> _Start:
+def _take_state(state: tuple[int, ...], position: int, released: int, indexes: _Indexes) -> _Start:
     """The core's loop state (:func:`~kseg.recovery.clean_prefix.fresh_state`'s fields) into ``indexes``
     and the start of :func:`_recover`'s loop."""
     (_, _, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, indexes.last_offset,
      indexes.offset_count, _, indexes.last_time_timestamp, indexes.last_time_offset, indexes.time_count, _,
      last_epoch, map_end) = state
-    indexes.offsets += offsets
-    indexes.times += times
     return (position, valid_bytes, batches, max_timestamp, offset_of_max, next_index_point, released,
             last_epoch, map_end)
 

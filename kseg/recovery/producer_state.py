@@ -10,7 +10,7 @@ it, and an ABORT that closes a non-empty transaction becomes an entry of the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from kseg.errors import InvalidRecord, KsegError, LimitExceeded
@@ -191,16 +191,21 @@ def track_producer_batch(tracker: TxnTracker, batch: V2Batch) -> AbortedTxn | No
     return None
 
 
-def replay_producer_state(buf: Buffer, tracker: TxnTracker, *, end: int | None = None) -> int:
+def replay_producer_state(
+    buf: Buffer, tracker: TxnTracker, *, end: int | None = None, release: Callable[[int], None] | None = None
+) -> int:
     """Feed an earlier segment's producer batches to ``tracker``, as ``rebuildProducerState`` replays the log.
 
     Replay reads batches without checking CRCs (Kafka's ``loadProducersFromRecords``
     does not validate either) and stops where the file can no longer be framed.
-    Returns the number of bytes replayed.
+    Returns the number of bytes replayed.  ``release(position)``: called as the walk goes, so a
+    mapped file's pages behind it are dropped (``MappedFile.release``).
     """
     walk = BatchWalk(buf, 0, end, strict=False)
     pos = walk.start
     for pos, _, _, header, _ in walk.frames():
+        if release is not None:
+            release(pos)
         if header is not None and header[9] >= 0:  # a V2 batch with a producer id
             try:
                 track_producer_batch(tracker, V2Batch(buf, pos))
@@ -228,6 +233,6 @@ def replay_segments(
 def _replay_file(log: Path, tracker: TxnTracker) -> None:
     try:
         with MappedFile(log) as mapped:
-            replay_producer_state(mapped.buf, tracker)
+            replay_producer_state(mapped.buf, tracker, release=mapped.release)
     except KsegError as err:
         raise err.with_path(str(log))

@@ -27,6 +27,7 @@ from kseg.errors import InvalidRecord, KsegError, LimitExceeded
 from kseg.format import Batch, BatchWalk
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.layout import (
+    CODEC_MASK,
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_ATTRIBUTES_OFFSET,
     MAGIC_OFFSET,
@@ -167,18 +168,21 @@ class Selection:
             self._run = None
 
     def keep(self, batch: Batch, first: int, last: int, records: int | None) -> None:
-        self.intact += 1
-        position = batch.position
-        end = position + batch.size
+        self.keep_span(batch.position, batch.position + batch.size, first, last, records)
+
+    def keep_span(self, position: int, end: int, first: int, last: int, records: int | None, count: int = 1) -> None:
+        """:meth:`keep` for ``count`` entries filling ``[position, end)`` without batch objects (plain V0/V1
+        messages): ``first`` is the first one's first offset, ``last`` the largest last offset."""
+        self.intact += count
         run = self._run
         if run is not None and run[1] == position:
             run[1] = end
             run[3] = max(run[3], last)
-            run[4] += 1
+            run[4] += count
             run[5] = None if run[5] is None or records is None else run[5] + records
         else:
             self._close()
-            self._run = [position, end, first, last, 1, records, self.lost_any]
+            self._run = [position, end, first, last, count, records, self.lost_any]
         if self.high is None or last > self.high:
             self.high = last
         self._region(position, end, SALVAGED if self.lost_any else KEPT)
@@ -284,6 +288,11 @@ def producer_refusal(batch: Batch, tracker: TxnTracker) -> tuple[str, str] | Non
     return None
 
 
+#: Plain (uncompressed) V0/V1 messages of Kafka's prefix are kept without a batch object each
+#: (False: every entry through the batch path, the reference of tests/recovery/test_salvage_legacy.py).
+PLAIN_LEGACY_STEP = True
+
+
 def select_batches(
     buf: Buffer, base_offset: int, prefix_end: int, tracker: TxnTracker
 ) -> tuple[Selection, PrefixStats]:
@@ -296,7 +305,16 @@ def select_batches(
     sel = Selection(base_offset)
     stats = PrefixStats()
     released = 0
-    for batch in BatchWalk(buf, 0, prefix_end, strict=False):
+    plain = _PlainRun(sel, stats)
+    for position, end, magic, _, _ in BatchWalk(buf, 0, prefix_end, strict=False).frames():
+        if PLAIN_LEGACY_STEP and magic in (0, 1) and not buf[position + LEGACY_ATTRIBUTES_OFFSET] & CODEC_MASK:
+            # a plain V0/V1 message: its offset is its first and last, one record, no producer id --
+            # no object per message, which a legacy segment has a hundred times more of than batches
+            if plain.add(position, end, int.from_bytes(buf[position : position + 8], "big", signed=True)):
+                released = _release_behind(buf, released, position)
+            continue
+        plain.flush()
+        batch: Batch = LegacyBatch(buf, position) if magic < 2 else V2Batch(buf, position)
         first, last, records = first_offset_of(batch, cap), batch.last_offset, records_of(batch, cap)
         stats.add(first, last, records)
         refusal = producer_refusal(batch, tracker)
@@ -305,6 +323,7 @@ def select_batches(
         else:
             sel.drop(batch, first, last, records, *refusal)
         released = _release_behind(buf, released, batch.position)
+    plain.flush()
     for item in scan(buf, prefix_end):
         if isinstance(item, Gap):
             sel.damage(buf, item)
@@ -319,6 +338,39 @@ def select_batches(
         released = _release_behind(buf, released, item.position)
     sel.finish()
     return sel, stats
+
+
+class _PlainRun:
+    """Consecutive plain V0/V1 messages of the prefix, kept in one :meth:`Selection.keep_span` call.
+
+    Kept one by one they would extend the same run and region, and move the same maxima, as
+    their sum does (tests/recovery/test_salvage_legacy.py compares both).
+    """
+
+    FLUSH_EVERY = 4096  # messages: the pages behind them are released at each flush
+
+    def __init__(self, sel: Selection, stats: PrefixStats) -> None:
+        self.sel, self.stats = sel, stats
+        self.start = self.end = self.first = self.high = self.count = 0
+
+    def add(self, position: int, end: int, offset: int) -> bool:
+        """One message; True when the run was flushed (every FLUSH_EVERY messages)."""
+        if self.count == 0:
+            self.start, self.first, self.high = position, offset, offset
+        elif offset > self.high:
+            self.high = offset
+        self.end = end
+        self.count += 1
+        if self.count < self.FLUSH_EVERY:
+            return False
+        self.flush()
+        return True
+
+    def flush(self) -> None:
+        if self.count:
+            self.stats.add(self.first, self.high, self.count, self.count)
+            self.sel.keep_span(self.start, self.end, self.first, self.high, self.count, self.count)
+            self.count = 0
 
 
 def _release_behind(buf: Buffer, released: int, position: int) -> int:
@@ -339,8 +391,8 @@ class PrefixStats:
         self.first: int | None = None
         self.high: int | None = None
 
-    def add(self, first: int, last: int, records: int | None) -> None:
-        self.batches += 1
+    def add(self, first: int, last: int, records: int | None, count: int = 1) -> None:
+        self.batches += count
         self.records = None if self.records is None or records is None else self.records + records
         if self.first is None:
             self.first = first

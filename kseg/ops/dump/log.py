@@ -103,6 +103,7 @@ def _walk_log(segment: Segment, target: DumpTarget, options: DumpOptions, summar
     state = RecordState(summaries, target.absolute)
     valid_bytes = 0
     for shown, batch in enumerate(walk, 1):
+        segment.release(batch.position)
         if options.to_offset is not None and _first_offset(batch) > options.to_offset:
             break
         if isinstance(batch, LegacyBatch) and batch.magic not in (0, 1):

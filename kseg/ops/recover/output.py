@@ -97,7 +97,8 @@ def batch_epochs(logs: Sequence[Path], from_offset: int) -> list[tuple[int, int]
     found = []
     for log in logs:
         with MappedFile(log) as mapped:
-            for _, _, _, header, _ in BatchWalk(mapped.buf, 0, None, strict=False).frames():
+            for pos, _, _, header, _ in BatchWalk(mapped.buf, 0, None, strict=False).frames():
+                mapped.release(pos)
                 if header is not None and header[0] >= from_offset:
                     found.append((header[2], header[0]))
     return found
@@ -165,6 +166,7 @@ def producer_snapshot(logs: Sequence[Path], max_batch_bytes: int = DEFAULT_MAX_D
         with MappedFile(log) as mapped:
             buf = mapped.buf
             for pos, _, _, header, _ in BatchWalk(buf, 0, None, strict=False).frames():
+                mapped.release(pos)  # the pages behind the walk go: memory stays flat in the segment size
                 if header is not None and header[9] >= 0:
                     _producer_batch(state, tracker, V2Batch(buf, pos))
     open_txns = tracker.open_transactions
@@ -203,6 +205,7 @@ def output_log_end(outcomes: Sequence[SegmentOutcome]) -> int | None:
     with MappedFile(last.files[0].path) as mapped:
         buf = mapped.buf
         for pos, _, _, header, _ in BatchWalk(buf, 0, None, strict=False).frames():
+            mapped.release(pos)
             if header is not None:
                 next_offset = header[0] + header[6] + 1
             elif pos + 8 <= len(buf):  # a V0/V1 entry's offset field: its (last) offset

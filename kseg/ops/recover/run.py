@@ -229,6 +229,7 @@ def recover_path(
     salvage: bool = False,
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    jobs: int = 1,
 ) -> Report | LogDirReport:
     """Recover one segment, every segment of a partition directory in order, or every partition of a log dir.
 
@@ -236,12 +237,13 @@ def recover_path(
     modified.  Refusals are raised before anything is read or written.
     ``max_batch_bytes`` is the read cap (``--max-batch-bytes``) for the control
     batches and legacy wrappers recovery decompresses: one past it raises
-    LimitExceeded (one error line, exit 2) -- kseg never guesses what it did not read.
+    LimitExceeded (one error line, exit 2) -- kseg never guesses what it did not read.  ``jobs``:
+    worker processes for the loading model's partitions of a log directory (the same result).
     """
     target = choose_target(out_dir, in_place, dry_run)
     parts = log_dir_partitions(path)
     if parts is not None:
-        return _recover_log_dir(path, parts, target, out_dir, salvage, index_interval_bytes, max_batch_bytes)
+        return _recover_log_dir(path, parts, target, out_dir, salvage, index_interval_bytes, max_batch_bytes, jobs)
     source = resolve_input(path)
     if in_place:
         refuse_in_place_while_locked(source.directory.resolve().parent)
@@ -254,7 +256,8 @@ def recover_path(
 
 
 def _recover_log_dir(
-    path: Path, parts: list[Path], target: str, out_dir: Path | None, salvage: bool, interval: int, cap: int
+    path: Path, parts: list[Path], target: str, out_dir: Path | None, salvage: bool, interval: int, cap: int,
+    jobs: int = 1,
 ) -> LogDirReport:
     """Every partition of a log directory, each with the model's prediction from ``predict_log_dir``."""
     if target == IN_PLACE:
@@ -262,7 +265,7 @@ def _recover_log_dir(
     sources = [partition_input(part) for part in parts]
     if out_dir is not None:
         refuse_log_dir_outputs(path, sources, out_dir)
-    prediction = predict_log_dir(path, cap)
+    prediction = predict_log_dir(path, cap, jobs=jobs)
     by_path = {Path(p.path).name: p for p in prediction.partitions}
     reports = []
     for source in sources:

@@ -29,6 +29,7 @@ def _records(path: Path, from_offset: int, cap: int) -> Iterator[dict[str, Any]]
     with MappedFile(path) as mapped:
         buf = mapped.buf
         for pos, _, _, header, _ in BatchWalk(buf, 0, None, strict=False).frames():
+            mapped.release(pos)
             if header is None:
                 continue
             try:

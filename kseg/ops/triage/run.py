@@ -270,6 +270,7 @@ def triage(
     paths: Sequence[str | os.PathLike[str]],
     progress: Progress | None = None,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    jobs: int = 1,
 ) -> TriageResult:
     """Predict the next start of the broker owning these log directories; read-only.
 
@@ -278,10 +279,11 @@ def triage(
     directory given twice.  ``max_batch_bytes`` is the read cap (``--max-batch-bytes``)
     for the control batches the model decompresses; one past it raises
     :class:`~kseg.errors.LimitExceeded` (one error line, exit 2): kseg cannot
-    predict what it was told not to read, and a guess would be worse.
+    predict what it was told not to read, and a guess would be worse.  ``jobs``: worker processes
+    for the partitions (the result is the same whatever the number).
     """
     log_dirs = check_log_dirs(paths)
-    broker = predict_broker(_Announced(log_dirs, progress), max_batch_bytes)
+    broker = predict_broker(_Announced(log_dirs, progress), max_batch_bytes, jobs=jobs)
     dirs = [LogDirTriage(d, log_dir_steps(d)) for d in broker.log_dirs]
     verdict = verdict_of(broker.log_dirs, broker.broker_stops)
     parts = [triage_partition(d.path, p, verdict) for d in broker.log_dirs for p in d.partitions]

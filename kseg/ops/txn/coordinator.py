@@ -83,6 +83,7 @@ def _records(logs: list[Path], max_batch_bytes: int) -> Iterator[tuple[Path, V2B
         try:
             with Segment(log) as seg:
                 for pos, _, magic, header, _ in seg.walk(strict=False).frames():
+                    seg.release(pos)
                     if header is None or magic != 2:
                         continue
                     batch = V2Batch(seg.buf, pos)

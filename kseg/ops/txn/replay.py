@@ -238,6 +238,7 @@ def _replay_log(log: Path, replayer: _Replayer, what: ReplayRange) -> None:
         with Segment(log) as seg:
             walk = seg.walk(strict=False)
             for pos, _, _, header, _ in walk.frames():
+                seg.release(pos)
                 if header is None:
                     continue
                 last = header[0] + header[6]  # baseOffset + lastOffsetDelta

@@ -166,7 +166,7 @@ class TxnResult:
         }
 
 
-def _predictions(paths: Sequence[Path], cap: int) -> tuple[list[PartitionPrediction], Verdict]:
+def _predictions(paths: Sequence[Path], cap: int, jobs: int = 1) -> tuple[list[PartitionPrediction], Verdict]:
     """The loading model's view of every partition meant by ``paths`` (log or partition directories),
     and the one verdict of their next start."""
     found: list[PartitionPrediction] = []
@@ -177,7 +177,7 @@ def _predictions(paths: Sequence[Path], cap: int) -> tuple[list[PartitionPredict
             found.append(_lone_partition(path, cap))
             facts.extend(partition_facts(found[-1]))
         else:
-            log_dirs.append(predict_log_dir(path, cap))
+            log_dirs.append(predict_log_dir(path, cap, jobs=jobs))
             found.extend(p for p in log_dirs[-1].partitions if not p.kind)
     mark_duplicates(log_dirs)
     return found, Verdict(broker_facts(log_dirs, BrokerPrediction(log_dirs).broker_stops) + facts)
@@ -213,6 +213,7 @@ def txn(
     advance: Advance | None = None,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     now_ms: int | None = None,
+    jobs: int = 1,
 ) -> TxnResult:
     """Read every partition of ``paths``; see the module docstring for what is found.
 
@@ -221,9 +222,10 @@ def txn(
 
     ``max_batch_bytes`` is the read cap (``--max-batch-bytes``) for every batch
     decompressed (control batches, the internal topics' records); past it
-    LimitExceeded ends the run (one error line, exit 2) rather than a partial answer.
+    LimitExceeded ends the run (one error line, exit 2) rather than a partial answer.  ``jobs``:
+    worker processes for the loading model's partitions (the result is the same whatever the number).
     """
-    predicted, verdict = _predictions([Path(p) for p in paths], max_batch_bytes)
+    predicted, verdict = _predictions([Path(p) for p in paths], max_batch_bytes, jobs)
     predictions = [p for p in predicted if p.topic != METADATA_TOPIC]
     view = _coordinator(predictions, max_batch_bytes)
     parts: list[PartitionTxn] = []

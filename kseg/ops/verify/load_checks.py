@@ -22,12 +22,15 @@ from kseg.recovery.verdict.partition import broker_facts, partition_facts
 from kseg.recovery.verdict.table import Verdict
 
 
-def load_checks(plan: Plan, results: list[UnitResult]) -> tuple[list[PartitionFinding], Verdict | None]:
+def load_checks(plan: Plan, results: list[UnitResult], jobs: int = 1,
+                ) -> tuple[list[PartitionFinding], Verdict | None]:
     """Partition checks and the next start's findings, for every directory of the plan, and the verdict
-    of the next start of the directories the model predicted (None when it predicted none)."""
+    of the next start of the directories the model predicted (None when it predicted none).
+
+    ``jobs``: worker processes for the model's partitions (``predict_log_dir``)."""
     prefixes = {os.path.abspath(r.facts.path): r.facts.prefix for r in results
                 if r.facts is not None and r.facts.prefix is not None}
-    predictions = predict_scopes(plan.loads, prefixes) if plan.loads else Predictions()
+    predictions = predict_scopes(plan.loads, prefixes, jobs) if plan.loads else Predictions()
     out: list[PartitionFinding] = []
     for partition in plan.partitions:
         facts = [fact for i in partition.units if (fact := results[i].facts) is not None]

@@ -9,8 +9,6 @@ bytes skipped to resynchronise, so one run reports all the damage in a file.
 
 from __future__ import annotations
 
-import re
-
 from kseg.errors import KsegError
 from kseg.format import read_batch
 from kseg.format.layout import (
@@ -24,14 +22,22 @@ from kseg.format.layout import (
     MIN_V2_BATCH_LENGTH,
     RECORD_BATCH_OVERHEAD,
 )
-from kseg.format.scan import BAD_CRC, BAD_MAGIC, BAD_SIZE, PARTIAL, SHORT_TAIL, Gap, find_next_batch, scan
+from kseg.format.scan import (
+    BAD_CRC,
+    BAD_MAGIC,
+    BAD_SIZE,
+    PARTIAL,
+    SHORT_TAIL,
+    Gap,
+    find_next_batch,
+    first_nonzero,
+    scan,
+)
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
 from kseg.ops.verify.log_batches import BatchChecks
 from kseg.ops.verify.log_state import Observer
 from kseg.ops.verify.model import ERROR, INFO
-
-_NONZERO = re.compile(rb"[^\x00]")
 
 
 class GapChecks(BatchChecks):
@@ -91,7 +97,7 @@ class GapChecks(BatchChecks):
             end = found.position if found is not None else self.limit
         if end == gap.end:
             return gap
-        zero = _NONZERO.search(self.buf, gap.start, end) is None
+        zero = first_nonzero(self.buf, gap.start, end) is None
         return Gap(gap.start, end, gap.reason, gap.declared_size, zero)
 
     def _damaged_offset(self, pos: int) -> int:

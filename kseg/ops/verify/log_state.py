@@ -97,6 +97,7 @@ class WalkState:
         #: reads the file from a position into a buffer (MappedFile.read_into): the fast path then
         #: reads windows of the file instead of walking the mapping
         self.read_into: Callable[[memoryview, int], int] | None = None
+        self._window: bytearray | None = None  # the buffer read_into fills, allocated once per walk
 
     def close(self) -> None:
         self.view.release()

@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.format.layout import LOG_OVERHEAD, TRANSACTIONAL_MASK, Buffer
+from kseg.format.layout import LOG_OVERHEAD, MAGIC_OFFSET, TRANSACTIONAL_MASK, Buffer
+from kseg.format.legacy_run import LegacyRun, clean_legacy_run
 from kseg.format.walk import BatchWalk, V2Header, cut_by_window
 from kseg.index import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE
 from kseg.ops.verify.log_gaps import GapChecks
@@ -55,7 +56,8 @@ class LogWalk(GapChecks):
         while pos < limit:
             pos = self._fast(pos)
             if pos < limit:
-                pos = self._slow(pos)
+                taken = self._legacy(pos)
+                pos = self._slow(pos) if taken == pos else taken
         if self.batches:
             self.last_offset = self.max_last
         return self
@@ -105,19 +107,63 @@ class LogWalk(GapChecks):
         """
         read_into = self.read_into
         assert read_into is not None
-        window = bytearray(WINDOW_BYTES)
+        if start + MAGIC_OFFSET < self.limit and self.buf[start + MAGIC_OFFSET] != 2:
+            return start  # not a V2 batch: nothing to read a window for (a V0/V1 message, damage)
+        if self._window is None:  # one per walk, no larger than the file: a small file's walk must not
+            # zero 4 MiB (a log directory of thousands of small segments)
+            self._window = bytearray(max(1, min(WINDOW_BYTES, self.limit - start)))
+        window = self._window
+        size = len(window)
         with memoryview(window) as view:
             pos = start
             while True:
                 got = read_into(view, pos)
                 stop = pos + self._runs(window, pos, got, 0)
-                if got < WINDOW_BYTES or pos + got >= self.limit or not cut_by_window(window, stop - pos, got):
+                if got < size or pos + got >= self.limit or not cut_by_window(window, stop - pos, got):
                     return stop  # the end of the file, or an entry that is not a clean V2 batch
                 if stop == pos:  # a batch longer than the window
                     stop = self._one_mapped(pos)
                     if stop == pos:
                         return pos
                 pos = stop
+
+    def _legacy(self, start: int) -> int:
+        """Take the clean V0/V1 messages from ``start`` run by run (:mod:`kseg.format.legacy_run`);
+        returns where the first other entry is (``start`` when there is none: the slow path's).
+
+        Not with ``deep``: the slow path decodes every inner message.  Between runs the pages
+        behind the walk are released and progress is reported, as on the V2 fast path.
+        """
+        if self.deep:
+            return start
+        each = self.observe is not None
+        pos = start
+        while True:
+            until = pos + RUN_BYTES
+            run = clean_legacy_run(self.buf, pos, self.limit, until, self.floor, self.overflow_at, each)
+            if run.count:
+                self._take_legacy(run)
+            pos = run.end
+            if self.release is not None:
+                self.release(pos)
+            if pos >= self._next_progress:
+                self.progress(pos)  # type: ignore[misc]  # a progress mark is only set with a progress callback
+                self._next_progress = pos + PROGRESS_STEP
+            if pos < until:
+                return pos
+
+    def _take_legacy(self, run: LegacyRun) -> None:
+        """What ``_check_legacy`` does for a message with nothing to report, for a whole run at once."""
+        observe = self.observe
+        if observe is not None and run.messages is not None:
+            for pos, offset, timestamp in run.messages:
+                observe(pos, offset, offset, timestamp)
+        if self.first_offset is None:
+            self.first_offset = run.first_offset
+        self.floor = run.last_offset  # the run's offsets go up strictly from above the floor
+        self.max_last = max(self.max_last, run.last_offset)
+        self.batches += run.count
+        self.prev_position = run.last_position
 
     def _one_mapped(self, pos: int) -> int:
         """The batch at ``pos`` taken from the mapping, if it is a clean V2 batch; returns where the walk is."""

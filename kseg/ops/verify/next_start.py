@@ -60,7 +60,9 @@ def key(path: str) -> str:
     return os.path.abspath(path)
 
 
-def predict_scopes(scopes: tuple[LoadScope, ...], prefixes: Mapping[str, CleanPrefix] | None = None) -> Predictions:
+def predict_scopes(
+    scopes: tuple[LoadScope, ...], prefixes: Mapping[str, CleanPrefix] | None = None, jobs: int = 1
+) -> Predictions:
     """Run the model once per log directory and once per partition directory not inside one.
 
     ``prefixes``: recover's loop over the leading clean batches of the .log files verify walked,
@@ -69,7 +71,7 @@ def predict_scopes(scopes: tuple[LoadScope, ...], prefixes: Mapping[str, CleanPr
     out = Predictions()
     for scope in scopes:
         if scope.kind == "log-dir":
-            _predict_log_dir(out, scope.directory, prefixes)
+            _predict_log_dir(out, scope.directory, prefixes, jobs)
     mark_duplicates(list(out.log_dirs.values()))  # verify d1 d2: one broker's log.dirs
     for scope in scopes:
         if scope.kind != "partition":
@@ -90,9 +92,10 @@ def _wider(known: dict[str, tuple[str, ...] | None], where: str, only: tuple[str
     return (*(known.get(where) or ()), *(only or ()))
 
 
-def _predict_log_dir(out: Predictions, directory: str, prefixes: Mapping[str, CleanPrefix] | None) -> None:
+def _predict_log_dir(out: Predictions, directory: str, prefixes: Mapping[str, CleanPrefix] | None,
+                     jobs: int = 1) -> None:
     try:
-        prediction = predict_log_dir(directory, prefixes=prefixes)
+        prediction = predict_log_dir(directory, prefixes=prefixes, jobs=jobs)
     except Exception as err:  # a model failure must not stop verify: reported as load-model instead
         out.failures[key(directory)] = f"{type(err).__name__}: {err}"
         return

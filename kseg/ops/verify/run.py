@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 ProgressFn = Callable[[int, int], None]
 SortKey = tuple[float, int, int]
 
-#: Below this much data a pool costs more to start than it saves: verify serially.
+#: Below this much data, in fewer files than POOL_MIN_UNITS, a pool costs more to start than it
+#: saves: verify serially.  (A small file costs a few ms of checks: many of them are worth a pool.)
 POOL_MIN_BYTES = 32 << 20
+POOL_MIN_UNITS = 128
 
 
 def check_unit(
@@ -75,7 +77,7 @@ def _run_units(
     """Every unit's result, in unit order: inline, or in a process pool for many files of real size."""
     sizes = [unit_bytes(u) for u in units] if jobs > 1 or progress else [0] * len(units)
     total = sum(sizes)
-    if jobs <= 1 or len(units) <= 1 or total < POOL_MIN_BYTES:
+    if jobs <= 1 or len(units) <= 1 or (total < POOL_MIN_BYTES and len(units) < POOL_MIN_UNITS):
         return _run_inline(units, deep, sizes, progress, max_batch_bytes)
     from concurrent.futures import ProcessPoolExecutor, as_completed  # only for a pool: ~8 ms of start-up
 
@@ -83,6 +85,7 @@ def _run_units(
     done = 0
     with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:
         futures = {pool.submit(check_unit, unit, deep, None, max_batch_bytes): i for i, unit in enumerate(units)}
+        # (one future per unit: with many small units, chunks would cost less to send; see bench/bench_many.py)
         for future in as_completed(futures):
             i = futures[future]
             results[i] = future.result()
@@ -118,11 +121,11 @@ def verify_paths(
         results = run_units(plan.units, deep, max_batch_bytes)
     else:
         results = _run_units(plan.units, deep, jobs, progress, max_batch_bytes)
-    files, verdict = _merge(plan, results)
+    files, verdict = _merge(plan, results, jobs)
     return VerifyResult(files, deep, [partition.directory for partition in plan.partitions], verdict)
 
 
-def _merge(plan: Plan, results: list[UnitResult]) -> tuple[list[FileReport], Verdict | None]:
+def _merge(plan: Plan, results: list[UnitResult], jobs: int = 1) -> tuple[list[FileReport], Verdict | None]:
     """The units' reports and the partition checks' findings, in Kafka's file order."""
     reports: list[tuple[SortKey, FileReport]] = []
     for unit, result in zip(plan.units, results, strict=True):
@@ -131,7 +134,7 @@ def _merge(plan: Plan, results: list[UnitResult]) -> tuple[list[FileReport], Ver
     reports.extend(((-1, 0, 0), missing_report(path)) for path in plan.missing)
 
     by_path = {report.path: report for _, report in reports}
-    found, verdict = _load_checks(plan, results)
+    found, verdict = _load_checks(plan, results, jobs)
     for finding_path, finding, anchor in found:
         target = by_path.get(finding_path)
         if target is None:
@@ -147,7 +150,7 @@ def _merge(plan: Plan, results: list[UnitResult]) -> tuple[list[FileReport], Ver
     return files, verdict
 
 
-def _load_checks(plan: Plan, results: list[UnitResult]) -> tuple[list[PartitionFinding], Verdict | None]:
+def _load_checks(plan: Plan, results: list[UnitResult], jobs: int = 1) -> tuple[list[PartitionFinding], Verdict | None]:
     """The partition checks and the next start's findings; none for files outside partition directories.
 
     Imported only when a directory is verified: the log-loading model is a fifth of verify's
@@ -157,7 +160,7 @@ def _load_checks(plan: Plan, results: list[UnitResult]) -> tuple[list[PartitionF
         return [], None
     from kseg.ops.verify.load_checks import load_checks
 
-    return load_checks(plan, results)
+    return load_checks(plan, results, jobs)
 
 
 def _kind_of_missing(path: str) -> str:

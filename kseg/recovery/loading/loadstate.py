@@ -32,6 +32,49 @@ class LoadInputs:
     closes: bool = True
 
 
+class Segments(dict[int, Seg]):
+    """``LogSegments``' map: base offset -> segment, with its offset order kept until the map changes.
+
+    Recovery asks for the segments in order once per segment it recovers; sorting them each
+    time made a partition of thousands of segments quadratic.
+    """
+
+    _order: list[Seg] | None = None
+
+    def ordered(self) -> list[Seg]:
+        if self._order is None:
+            self._order = [self[b] for b in sorted(self)]
+        return self._order
+
+    def __setitem__(self, base: int, seg: Seg) -> None:
+        self._order = None
+        super().__setitem__(base, seg)
+
+    def __delitem__(self, base: int) -> None:
+        self._order = None
+        super().__delitem__(base)
+
+    def pop(self, *args):
+        self._order = None
+        return super().pop(*args)
+
+    def clear(self) -> None:
+        self._order = None
+        super().clear()
+
+    def popitem(self) -> tuple[int, Seg]:
+        self._order = None
+        return super().popitem()
+
+    def setdefault(self, *args):
+        self._order = None
+        return super().setdefault(*args)
+
+    def update(self, *args, **kwargs) -> None:
+        self._order = None
+        super().update(*args, **kwargs)
+
+
 class LoadState:
     """Segments (``LogSegments``), the epoch cache, the load's ``ProducerStateManager``, the deleted bases."""
 
@@ -40,8 +83,17 @@ class LoadState:
         self.inputs = inputs
         self.epochs = epochs
         self.psm = psm
-        self.segments: dict[int, Seg] = {}
+        self.segments: dict[int, Seg] = Segments()
         self.deleted: list[int] = []
 
     def ordered(self) -> list[Seg]:
-        return [self.segments[b] for b in sorted(self.segments)]
+        """The segments in offset order.
+
+        The list is kept until the map changes and handed out as it is: callers read it (and may
+        delete segments from the map while they go through it, which starts a new list), never
+        change it.
+        """
+        segments = self.segments
+        if isinstance(segments, Segments):
+            return segments.ordered()
+        return [segments[b] for b in sorted(segments)]

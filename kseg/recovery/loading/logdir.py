@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from kseg import segment as segment_module
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.listing import children
 from kseg.recovery.clean_prefix import CleanPrefix
@@ -121,6 +122,7 @@ def predict_log_dir(
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     prefixes: Mapping[str, CleanPrefix] | None = None,
     now_ms: int | None = None,
+    jobs: int = 1,
 ) -> LogDirPrediction:
     """What the next start does in one log directory; reads only, never writes.
 
@@ -128,7 +130,8 @@ def predict_log_dir(
     ``prefixes`` as for :func:`~kseg.recovery.loading.partition.predict_partition`;
     ``now_ms`` the broker's wall clock at that start (producer expiry, loading/snapshots.py),
     by default this machine's clock now: Kafka uses its own clock at the start, so the
-    prediction is for a start made now.
+    prediction is for a start made now.  ``jobs``: worker processes for the partitions
+    (:func:`_predict_partitions`); the prediction is the same whatever the number.
     """
     if now_ms is None:
         now_ms = time.time_ns() // 1_000_000
@@ -145,18 +148,55 @@ def predict_log_dir(
     marks = pred.checkpoints[HIGH_WATERMARK].entries
     # ReplicaManager reads replication-offset-checkpoint only after loadLogs: not offline yet at the rename (R9.4)
     offline = any(c.reports_offline for n, c in pred.checkpoints.items() if n != HIGH_WATERMARK)
+    work = []
     for part_path, topic, partition, kind in dirs:
         key = (topic, partition)
         if kind == "" and key not in points:
             pred.directories_without_entries.append(part_path.name)
         inputs = LoadInputs(pred.clean_shutdown, points.get(key, 0), starts.get(key, 0), marks.get(key), kind,
                             max_batch_bytes, now_ms, closes=not offline)
-        pred.partitions.append(predict_partition(part_path, topic, partition, inputs, prefixes))
+        work.append((part_path, topic, partition, inputs))
+    pred.partitions.extend(_predict_partitions(work, prefixes, jobs))
     reporters = [p for p in pred.partitions if _reports_offline(p)]
     for (part_path, _, _, kind), prediction in zip(dirs, pred.partitions, strict=True):
         _stray(prediction, part_path, kind, logdir, offline, [p for p in reporters if p is not prediction])
     _entries_without_directory(pred, {(t, p) for _, t, p, k in dirs if k != "delete"})
     return pred
+
+
+#: Fewer partitions than this are predicted in this process: a pool costs more to start than they take.
+POOL_MIN_PARTITIONS = 32
+
+_Work = tuple[Path, str, int, LoadInputs]
+
+
+def _predict_partitions(
+    work: list[_Work], prefixes: Mapping[str, CleanPrefix] | None, jobs: int
+) -> list[PartitionPrediction]:
+    """``predict_partition`` for each partition, in order: here, or spread over ``jobs`` processes.
+
+    Each partition's load depends only on its own directory and inputs (the log-directory facts
+    -- the marker, the checkpoints, the wall clock -- are in its ``LoadInputs``), so the
+    partitions are independent, as the broker's recovery threads treat them; the results come
+    back in the directory order, exactly as a serial run gives them (tests/recovery/test_jobs.py).
+    """
+    if jobs <= 1 or len(work) < POOL_MIN_PARTITIONS:
+        return [predict_partition(path, topic, partition, inputs, prefixes) for path, topic, partition, inputs in work]
+    from concurrent.futures import ProcessPoolExecutor  # only for a pool
+
+    by_dir: dict[str, dict[str, CleanPrefix]] = {}
+    for name, prefix in (prefixes or {}).items():  # each worker gets only its partition's prefixes
+        by_dir.setdefault(os.path.dirname(name), {})[name] = prefix
+    tasks = [(item, by_dir.get(os.path.abspath(item[0]), {})) for item in work]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        return list(pool.map(_predict_one, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))
+
+
+def _predict_one(task: tuple[_Work, Mapping[str, CleanPrefix]]) -> PartitionPrediction:
+    """One partition's prediction, in a worker process (which draws no progress: the parent's line)."""
+    segment_module.read_observer = None
+    (path, topic, partition, inputs), prefixes = task
+    return predict_partition(path, topic, partition, inputs, prefixes)
 
 
 def _reports_offline(prediction: PartitionPrediction) -> bool:
@@ -232,14 +272,15 @@ def _entries_without_directory(pred: LogDirPrediction, present: set[tuple[str, i
 
 def predict_broker(
     paths: Sequence[str | os.PathLike[str]], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
-    now_ms: int | None = None,
+    now_ms: int | None = None, jobs: int = 1,
 ) -> BrokerPrediction:
     """Every log directory of one broker (``log.dirs``); the marker and checkpoints are per directory.
 
-    ``now_ms``: the start's wall clock, one for all directories (default: now).
+    ``now_ms``: the start's wall clock, one for all directories (default: now); ``jobs``: worker
+    processes for the partitions of each directory (:func:`predict_log_dir`).
     """
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    broker = BrokerPrediction([predict_log_dir(p, max_batch_bytes, now_ms=now) for p in paths])
+    broker = BrokerPrediction([predict_log_dir(p, max_batch_bytes, now_ms=now, jobs=jobs) for p in paths])
     mark_duplicates(broker.log_dirs)
     return broker
 

@@ -12,6 +12,7 @@ recovery of the next segment needs.  :func:`rebuild_producer_state` is
 from __future__ import annotations
 
 import time
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -19,17 +20,20 @@ from kseg.errors import KsegError
 from kseg.format.snapshot import ProducerEntry, check_snapshot, encode_snapshot, read_snapshot
 from kseg.recovery.loading.model import BROKER_STOPS, CREATE, DELETE, LoadError, LoadFailed
 from kseg.recovery.loading.segments import Seg, file_name
-from kseg.recovery.loading.state import PartitionDir
+from kseg.recovery.loading.state import SNAPSHOT_SUFFIX, PartitionDir
 from kseg.recovery.producer_state import TxnTracker
 from kseg.segment import read_small_file
 
-SUFFIX = ".snapshot"
+SUFFIX = SNAPSHOT_SUFFIX
 PSM = "ProducerStateManager"
 PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms, the broker default LoadLogDir and a broker use
 
 
 def snapshot_offsets(pdir: PartitionDir) -> dict[int, str]:
     """``ProducerStateManager.loadSnapshots``: every ``*.snapshot`` by offset (R1.3: a bad name stops the broker)."""
+    kept = pdir.snapshot_offsets()  # the directory's own up-to-date listing, when every name is regular
+    if kept is not None:
+        return kept
     found: dict[int, str] = {}
     for name in pdir.names():
         if name.endswith(SUFFIX):
@@ -49,6 +53,7 @@ class ProducerStates:
         self.rule = rule
         self.max_batch_bytes = max_batch_bytes  # the read cap of every tracker this manager starts
         self.snapshots = snapshot_offsets(pdir)
+        self._in_order = True  # the map's keys go up (snapshot_offsets sorts them); see _add
         self.last_snap = self.last_map = 0
         self.tracker = TxnTracker(max_batch_bytes, keep_completed=True)
         self.expired: list[int] = []  # producer ids the last reload dropped as expired
@@ -60,7 +65,9 @@ class ProducerStates:
         self.tracker.producers.capacity = capacity
 
     def latest_snapshot(self) -> int | None:
-        return max(self.snapshots) if self.snapshots else None
+        if not self.snapshots:
+            return None
+        return next(reversed(self.snapshots)) if self._in_order else max(self.snapshots)
 
     def _delete(self, offset: int, method: str, rule: str | None = None) -> None:
         name = self.snapshots.pop(offset, None)
@@ -69,9 +76,8 @@ class ProducerStates:
 
     def truncate_and_reload(self, log_start: int, log_end: int) -> None:
         """``truncateAndReload``: snapshots above the end or at/below the start go, then the newest loads."""
-        for offset in list(self.snapshots):
-            if offset > log_end or offset <= log_start:
-                self._delete(offset, "truncateAndReload")
+        for offset in self._outside(log_start, log_end):
+            self._delete(offset, "truncateAndReload")
         if log_end != self.last_map:
             self._clear()
             self._load_from_snapshot(log_start)
@@ -80,10 +86,23 @@ class ProducerStates:
             latest = self.latest_snapshot()
             self.last_snap = log_start if latest is None else latest
 
+    def _outside(self, log_start: int, log_end: int) -> list[int]:
+        """The snapshot offsets above ``log_end`` or at/below ``log_start``, in the map's order.
+
+        The map is nearly always in offset order: then two binary searches find them, instead of
+        a pass in Python over every snapshot (one per recovered segment, for each segment).
+        """
+        offsets = list(self.snapshots)
+        if not self._in_order:
+            return [offset for offset in offsets if offset > log_end or offset <= log_start]
+        below, above = bisect_right(offsets, log_start), bisect_right(offsets, log_end)
+        return offsets[:below] + offsets[max(above, below) :]
+
     def _load_from_snapshot(self, log_start: int) -> None:
         """``loadFromSnapshot``: the newest readable snapshot; a corrupt one is deleted and the next tried."""
         while self.snapshots:
-            offset = max(self.snapshots)
+            offset = self.latest_snapshot()
+            assert offset is not None
             entries = self._read(self.snapshots[offset])
             if entries is None:
                 self._delete(offset, "loadFromSnapshot (CorruptSnapshotException)")
@@ -142,15 +161,23 @@ class ProducerStates:
             else:  # the map's order is not modelled: bytes unknown, open transactions kept
                 self.pdir.rewrite(name, 0, rule or self.rule, method, detail)
                 self.pdir.written_snapshots[name] = list(self.tracker.open_transactions.items())
-            self.snapshots[self.last_map] = name
+            self._add(self.last_map, name)
             self.last_snap = self.last_map
+
+    def _add(self, offset: int, name: str) -> None:
+        """A snapshot written: the map stays in offset order unless a new key is below the newest."""
+        if self._in_order and offset not in self.snapshots and self.snapshots and offset < next(reversed(self.snapshots)):
+            self._in_order = False
+        self.snapshots[offset] = name
 
     def remove_strays(self, bases: Sequence[int]) -> None:
         """``removeStraySnapshots`` (R6.2): of the non-base snapshots only the newest may stay, above every base."""
         self.snapshots = snapshot_offsets(self.pdir)
+        self._in_order = True
+        segment_bases = set(bases)
         stray: int | None = None
         for offset in list(self.snapshots):
-            if offset not in bases:
+            if offset not in segment_bases:
                 if stray is not None:
                     self._delete(stray, "removeStraySnapshots", "R6.2")
                 stray = offset
@@ -204,29 +231,30 @@ def rebuild_producer_state(
     empty_before = psm.last_map >= last_offset
     psm.truncate_and_reload(log_start, last_offset)
     if last_offset > psm.last_map and not empty_before:
+        last = _floor(segments, last_offset)
         for seg in _values(segments, psm.last_map, last_offset):
             start = max(seg.base, psm.last_map, log_start)
             psm.last_map = start
             if seg.base in to_snapshot:
                 psm.take_snapshot()
-            is_last = seg is _floor(segments, last_offset)
-            replay(seg, start, last_offset if is_last else None, psm.tracker)
+            replay(seg, start, last_offset if seg is last else None, psm.tracker)
     psm.last_map = last_offset
     psm.take_snapshot()
 
 
 def _floor(segments: Sequence[Seg], offset: int) -> Seg | None:
-    floor = None
-    for seg in segments:
-        if seg.base <= offset:
-            floor = seg
-    return floor
+    """``LogSegments.floorSegment``: the last segment whose base is at or below ``offset`` (in offset order)."""
+    at = bisect_right(segments, offset, key=_base) - 1
+    return segments[at] if at >= 0 else None
 
 
 def _values(segments: Sequence[Seg], start: int, end: int) -> list[Seg]:
     """``LogSegments.values(from, to)``: from the segment containing ``from`` to those below ``to``."""
     if start == end:
         return []
-    floor = _floor(segments, start)
-    low = floor.base if floor is not None else None
-    return [s for s in segments if (low is None or s.base >= low) and s.base < end]
+    low = max(bisect_right(segments, start, key=_base) - 1, 0)  # the floor of ``from``, or the first
+    return list(segments[low : bisect_left(segments, end, key=_base)])
+
+
+def _base(seg: Seg) -> int:
+    return seg.base

@@ -26,6 +26,9 @@ from kseg.sidefile import read_side_file
 SIDE_FILES = frozenset({"partition.metadata", "leader-epoch-checkpoint"})
 INDEX_NAMES = (".index", ".timeindex", ".txnindex", ".index.swap", ".timeindex.swap", ".txnindex.swap")
 
+#: A producer snapshot's suffix (``<offset>.snapshot``: loading/snapshots.py).
+SNAPSHOT_SUFFIX = ".snapshot"
+
 
 @dataclass(slots=True)
 class VFile:
@@ -56,21 +59,57 @@ class PartitionDir:
         self.prefixes: Mapping[str, CleanPrefix] = prefixes or {}
         #: the wall clock of the load (ms): which reloaded producers are expired (loading/snapshots.py)
         self.now_ms: int | None = None
+        #: ``*.snapshot`` files by offset, kept up to date with every change (``snapshot_offsets``): each
+        #: recovered segment starts a ProducerStateManager that lists them, so a listing must not cost
+        #: a pass over the whole directory (a partition of thousands of segments)
+        self._snapshots: dict[int, str] = {}
+        self._snapshots_sorted = True
+        self._snapshots_irregular = False  # a bad or duplicate name: listings go back to the full scan
         #: index files the load maps (``LazyIndex.get``): ``LogSegment.close`` trims them (R4.8)
         self.loaded_indexes: set[str] = set()
         #: indexes left at their preallocated size (``AbstractIndex.reset``/``resize``) until a close trims them
         self.preallocated: set[str] = set()
-        for entry in children(path):
+        for entry in children(path):  # listed through an O_NOATIME descriptor (kseg.listing)
             if entry.is_dir():
                 self.subdirs.append(entry.name)
             elif entry.is_file():
                 readable = os.access(entry, os.R_OK)
                 self.files[entry.name] = VFile(entry.stat().st_size, entry, readable)
+                self._snapshot_added(entry.name)
         #: the files as they were before the load: what files_created/changed/deleted compare with
         self.original: dict[str, VFile] = {name: VFile(v.size, v.source, v.readable) for name, v in self.files.items()}
 
     def names(self) -> list[str]:
         return list(self.files)
+
+    def snapshot_offsets(self) -> dict[int, str] | None:
+        """Every ``<offset>.snapshot`` by offset, in offset order (a copy); None when a name is not a
+        plain number or two names give one offset: the caller's full scan then says what Kafka does."""
+        if self._snapshots_irregular:
+            return None
+        if not self._snapshots_sorted:
+            self._snapshots = dict(sorted(self._snapshots.items()))
+            self._snapshots_sorted = True
+        return dict(self._snapshots)
+
+    def _snapshot_added(self, name: str) -> None:
+        if not name.endswith(SNAPSHOT_SUFFIX) or self._snapshots_irregular:
+            return
+        stem = name[: name.index(".")]
+        if not stem.lstrip("-").isdigit() or int(stem) in self._snapshots:
+            self._snapshots_irregular = True
+            return
+        offset = int(stem)
+        if self._snapshots and offset < next(reversed(self._snapshots)):
+            self._snapshots_sorted = False
+        self._snapshots[offset] = name
+
+    def _snapshot_removed(self, name: str) -> None:
+        if not name.endswith(SNAPSHOT_SUFFIX) or self._snapshots_irregular:
+            return
+        offset = int(name[: name.index(".")])
+        if self._snapshots.get(offset) == name:
+            del self._snapshots[offset]
 
     def exists(self, name: str) -> bool:
         return name in self.files
@@ -101,6 +140,8 @@ class PartitionDir:
 
     def create(self, name: str, size: int, rule: str, method: str, detail: str = "") -> None:
         """Kafka creates ``name`` (nothing happens if it exists: ``createNewFile`` semantics are the caller's)."""
+        if name not in self.files:
+            self._snapshot_added(name)
         self.files[name] = VFile(size, None)
         self.record(CREATE, name, rule, method, detail=detail, size=size)
 
@@ -122,6 +163,8 @@ class PartitionDir:
     def rewrite(self, name: str, size: int, rule: str, method: str, detail: str = "", changes: bool = True) -> None:
         """Kafka writes ``name`` again (created if it did not exist)."""
         kind = REWRITE if name in self.files else CREATE
+        if kind == CREATE:
+            self._snapshot_added(name)
         self.files[name] = VFile(size, None)
         self.record(kind, name, rule, method, detail=detail, size=size, changes_content=changes or kind == CREATE)
 
@@ -157,6 +200,7 @@ class PartitionDir:
 
     def delete(self, name: str, rule: str, method: str, detail: str = "") -> None:
         if self.files.pop(name, None) is not None:
+            self._snapshot_removed(name)
             self.record(DELETE, name, rule, method, detail=detail)
 
     def rename(self, name: str, target: str, rule: str, method: str, detail: str = "") -> None:
@@ -164,5 +208,8 @@ class PartitionDir:
         vfile = self.files.pop(name, None)
         if vfile is None:
             return
+        self._snapshot_removed(name)
+        if target not in self.files:
+            self._snapshot_added(target)
         self.files[target] = vfile
         self.record(RENAME, name, rule, method, detail=detail, target=self.rel(target))

@@ -73,3 +73,25 @@ pub fn valid_v2_run_indexed<'py>(
         ))
     })
 }
+
+/// `indexes.py`'s `_recover` loop over the valid V0/V1 messages from `position` before `until`
+/// (kseg-wire `legacy_index_run`): (position reached, state, new `.index` entries, new
+/// `.timeindex` entries).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn legacy_index_run<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    position: usize,
+    limit: usize,
+    until: usize,
+    state: [i64; 16],
+) -> PyResult<(usize, Bound<'py, PyTuple>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let mut s = kseg_wire::IndexState::from_array(state);
+        let mut out = kseg_wire::IndexOut::default();
+        let pos = kseg_wire::legacy_index_run(borrowed.as_slice(), position, limit, until, &mut s, &mut out);
+        Ok((pos, PyTuple::new(py, s.to_array())?, PyBytes::new(py, &out.offsets), PyBytes::new(py, &out.times)))
+    })
+}

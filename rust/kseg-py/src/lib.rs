@@ -147,6 +147,32 @@ fn scan_records<'py>(
     })
 }
 
+/// verify's run of clean V0/V1 messages (kseg-wire `legacy::clean_legacy_run`): (position reached,
+/// count, first offset, last offset, position of the last or None, [(position, offset, timestamp)]
+/// of every message when `each`, else None).
+#[pyfunction]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn clean_legacy_run<'py>(
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    limit: usize,
+    until: usize,
+    floor: i64,
+    overflow_at: i64,
+    each: bool,
+) -> PyResult<(usize, usize, i64, i64, Option<usize>, Option<Vec<(usize, i64, i64)>>)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let mut summary = kseg_wire::legacy::RunSummary::default();
+        let mut out = Vec::new();
+        let end = kseg_wire::legacy::clean_legacy_run(
+            borrowed.as_slice(), start, limit, until, floor, overflow_at, &mut summary, each.then_some(&mut out),
+        );
+        let messages = each.then(|| out.iter().map(|m| (m.position, m.offset, m.timestamp)).collect());
+        Ok((end, summary.count, summary.first_offset, summary.last_offset, summary.last_position, messages))
+    })
+}
+
 /// Panic on purpose: lets the tests prove a panic becomes `CoreError`, not a crash or a traceback.
 #[pyfunction]
 fn _panic_for_tests(message: &str) -> PyResult<()> {
@@ -164,7 +190,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(valid_entries, m)?)?;
     m.add_function(wrap_pyfunction!(indexed::valid_v2_run_indexed, m)?)?;
     m.add_function(wrap_pyfunction!(indexed::index_run_at, m)?)?;
+    m.add_function(wrap_pyfunction!(indexed::legacy_index_run, m)?)?;
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
+    m.add_function(wrap_pyfunction!(clean_legacy_run, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;

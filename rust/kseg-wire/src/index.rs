@@ -117,13 +117,26 @@ fn step(s: &IndexState, h: &V2Header, next: usize, out: &mut IndexOut) -> Option
         return None; // updateProducerState: the Python loop's
     }
     let last_offset = h.base_offset.checked_add(i64::from(h.last_offset_delta))?;
+    let mut n = advance(s, last_offset, h.max_timestamp, next, out)?;
+    n.map_end = last_offset.checked_add(1)?;
+    let epoch = i64::from(h.partition_leader_epoch);
+    if epoch != n.last_epoch {
+        out.epochs.push((epoch, h.base_offset));
+        n.last_epoch = epoch;
+    }
+    Some(n)
+}
+
+/// What every batch does to the state, whatever its magic: the offset range check, the running
+/// max timestamp, an index point, the valid bytes and the count; `None` where Python must take it.
+fn advance(s: &IndexState, last_offset: i64, max_timestamp: i64, next: usize, out: &mut IndexOut) -> Option<IndexState> {
     let highest = s.base_offset.saturating_add(MAX_RELATIVE_OFFSET);
     if last_offset < s.base_offset || last_offset > highest {
         return None; // ensureOffsetInRange throws
     }
     let mut n = *s;
-    if h.max_timestamp > n.max_timestamp {
-        n.max_timestamp = h.max_timestamp;
+    if max_timestamp > n.max_timestamp {
+        n.max_timestamp = max_timestamp;
         n.offset_of_max = last_offset;
     }
     if n.valid_bytes > n.next_index_point {
@@ -132,13 +145,38 @@ fn step(s: &IndexState, h: &V2Header, next: usize, out: &mut IndexOut) -> Option
     }
     n.valid_bytes = i64::try_from(next).ok()?;
     n.batches += 1;
-    n.map_end = last_offset.checked_add(1)?;
-    let epoch = i64::from(h.partition_leader_epoch);
-    if epoch != n.last_epoch {
-        out.epochs.push((epoch, h.base_offset));
-        n.last_epoch = epoch;
-    }
     Some(n)
+}
+
+/// The loop over the valid V0/V1 messages from `position` that start before `until` (taken
+/// shallowly, as `_recover` takes them: the wrapper's offset is the last offset, its timestamp
+/// the max; no epoch, no producer state, no map end); returns the position reached. Stops before
+/// anything else -- a V2 batch, damage, an offset outside the segment, an index append that
+/// throws -- with the state as it was, for the V2 run or the Python loop to go on from there.
+pub fn legacy_index_run(
+    buf: &[u8],
+    position: usize,
+    limit: usize,
+    until: usize,
+    state: &mut IndexState,
+    out: &mut IndexOut,
+) -> usize {
+    let mut pos = position;
+    while pos < until {
+        let Some((offset, timestamp, next)) = crate::legacy::valid_message(buf, pos, limit) else {
+            break;
+        };
+        let before = out.lens();
+        match advance(state, offset, timestamp, next, out) {
+            Some(n) => *state = n,
+            None => {
+                out.truncate(before);
+                break;
+            }
+        }
+        pos = next;
+    }
+    pos
 }
 
 /// `OffsetIndex.append` then `TimeIndex.maybeAppend`; `None` where either would throw (the state

@@ -22,6 +22,6 @@ pub mod render;
 pub mod scan;
 pub mod walk;
 
-pub use index::{index_run, index_run_at, indexed_v2_run, IndexOut, IndexState};
+pub use index::{index_run, index_run_at, indexed_v2_run, legacy_index_run, IndexOut, IndexState};
 pub use scan::{find_next, plausible, valid_run, RunStop};
 pub use walk::{valid_v2_run, walk, EndReason, Frame, Step, V2Header, WalkEnd};

@@ -83,20 +83,42 @@ pub fn plausible(buf: &[u8], pos: usize, limit: usize) -> Option<i8> {
 
 /// The first position >= `start` where a whole, CRC-valid entry begins (`find_next_batch`).
 ///
-/// Only positions whose byte 16 is a known magic (0, 1, 2) get the header test and CRC.
+/// Only positions whose byte 16 is a known magic (0, 1, 2) get the header test and CRC. A
+/// candidate whose size field is all zero starts a zero run: no entry starts where the size
+/// field lies inside it, so the search goes on 11 bytes before the run's first non-zero byte
+/// (as `_find_next_batch` does), one step for a preallocated or sparse region of any length.
 pub fn find_next(buf: &[u8], start: usize, limit: usize) -> Option<usize> {
     let limit = limit.min(buf.len());
     let last = limit.checked_sub(LOG_OVERHEAD + 14)?;
-    if start > last {
-        return None;
+    let mut pos = start;
+    while pos <= last {
+        if *buf.get(pos + MAGIC_OFFSET)? <= 2 {
+            if buf.get(pos + SIZE_OFFSET..pos + SIZE_OFFSET + 4)? == [0, 0, 0, 0] {
+                let nonzero = first_nonzero(buf, pos + SIZE_OFFSET, limit)?; // past the zero size field
+                pos = (pos + 1).max(nonzero.saturating_sub(11));
+                continue;
+            }
+            if plausible(buf, pos, limit).is_some() {
+                return Some(pos);
+            }
+        }
+        pos += 1;
     }
-    let magics = buf.get(start + MAGIC_OFFSET..last + MAGIC_OFFSET + 1)?;
-    magics
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| **m <= 2)
-        .map(|(i, _)| start + i)
-        .find(|&pos| plausible(buf, pos, limit).is_some())
+    None
+}
+
+/// The position of the first non-zero byte in `buf[from..limit]`, eight bytes at a time.
+pub fn first_nonzero(buf: &[u8], from: usize, limit: usize) -> Option<usize> {
+    let region = buf.get(from..limit)?;
+    let mut chunks = region.chunks_exact(64);
+    let mut at = from;
+    for chunk in &mut chunks {
+        if chunk.iter().fold(0u8, |acc, b| acc | b) != 0 {
+            return chunk.iter().position(|b| *b != 0).map(|i| at + i);
+        }
+        at += 64;
+    }
+    chunks.remainder().iter().position(|b| *b != 0).map(|i| at + i)
 }
 
 #[cfg(test)]
@@ -129,5 +151,18 @@ mod tests {
         assert_eq!(plausible(&short_v1, 0, short_v1.len()), None);
         short_v1[20] ^= 1;
         assert_eq!(find_next(&short_v1, 0, short_v1.len()), None);
+    }
+
+    #[test]
+    fn zero_runs_are_skipped_in_one_step_and_entries_after_them_found() {
+        for zeros in [0usize, 1, 11, 12, 13, 63, 64, 65, 1000, 4096 + 7] {
+            let mut buf = vec![0u8; zeros];
+            let at = buf.len();
+            buf.extend(legacy(1, 22));
+            assert_eq!(find_next(&buf, 0, buf.len()), Some(at), "{zeros} zeros");
+            assert_eq!(first_nonzero(&buf, 0, buf.len()), Some(at + 11)); // the size field's low byte
+        }
+        assert_eq!(find_next(&[0u8; 5000], 0, 5000), None);
+        assert_eq!(first_nonzero(&[0u8; 130], 0, 130), None);
     }
 }

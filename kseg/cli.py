@@ -46,6 +46,7 @@ COMMANDS = {
     "spark": "kseg.commands.spark:spark",
     "triage": "kseg.commands.triage:triage",
     "txn": "kseg.commands.txn:txn",
+    "grep": "kseg.commands.grep:grep",
 }
 #: command name -> the first sentence of its help, for ``kseg --help`` without importing every
 #: command (tests/test_startup_imports.py checks the listing against the commands' own).
@@ -58,6 +59,7 @@ SUMMARIES = {
     "spark": "Run verify and export on Spark: local[*] by default, or a cluster with --master.",
     "triage": "What the broker's next start does to every partition of these log directories.",
     "txn": "Transactions of every partition in these log or partition directories, and which ones hang.",
+    "grep": "Print the records of these segments that match every predicate given.",
 }
 
 class Terminated(KeyboardInterrupt):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from kseg.commands import options
+from kseg.commands.options import Timestamp as _Timestamp
 from kseg.commands.options import progress as progress_option
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.records_render import core_renders
@@ -40,28 +40,6 @@ DECODER_HELP = {
 
 if TYPE_CHECKING:
     from kseg.render.dump import JsonRenderer, TableRenderer, TextRenderer
-
-
-class _Timestamp(click.ParamType):
-    """Milliseconds since the epoch, or an ISO-8601 date-time (UTC unless it says otherwise)."""
-
-    name = "MS|ISO-TIME"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        text = str(value).strip()
-        try:
-            return int(text)
-        except ValueError:
-            pass
-        try:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            self.fail(f"{value!r} is neither milliseconds nor an ISO-8601 time", param, ctx)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return int(moment.timestamp() * 1000)
 
 
 def _kafka_version(ctx: click.Context, param: click.Parameter, value: str) -> Dialect:

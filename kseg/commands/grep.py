@@ -1,0 +1,135 @@
+"""``kseg grep``: records matching key, value, header, offset, time, producer and transaction predicates."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import click
+
+from kseg.commands import options
+from kseg.commands.options import Timestamp
+from kseg.errors import EXIT_OK, EXIT_PROBLEMS
+
+FORMATS = ("text", "json", "table")
+TXN_STATES = ("committed", "aborted", "open")
+
+
+@click.command()
+@options.paths_argument
+@click.option("--key", metavar="BYTES", help="Key equals BYTES (text as UTF-8; hex:.. or base64:.. for binary).")
+@click.option("--key-prefix", metavar="BYTES", help="Key starts with BYTES.")
+@click.option("--key-regex", metavar="RE", help="Key matches the regular expression (over the key's bytes).")
+@click.option("--value", metavar="BYTES", help="Value equals BYTES.")
+@click.option("--value-regex", metavar="RE", help="Value matches the regular expression (over the value's bytes).")
+@click.option("--header", "headers", metavar="KEY[=VALUE]", multiple=True,
+              help="A header with this key (and value) is present; repeatable, all must hold.")
+@click.option("--from-offset", type=int, metavar="N", help="Records at offset N or later (found through .index).")
+@click.option("--to-offset", type=int, metavar="N", help="Records at offset N or earlier.")
+@click.option("--from-time", type=Timestamp(), help="Records with a timestamp at or after this (through .timeindex).")
+@click.option("--to-time", type=Timestamp(), help="Records with a timestamp at or before this.")
+@click.option("--producer-id", type=int, metavar="N", help="Records written by producer id N.")
+@click.option("--txn", type=click.Choice(TXN_STATES),
+              help="Records of transactions that were committed, aborted, or are still open (replayed per partition).")
+@click.option("--control", is_flag=True, help="Search control records (transaction markers) instead of data records.")
+@click.option("-c", "--count", "count", is_flag=True, help="Print each partition (or named file) with its number of matches.")
+@click.option("-l", "--files-with-matches", "list_only", is_flag=True,
+              help="Print only the partitions (or named files) that hold a match.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text = '<file>:<position>:' and dump's record line; json = dump's record object plus "
+                   "path and position; table = rich table.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (one segment each).")
+@options.max_batch_bytes
+def grep(paths: tuple[Path, ...], fmt: str, jobs: int, max_batch_bytes: int, count: bool, list_only: bool,
+         **predicates: Any) -> None:
+    """Print the records of these segments that match every predicate given.
+
+    PATHS are .log segments, partition directories or log directories.  With
+    no predicate every data record matches.  Batches are tested on their
+    header first, then (stored uncompressed) for the searched bytes anywhere
+    inside them; only those that pass have their records decoded.  Never
+    creates or changes a file.
+
+    Exit 0 when a record matched, 1 when none did (as grep), 2 on usage errors
+    or unreadable input.  A batch that cannot be read is reported on stderr and
+    skipped.
+
+    \b
+    Examples:
+      kseg grep --key order-17 /var/lib/kafka/data/orders-3
+      kseg grep --header trace-id=4bf92f35 --format json /var/lib/kafka/data
+      kseg grep --producer-id 4711 --from-time 2026-11-27T09:00Z --to-time 2026-11-27T09:05Z DIR
+      kseg grep --txn aborted -c /var/lib/kafka/data
+    """
+    from kseg.ops.discover import check_named_inputs
+    from kseg.ops.grep.query import BadQuery
+    from kseg.ops.grep.run import grep as run_grep
+    from kseg.ops.grep.run import plan
+
+    check_named_inputs(paths, lambda p: p.name.endswith(".log"))
+    try:
+        query = _query(predicates)
+    except BadQuery as err:
+        raise click.UsageError(err.message) from None
+    units = plan(list(paths), query, max_batch_bytes)
+    events = run_grep(units, query, jobs=jobs, max_batch_bytes=max_batch_bytes, records=not (count or list_only),
+                      first_only=list_only)
+    matches = _write(events, fmt, count, list_only)
+    click.get_current_context().exit(EXIT_OK if matches else EXIT_PROBLEMS)
+
+
+def _query(given: dict[str, Any]) -> Any:
+    """The :class:`~kseg.ops.grep.query.Query` for the options given (usage errors for bad values)."""
+    from kseg.ops.grep.query import Query, compile_regex, parse_bytes, parse_header
+
+    def literal(name: str) -> bytes | None:
+        value = given[name]
+        return None if value is None else parse_bytes(value, "--" + name.replace("_", "-"))
+
+    def regex(name: str) -> Any:
+        value = given[name]
+        return None if value is None else compile_regex(value, "--" + name.replace("_", "-"))
+
+    for low, high in (("from_offset", "to_offset"), ("from_time", "to_time")):
+        if given[low] is not None and given[high] is not None and given[high] < given[low]:
+            raise click.UsageError(f"--{high.replace('_', '-')} is before --{low.replace('_', '-')}")
+    return Query(
+        key=literal("key"), key_prefix=literal("key_prefix"), key_regex=regex("key_regex"),
+        value=literal("value"), value_regex=regex("value_regex"),
+        headers=tuple(parse_header(h) for h in given["headers"]),
+        from_offset=given["from_offset"], to_offset=given["to_offset"],
+        from_time=given["from_time"], to_time=given["to_time"],
+        producer_id=given["producer_id"], txn=given["txn"], control=given["control"],
+    )
+
+
+def _write(events: Any, fmt: str, count: bool, list_only: bool) -> int:
+    """Render the events; the number of matching records."""
+    from kseg.render.dump.common import Sink, binary_streams
+    from kseg.render.grep import RecordWriter, count_lines, write_table
+
+    out, err = binary_streams()
+    sink = Sink(out, err, escaping=_is_terminal(out))
+    try:
+        if count or list_only:
+            return count_lines(events, fmt, sink, only_matching=list_only)
+        if fmt == "table":
+            from rich.console import Console
+
+            return write_table(events, Console(file=sys.stdout), sink)[0]
+        writer = RecordWriter(sink, fmt)
+        for event in events:
+            writer.write(event)
+        return writer.matches
+    finally:
+        sink.flush()
+
+
+def _is_terminal(stream: IO[bytes]) -> bool:
+    try:
+        return os.isatty(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False

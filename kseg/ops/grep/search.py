@@ -44,6 +44,14 @@ class Match:
     record: Record
     partition_dir: str
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        """Pickled as plain fields (for ``--jobs``): ``Record.__new__`` takes named fields, not a tuple."""
+        return _match, (self.path, self.position, tuple(self.record), self.partition_dir)
+
+
+def _match(path: str, position: int, fields: tuple[object, ...], partition_dir: str) -> Match:
+    return Match(path, position, tuple.__new__(Record, fields), partition_dir)
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:

@@ -1,0 +1,53 @@
+"""The needle search that lets ``kseg grep`` skip batches without reading their records (kseg.ops.grep.search)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kseg.ops.grep import search
+from kseg.ops.grep.query import Query, compile_regex, context_free
+
+
+@pytest.mark.parametrize(("pattern", "free"), [
+    ("abc", True), ("a.c", True), ("(?i)abc", True), ("[0-9]+x", True),
+    ("^abc", False), ("abc$", False), (r"\babc", False), (r"\Aabc", False), ("a(?=b)", False),
+    ("(?<=a)b", False), ("(?m)abc", False),
+])
+def test_context_free_patterns(pattern, free):
+    assert context_free(compile_regex(pattern, "--value-regex")) is free
+
+
+def test_needles_are_the_literals_and_the_context_free_patterns():
+    q = Query(key=b"k", headers=((b"h", b"v"), (b"only-key", None)), key_regex=compile_regex("^x", ""),
+              value_regex=compile_regex("y+", ""))
+    assert q.needles() == (b"k", b"h", b"v", b"only-key", q.value_regex)
+    assert Query(value_regex=compile_regex("z*", "")).needles() == ()  # matches the empty string: no help
+
+
+def test_within_answers_per_batch_and_reuses_a_search(monkeypatch):
+    buf = b"....AAAA....BBBB...." * 4  # 80 bytes; "AB" never occurs, "BBBB" at 12, 32, 52, 72
+    calls = []
+    real = search.Needles._search
+
+    def counted(self, needle, start, upto):
+        calls.append((start, upto))
+        return real(self, needle, start, upto)
+
+    monkeypatch.setattr(search.Needles, "_search", counted)
+    monkeypatch.setattr(search, "WINDOW", 30)
+    needles = search.Needles(buf, (b"BBBB",))
+    assert [needles.within(p, p + 10) for p in range(0, 80, 10)] == [
+        False, True, False, True, False, True, False, True]
+    assert calls == [(0, 30), (20, 50), (40, 70), (60, 80)]  # a search serves the batches up to its hit
+    assert search.Needles(buf, (re.compile(b"AB"),)).within(0, 80) is False
+    assert search.Needles(buf, (re.compile(b"A+\\.+B"),)).within(0, 20) is True
+
+
+def test_a_needle_across_two_batches_makes_only_the_first_a_candidate():
+    """Only where a needle starts counts: the first batch is read (and its records do not match: harmless),
+    the second is skipped -- and no record lying wholly inside either could hold the needle."""
+    buf = b"xxxxNEE" + b"DLExxxx"
+    needles = search.Needles(buf, (b"NEEDLE",))
+    assert (needles.within(0, 7), needles.within(7, 14), needles.within(0, 14)) == (True, False, True)

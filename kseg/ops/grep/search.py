@@ -5,10 +5,12 @@ frames a chunk of batches per call: a tuple per batch, no object).  A batch
 is read only when its header passes the batch-level predicates (offsets,
 time, producer id, control, transaction state) and, when it is stored
 uncompressed, every needle of :meth:`~kseg.ops.grep.query.Query.needles`
-occurs inside it -- found by ``bytes.find``/``re.search`` over the mapped
-file, a window at a time (:class:`Needles`).  Only then are its records
-decoded (the core's scanner) and tested one by one.  Pages behind the walk
-are given back to the kernel, so memory stays flat whatever the file size.
+occurs inside it -- found by ``bytes.find``/``re.search`` at C speed
+(:class:`Needles`).  Only then are its records decoded (the core's scanner)
+and tested one by one.  The file is read a window at a time with ``pread``
+(the .index and .timeindex are mapped only to find where a window starts),
+so memory stays flat whatever the file size: one window, 16 MiB, or one
+batch when a batch is larger.
 
 A batch whose records cannot be read is a :class:`Problem` (file, byte,
 Kafka's message) and the search goes on with the next batch; a size field
@@ -17,21 +19,27 @@ below 14 ends the file, as it ends Kafka's reader.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
-from mmap import mmap
 from pathlib import Path
 
-from kseg.errors import KsegError
-from kseg.format import BAD_SIZE, Buffer, read_batch
-from kseg.format.layout import CODEC_MASK, CONTROL_MASK, TRANSACTIONAL_MASK
+from kseg.errors import Corrupt, KsegError
+from kseg.format import BAD_SIZE, END_OF_DATA, BatchWalk, read_batch
+from kseg.format.layout import (
+    CODEC_MASK,
+    CONTROL_MASK,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LOG_OVERHEAD,
+    TRANSACTIONAL_MASK,
+)
 from kseg.format.model import Record
 from kseg.ops.grep.query import Query
 from kseg.ops.grep.txnspans import TxnSpans
-from kseg.segment import RELEASE_EVERY, Segment, release_pages
+from kseg.segment import Segment, open_read_only
 
-#: How far ahead of a batch one needle search looks (and so how much of the file it maps at once).
+#: Bytes read (and searched) at once: the memory a search holds, whatever the file size.
 WINDOW = 16 << 20
 
 
@@ -66,37 +74,39 @@ Found = Match | Problem
 
 
 class Needles:
-    """Where each needle next occurs in ``buf``: per needle, the leftmost match in ``[start, upto)``.
+    """Where each needle next occurs in ``buf`` (one window of the file): per needle, the leftmost match
+    starting at or after the position last searched from.
 
     A match lying wholly inside a batch ``[pos, nxt)`` lies inside any range
-    holding the batch, so a search from ``pos`` to at least ``nxt`` that finds
-    nothing before ``nxt`` proves the batch holds none; the answer serves the
-    next batches too until the walk passes the match.
+    holding the batch, so a search from ``pos`` that finds nothing before
+    ``nxt`` proves the batch holds none; the answer serves the next batches
+    too until the walk passes the match.  Each needle is searched at most once
+    per match found, so a window costs one pass per needle.
     """
 
-    def __init__(self, buf: bytes | mmap, needles: tuple[bytes | re.Pattern[bytes], ...]) -> None:
+    def __init__(self, buf: bytes | bytearray, needles: tuple[bytes | re.Pattern[bytes], ...],
+                 end: int | None = None) -> None:
         self.buf = buf
-        self.size = len(buf)
         self.needles = needles
-        self.known: list[tuple[int, int, int | None]] = [(0, 0, None)] * len(needles)  # (start, upto, hit)
+        self.known: list[tuple[int, int | None]] = [(len(buf) + 1, None)] * len(needles)  # (searched from, hit)
+        self.end = len(buf) if end is None else end  # bytes past it are not the file's
 
     def within(self, pos: int, nxt: int) -> bool:
         """Whether every needle occurs (starts) inside ``[pos, nxt)``."""
         for index, needle in enumerate(self.needles):
-            start, upto, hit = self.known[index]
-            if not (start <= pos and nxt <= upto and (hit is None or hit >= pos)):
-                upto = min(self.size, max(nxt, pos + WINDOW))
-                hit = self._search(needle, pos, upto)
-                self.known[index] = (pos, upto, hit)
+            start, hit = self.known[index]
+            if start > pos or (hit is not None and hit < pos):
+                hit = self._search(needle, pos)
+                self.known[index] = (pos, hit)
             if hit is None or hit >= nxt:
                 return False
         return True
 
-    def _search(self, needle: bytes | re.Pattern[bytes], start: int, upto: int) -> int | None:
+    def _search(self, needle: bytes | re.Pattern[bytes], start: int) -> int | None:
         if isinstance(needle, bytes):
-            found = self.buf.find(needle, start, upto)
+            found = self.buf.find(needle, start, self.end)
             return None if found < 0 else found
-        match = needle.search(self.buf, start, upto)
+        match = needle.search(self.buf, start, self.end)
         return None if match is None else match.start()
 
 
@@ -110,33 +120,61 @@ def search_segment(path: Path, query: Query, spans: TxnSpans | None, max_batch_b
         except KsegError as err:
             yield Problem(display, err.offset, err.message)
             return
-        if start is None:
-            return
-        yield from _walk(seg, start, query, spans, max_batch_bytes, (display, partition_dir))
+    if start is None:
+        return
+    fd = open_read_only(path)
+    try:
+        yield from _walk(fd, start, query, spans, max_batch_bytes, (display, partition_dir))
+    finally:
+        os.close(fd)
 
 
-def _walk(seg: Segment, start: int, query: Query, spans: TxnSpans | None, max_batch_bytes: int,
+def _walk(fd: int, pos: int, query: Query, spans: TxnSpans | None, max_batch_bytes: int,
           names: tuple[str, str]) -> Iterator[Found]:
-    buf = seg.buf
-    needles = Needles(buf, query.needles())
-    released = start
-    walk = seg.walk(start, strict=False)
+    """The file a window at a time, read with ``preadv`` into one reused buffer (cheaper than faulting in
+    mapped pages or fresh memory; the memory is one window); a batch cut by a window's end starts the next."""
+    size = os.fstat(fd).st_size
+    buf = bytearray(min(WINDOW, max(0, size - pos)))
+    while pos < size:
+        filled = os.preadv(fd, [memoryview(buf)[: min(len(buf), size - pos)]], pos)
+        if filled <= 0:
+            return
+        walk = BatchWalk(buf, 0, filled, strict=False)
+        if (yield from _window(buf, walk, pos, query, spans, max_batch_bytes, names)):
+            return
+        end = walk.end
+        if end is None or end.reason == END_OF_DATA:
+            pos += filled
+            continue
+        if end.reason == BAD_SIZE:
+            yield Problem(names[0], pos + end.position,
+                          f"Found record size {end.declared_size} smaller than minimum record overhead (14)")
+            return
+        needed = LOG_OVERHEAD + (end.declared_size or 0)  # a batch cut by the window, or a short tail
+        if pos + end.position + max(needed, HEADER_SIZE_UP_TO_MAGIC + 1) > size:
+            return  # the file's own partial tail: Kafka's reader stops here quietly
+        pos += end.position
+        if needed > len(buf):  # one batch larger than the window: a window that holds it
+            buf = bytearray(needed)
+
+
+def _window(window: bytearray, walk: BatchWalk, base: int, query: Query, spans: TxnSpans | None,
+            max_batch_bytes: int, names: tuple[str, str]) -> Generator[Found, None, bool]:
+    """The matches of the whole batches of one window (positions in it are ``base`` bytes into the file);
+    returns True when nothing further in the file can match."""
+    needles = Needles(window, query.needles(), walk.limit)
     for pos, nxt, _, header, _ in walk.frames():
-        if nxt - released >= RELEASE_EVERY:
-            released = release_pages(buf, released, pos)
         if header is not None:
             if query.to_offset is not None and header[0] > query.to_offset:
-                return  # offsets grow through a segment Kafka wrote
+                return True  # offsets grow through a segment Kafka wrote: nothing further can match
             if not _header_passes(header, query, spans):
                 continue
             if not header[5] & CODEC_MASK and needles.needles and not needles.within(pos, nxt):
                 continue
         elif query.producer_id is not None or query.txn is not None or query.control:
             continue  # a magic 0/1 message has no producer id and no control records
-        yield from _batch_matches(buf, pos, query, max_batch_bytes, names)
-    if walk.end is not None and walk.end.reason == BAD_SIZE:
-        yield Problem(names[0], walk.end.position,
-                      f"Found record size {walk.end.declared_size} smaller than minimum record overhead (14)")
+        yield from _batch_matches(window, pos, base, query, max_batch_bytes, names)
+    return False
 
 
 def _window_start(seg: Segment, query: Query) -> int | None:
@@ -173,19 +211,19 @@ def _header_passes(header: tuple[int, ...], query: Query, spans: TxnSpans | None
     return True
 
 
-def _batch_matches(buf: Buffer, pos: int, query: Query, max_batch_bytes: int,
+def _batch_matches(buf: bytearray, pos: int, base: int, query: Query, max_batch_bytes: int,
                    names: tuple[str, str]) -> Iterator[Found]:
     """The batch's matching records; a problem (and the records read before it) where it cannot be read."""
     display, partition_dir = names
     try:
         batch = read_batch(buf, pos)
         if batch.magic not in (0, 1, 2):
-            raise KsegError(f"Invalid magic used in a batch: {batch.magic}", offset=pos, field="batch.magic")
+            raise Corrupt(f"Invalid magic used in a batch: {batch.magic}", offset=pos, field="batch.magic")
         if batch.codec_id > 4:
-            raise KsegError(f"Unknown compression type id: {batch.codec_id}", offset=pos, field="batch.attributes")
+            raise Corrupt(f"Unknown compression type id: {batch.codec_id}", offset=pos, field="batch.attributes")
         test = query.record_matches if query.looks_at_records else None
         for record in batch.iter_records(max_batch_bytes):
             if test is None or test(record):
-                yield Match(display, pos, record, partition_dir)
+                yield Match(display, base + pos, record, partition_dir)
     except KsegError as err:
-        yield Problem(display, err.offset if err.offset is not None else pos, err.message)
+        yield Problem(display, base + (err.offset if err.offset is not None else pos), err.message)

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_dump import make_segment  # noqa: E402
+from bench_dump import make_segment
 
 ABSENT = "no-such-value-anywhere"
 

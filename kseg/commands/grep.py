@@ -34,6 +34,17 @@ TXN_STATES = ("committed", "aborted", "open")
 @click.option("--txn", type=click.Choice(TXN_STATES),
               help="Records of transactions that were committed, aborted, or are still open (replayed per partition).")
 @click.option("--control", is_flag=True, help="Search control records (transaction markers) instead of data records.")
+@click.option("--decode", is_flag=True,
+              help="Decode keys and values in the schema registry's framing (Avro, Protobuf, JSON Schema) offline.")
+@click.option("--schemas", type=click.Path(exists=True, path_type=Path), metavar="PATH",
+              help="The registry: a _schemas partition directory, a log directory holding _schemas-0, or a REST "
+                   "export (GET /schemas) as JSON. Default: _schemas-0 beside the PATHS.")
+@click.option("--where", "wheres", metavar="EXPR", multiple=True,
+              help='A condition on the decoded (or JSON) key and value, e.g. \'value.customer.id == "C-17"\'; '
+                   "repeatable, all must hold.")
+@click.option("--schema-usage", is_flag=True,
+              help="Instead of records: per topic, the schema ids its matching records use, unknown ids and "
+                   "deleted schemas still in use.")
 @click.option("-c", "--count", "count", is_flag=True, help="Print each partition (or named file) with its number of matches.")
 @click.option("-l", "--files-with-matches", "list_only", is_flag=True,
               help="Print only the partitions (or named files) that hold a match.")
@@ -44,7 +55,7 @@ TXN_STATES = ("committed", "aborted", "open")
               help="Worker processes (one segment each).")
 @options.max_batch_bytes
 def grep(paths: tuple[Path, ...], fmt: str, jobs: int, max_batch_bytes: int, count: bool, list_only: bool,
-         **predicates: Any) -> None:
+         decode: bool, schemas: Path | None, wheres: tuple[str, ...], schema_usage: bool, **predicates: Any) -> None:
     """Print the records of these segments that match every predicate given.
 
     PATHS are .log segments, partition directories or log directories.  With
@@ -66,17 +77,25 @@ def grep(paths: tuple[Path, ...], fmt: str, jobs: int, max_batch_bytes: int, cou
     """
     from kseg.ops.discover import check_named_inputs
     from kseg.ops.grep.query import BadQuery
+    from kseg.ops.grep.run import Options, plan
     from kseg.ops.grep.run import grep as run_grep
-    from kseg.ops.grep.run import plan
 
     check_named_inputs(paths, lambda p: p.name.endswith(".log"))
     try:
         query = _query(predicates)
     except BadQuery as err:
         raise click.UsageError(err.message) from None
+    decoding = None
+    if decode or wheres or schema_usage:
+        decoding = _decoding(paths, schemas, wheres, max_batch_bytes)
     units = plan(list(paths), query, max_batch_bytes)
-    events = run_grep(units, query, jobs=jobs, max_batch_bytes=max_batch_bytes, records=not (count or list_only),
-                      first_only=list_only)
+    options = Options(max_batch_bytes, records=not (count or list_only), first_only=list_only, decoding=decoding)
+    events = run_grep(units, query, options, jobs)
+    if schema_usage:
+        from kseg.render.grep import write_schema_usage
+
+        _write_to_sink(lambda sink: write_schema_usage(events, fmt, sink))
+        return
     matches = _write(events, fmt, count, list_only)
     click.get_current_context().exit(EXIT_OK if matches else EXIT_PROBLEMS)
 
@@ -104,6 +123,48 @@ def _query(given: dict[str, Any]) -> Any:
         from_time=given["from_time"], to_time=given["to_time"],
         producer_id=given["producer_id"], txn=given["txn"], control=given["control"],
     )
+
+
+def _decoding(paths: tuple[Path, ...], schemas: Path | None, wheres: tuple[str, ...], max_batch_bytes: int) -> Any:
+    """The registry (``--schemas``, or a ``_schemas-0`` beside the inputs) and the ``--where`` tests."""
+    from kseg.decode.payload import MissingExtra, require_extra
+    from kseg.decode.registry import load_registry
+    from kseg.decode.where import WhereError
+    from kseg.ops.grep.decoding import Decoding
+
+    try:
+        require_extra()
+    except MissingExtra as err:
+        raise click.UsageError(str(err)) from None
+    source = schemas if schemas is not None else _schemas_beside(paths)
+    if source is None:
+        raise click.UsageError("no _schemas-0 beside the PATHS: give the registry with --schemas")
+    decoding = Decoding(load_registry(source, max_batch_bytes), wheres)
+    try:
+        decoding.check()
+    except WhereError as err:
+        raise click.UsageError(f"--where: {err}") from None
+    return decoding
+
+
+def _schemas_beside(paths: tuple[Path, ...]) -> Path | None:
+    """``_schemas-0`` in a log directory given, or beside a partition (or a segment's partition) given."""
+    for path in paths:
+        for directory in (path, path.parent, path.parent.parent):
+            if (directory / "_schemas-0").is_dir():
+                return directory / "_schemas-0"
+    return None
+
+
+def _write_to_sink(write: Any) -> None:
+    from kseg.render.dump.common import Sink, binary_streams
+
+    out, err = binary_streams()
+    sink = Sink(out, err, escaping=_is_terminal(out))
+    try:
+        write(sink)
+    finally:
+        sink.flush()
 
 
 def _write(events: Any, fmt: str, count: bool, list_only: bool) -> int:

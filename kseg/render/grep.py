@@ -11,8 +11,10 @@ Problems go to stderr as one line each (``kseg: warning: <file> byte N: ...``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from pathlib import Path
 
 from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Record
@@ -59,12 +61,19 @@ class RecordWriter:
         text._legacy = record[9] < 2  # what dump's batch line sets for the records after it
         text._ts_label = record[13]
         line = text.control_line(_control(record)) if record[12] else text.record_line(record)
+        if match.decoded is not None:
+            line += " decoded: " + _compact(match.decoded)
         return f"{match.path}:{match.position}:{line}"
 
     def json_line(self, match: Match) -> str:
         record = match.record
-        body = self.json.control_json(_control(record)) if record[12] else self.json.record_json(record)
+        extra = "" if match.decoded is None else f',"decoded":{_compact(match.decoded)}'
+        body = self.json.control_json(_control(record)) if record[12] else self.json.record_json(record, extra)
         return f'{{"path":{json_string(match.path)},"position":{match.position},{body[1:]}'
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def problem_line(problem: Problem) -> str:
@@ -116,6 +125,9 @@ def table_rows(match: Match) -> tuple[str, ...]:
     record = match.record
     headers = ", ".join(f"{java_utf8(k)}={_short(v, 20)}" for k, v in record[4])
     value = _control(record).control.text if record[12] else _short(record[3])
+    decoded = (match.decoded or {}).get("value")
+    if decoded is not None:
+        value = _compact(decoded.get("value")) if decoded.get("problem") is None else f"({decoded['problem']})"
     return (match.path, str(match.position), str(record[0]), _utc(record[1]), _short(record[2]), value, headers)
 
 
@@ -151,3 +163,50 @@ def write_table(events: Iterable[Event], console: object, sink: Sink, chunk: int
     if rows:
         flush()
     return matches, problems
+
+
+def write_schema_usage(events: Iterable[Event], fmt: str, sink: Sink) -> int:
+    """``--schema-usage``: per topic and part (key, value), each schema id with its record count and what
+    the registry says of it (subject and version, deleted, unknown, does not fit).  Returns the records seen."""
+    from kseg.ops.discover import parse_partition_dir
+
+    usage: dict[tuple[str, str, int | None], dict[str, object]] = {}
+    seen = 0
+    for event in events:
+        if isinstance(event, Problem):
+            sink.err_line(problem_line(event))
+        if not isinstance(event, Match) or event.decoded is None:
+            continue
+        seen += 1
+        name = parse_partition_dir(Path(event.partition_dir or event.path).resolve())
+        topic = name.topic if name is not None else event.partition_dir or event.path
+        for part in ("key", "value"):
+            decoded = event.decoded.get(part)
+            key = (topic, part, None if decoded is None else decoded.get("schema_id"))
+            entry = usage.setdefault(key, {"records": 0, "problems": 0})
+            entry["records"] = int(entry["records"]) + 1  # type: ignore[call-overload]
+            if decoded is not None:
+                for field in ("subject", "version", "type", "deleted"):
+                    if field in decoded:
+                        entry[field] = decoded[field]
+                if decoded.get("problem") is not None:
+                    entry["problems"] = int(entry["problems"]) + 1  # type: ignore[call-overload]
+                    entry["last_problem"] = decoded["problem"]
+    for (topic, part, schema_id), entry in sorted(usage.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or -1)):
+        sink.line(_usage_line(topic, part, schema_id, entry, fmt))
+    return seen
+
+
+def _usage_line(topic: str, part: str, schema_id: int | None, entry: dict[str, object], fmt: str) -> str:
+    if fmt == "json":
+        return _compact({"topic": topic, "part": part, "schema_id": schema_id, **entry})
+    if schema_id is None:
+        return f"{topic} {part}: {entry['records']} records not in the registry's framing"
+    if "subject" not in entry:
+        return f"{topic} {part}: schema id {schema_id} UNKNOWN (not in the registry): {entry['records']} records"
+    deleted = " DELETED (soft-deleted, still in use)" if entry.get("deleted") else ""
+    text = (f"{topic} {part}: schema id {schema_id} = {entry['subject']} version {entry['version']} "
+            f"({entry['type']}){deleted}: {entry['records']} records")
+    if entry["problems"]:
+        text += f", {entry['problems']} do not decode (last: {entry['last_problem']})"
+    return text

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kseg.ops.discover import is_partition_dir, partition_dirs, segment_logs
+from kseg.ops.grep.decoding import Decoding
 from kseg.ops.grep.query import Query
 from kseg.ops.grep.search import Found, Match, Problem, search_segment
 from kseg.ops.grep.txnspans import TxnSpans, txn_spans
@@ -89,11 +90,21 @@ def _partition_units(logs: list[Path], source: str, query: Query, max_batch_byte
     return keep
 
 
-def search_unit(unit: Unit, query: Query, max_batch_bytes: int, records: bool = True,
-                first_only: bool = False) -> Iterator[Event]:
-    """One unit's matches (when ``records``) and problems, then its :class:`UnitDone`."""
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How a run searches and reports: the read cap, records or only counts, ``-l``, the decoding."""
+
+    max_batch_bytes: int
+    records: bool = True
+    first_only: bool = False
+    decoding: Decoding | None = None
+
+
+def search_unit(unit: Unit, query: Query, options: Options) -> Iterator[Event]:
+    """One unit's matches (when ``options.records``) and problems, then its :class:`UnitDone`."""
     count = 0
-    for found in search_segment(unit.path, query, unit.spans, max_batch_bytes, unit.source):
+    records, first_only = options.records, options.first_only
+    for found in search_segment(unit.path, query, unit.spans, options.max_batch_bytes, unit.source, options.decoding):
         if isinstance(found, Match):
             count += 1
             if records:
@@ -112,9 +123,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _unit_result(unit: Unit, query: Query, max_batch_bytes: int, records: bool, first_only: bool) -> UnitResult:
+def _unit_result(unit: Unit, query: Query, options: Options) -> UnitResult:
     result = UnitResult()
-    for event in search_unit(unit, query, max_batch_bytes, records, first_only):
+    for event in search_unit(unit, query, options):
         if isinstance(event, UnitDone):
             result.done = event
         else:
@@ -122,30 +133,28 @@ def _unit_result(unit: Unit, query: Query, max_batch_bytes: int, records: bool, 
     return result
 
 
-def grep(units: list[Unit], query: Query, *, jobs: int = 1, max_batch_bytes: int, records: bool = True,
-         first_only: bool = False) -> Iterator[Event]:
-    """Every unit's events, in unit order; ``first_only`` stops a source at its first match (``-l``)."""
+def grep(units: list[Unit], query: Query, options: Options, jobs: int = 1) -> Iterator[Event]:
+    """Every unit's events, in unit order; ``options.first_only`` stops a source at its first match (``-l``)."""
     if jobs <= 1 or len(units) <= 1:
         done_sources: set[str] = set()
         for unit in units:
-            if first_only and unit.source in done_sources:
+            if options.first_only and unit.source in done_sources:
                 continue
-            for event in search_unit(unit, query, max_batch_bytes, records, first_only):
-                if first_only and isinstance(event, UnitDone) and event.matches:
+            for event in search_unit(unit, query, options):
+                if options.first_only and isinstance(event, UnitDone) and event.matches:
                     done_sources.add(event.source)
                 yield event
         return
-    yield from _pooled(units, query, jobs, max_batch_bytes, records, first_only)
+    yield from _pooled(units, query, options, jobs)
 
 
-def _pooled(units: list[Unit], query: Query, jobs: int, max_batch_bytes: int, records: bool,
-            first_only: bool) -> Iterator[Event]:
+def _pooled(units: list[Unit], query: Query, options: Options, jobs: int) -> Iterator[Event]:
     """:func:`grep` over a process pool: a sliding window of ``2 * jobs`` units, results in order."""
     from concurrent.futures import ProcessPoolExecutor  # only for a pool
 
     with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:
         submit: Callable[[Unit], Future[UnitResult]] = lambda unit: pool.submit(  # noqa: E731
-            _unit_result, unit, query, max_batch_bytes, records, first_only)
+            _unit_result, unit, query, options)
         pending: deque[Future[UnitResult]] = deque()
         queue = iter(units)
         for unit in queue:

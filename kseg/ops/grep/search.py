@@ -24,6 +24,7 @@ import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kseg.errors import Corrupt, KsegError
 from kseg.format import BAD_SIZE, END_OF_DATA, BatchWalk, read_batch
@@ -35,6 +36,7 @@ from kseg.format.layout import (
     TRANSACTIONAL_MASK,
 )
 from kseg.format.model import Record
+from kseg.ops.grep.decoding import Decoding
 from kseg.ops.grep.query import Query
 from kseg.ops.grep.txnspans import TxnSpans
 from kseg.segment import Segment, open_read_only
@@ -51,14 +53,16 @@ class Match:
     position: int
     record: Record
     partition_dir: str
+    decoded: dict[str, Any] | None = None  # with --decode: {"key": ..., "value": ...} (kseg.decode.payload)
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         """Pickled as plain fields (for ``--jobs``): ``Record.__new__`` takes named fields, not a tuple."""
-        return _match, (self.path, self.position, tuple(self.record), self.partition_dir)
+        return _match, (self.path, self.position, tuple(self.record), self.partition_dir, self.decoded)
 
 
-def _match(path: str, position: int, fields: tuple[object, ...], partition_dir: str) -> Match:
-    return Match(path, position, tuple.__new__(Record, fields), partition_dir)
+def _match(path: str, position: int, fields: tuple[object, ...], partition_dir: str,
+           decoded: dict[str, Any] | None) -> Match:
+    return Match(path, position, tuple.__new__(Record, fields), partition_dir, decoded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,27 +114,38 @@ class Needles:
         return None if match is None else match.start()
 
 
+@dataclass(frozen=True, slots=True)
+class Search:
+    """One segment's search: what is looked for, the partition's transactions, the read cap, the names shown."""
+
+    query: Query
+    spans: TxnSpans | None
+    max_batch_bytes: int
+    display: str
+    partition_dir: str = ""
+    decoding: Decoding | None = None
+
+
 def search_segment(path: Path, query: Query, spans: TxnSpans | None, max_batch_bytes: int,
-                   partition_dir: str = "") -> Iterator[Found]:
+                   partition_dir: str = "", decoding: Decoding | None = None) -> Iterator[Found]:
     """Every record of the segment ``path`` that matches, and every problem met, in file order."""
-    display = str(path)
+    run = Search(query, spans, max_batch_bytes, str(path), partition_dir, decoding)
     with Segment(path) as seg:
         try:
             start = _window_start(seg, query)
         except KsegError as err:
-            yield Problem(display, err.offset, err.message)
+            yield Problem(run.display, err.offset, err.message)
             return
     if start is None:
         return
     fd = open_read_only(path)
     try:
-        yield from _walk(fd, start, query, spans, max_batch_bytes, (display, partition_dir))
+        yield from _walk(fd, start, run)
     finally:
         os.close(fd)
 
 
-def _walk(fd: int, pos: int, query: Query, spans: TxnSpans | None, max_batch_bytes: int,
-          names: tuple[str, str]) -> Iterator[Found]:
+def _walk(fd: int, pos: int, run: Search) -> Iterator[Found]:
     """The file a window at a time, read with ``preadv`` into one reused buffer (cheaper than faulting in
     mapped pages or fresh memory; the memory is one window); a batch cut by a window's end starts the next."""
     size = os.fstat(fd).st_size
@@ -140,14 +155,14 @@ def _walk(fd: int, pos: int, query: Query, spans: TxnSpans | None, max_batch_byt
         if filled <= 0:
             return
         walk = BatchWalk(buf, 0, filled, strict=False)
-        if (yield from _window(buf, walk, pos, query, spans, max_batch_bytes, names)):
+        if (yield from _window(buf, walk, pos, run)):
             return
         end = walk.end
         if end is None or end.reason == END_OF_DATA:
             pos += filled
             continue
         if end.reason == BAD_SIZE:
-            yield Problem(names[0], pos + end.position,
+            yield Problem(run.display, pos + end.position,
                           f"Found record size {end.declared_size} smaller than minimum record overhead (14)")
             return
         needed = LOG_OVERHEAD + (end.declared_size or 0)  # a batch cut by the window, or a short tail
@@ -158,10 +173,10 @@ def _walk(fd: int, pos: int, query: Query, spans: TxnSpans | None, max_batch_byt
             buf = bytearray(needed)
 
 
-def _window(window: bytearray, walk: BatchWalk, base: int, query: Query, spans: TxnSpans | None,
-            max_batch_bytes: int, names: tuple[str, str]) -> Generator[Found, None, bool]:
+def _window(window: bytearray, walk: BatchWalk, base: int, run: Search) -> Generator[Found, None, bool]:
     """The matches of the whole batches of one window (positions in it are ``base`` bytes into the file);
     returns True when nothing further in the file can match."""
+    query, spans = run.query, run.spans
     needles = Needles(window, query.needles(), walk.limit)
     for pos, nxt, _, header, _ in walk.frames():
         if header is not None:
@@ -173,7 +188,7 @@ def _window(window: bytearray, walk: BatchWalk, base: int, query: Query, spans: 
                 continue
         elif query.producer_id is not None or query.txn is not None or query.control:
             continue  # a magic 0/1 message has no producer id and no control records
-        yield from _batch_matches(window, pos, base, query, max_batch_bytes, names)
+        yield from _batch_matches(window, pos, base, run)
     return False
 
 
@@ -211,10 +226,9 @@ def _header_passes(header: tuple[int, ...], query: Query, spans: TxnSpans | None
     return True
 
 
-def _batch_matches(buf: bytearray, pos: int, base: int, query: Query, max_batch_bytes: int,
-                   names: tuple[str, str]) -> Iterator[Found]:
+def _batch_matches(buf: bytearray, pos: int, base: int, run: Search) -> Iterator[Found]:
     """The batch's matching records; a problem (and the records read before it) where it cannot be read."""
-    display, partition_dir = names
+    query, display, decoding = run.query, run.display, run.decoding
     try:
         batch = read_batch(buf, pos)
         if batch.magic not in (0, 1, 2):
@@ -222,8 +236,14 @@ def _batch_matches(buf: bytearray, pos: int, base: int, query: Query, max_batch_
         if batch.codec_id > 4:
             raise Corrupt(f"Unknown compression type id: {batch.codec_id}", offset=pos, field="batch.attributes")
         test = query.record_matches if query.looks_at_records else None
-        for record in batch.iter_records(max_batch_bytes):
-            if test is None or test(record):
-                yield Match(display, base + pos, record, partition_dir)
+        for record in batch.iter_records(run.max_batch_bytes):
+            if test is not None and not test(record):
+                continue
+            decoded = None
+            if decoding is not None:
+                passes, decoded = decoding.record(record)
+                if not passes:
+                    continue
+            yield Match(display, base + pos, record, run.partition_dir, decoded)
     except KsegError as err:
         yield Problem(display, base + (err.offset if err.offset is not None else pos), err.message)

@@ -178,3 +178,15 @@ def test_where_expressions(expr, holds):
 def test_bad_where_expressions(expr):
     with pytest.raises(WhereError):
         compile_where(expr)
+
+
+def test_the_fixtures_are_the_files_their_provenance_lists():
+    import hashlib
+    import re
+
+    rows = re.findall(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|", (HERE / "PROVENANCE.md").read_text(), re.MULTILINE)
+    on_disk = {p.relative_to(HERE).as_posix() for p in HERE.rglob("*") if p.is_file()} - {
+        "PROVENANCE.md", "make_fixtures.py"}
+    assert {name for name, _ in rows} == on_disk
+    for name, digest in rows:
+        assert hashlib.sha256((HERE / name).read_bytes()).hexdigest() == digest, name

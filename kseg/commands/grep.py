@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,6 +47,13 @@ TXN_STATES = ("committed", "aborted", "open")
 @click.option("--schema-usage", is_flag=True,
               help="Instead of records: per topic, the schema ids its matching records use, unknown ids and "
                    "deleted schemas still in use.")
+@click.option("--export", "export_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write the matching records to FILE (a new file) for a producer, instead of printing them.")
+@click.option("--as", "export_as", type=click.Choice(("console", "kcat", "jsonl")), default="jsonl", show_default=True,
+              help="--export's format: kafka-console-producer.sh (parse.headers, parse.key, null.marker), "
+                   "kcat -P -K '\\t', or JSON Lines (everything kept).")
+@click.option("--null-marker", default="\u2400", show_default=True, metavar="TEXT",
+              help="--as console: the null.marker written for a null key, value or header value, and no headers.")
 @click.option("-c", "--count", "count", is_flag=True, help="Print each partition (or named file) with its number of matches.")
 @click.option("-l", "--files-with-matches", "list_only", is_flag=True,
               help="Print only the partitions (or named files) that hold a match.")
@@ -55,7 +64,8 @@ TXN_STATES = ("committed", "aborted", "open")
               help="Worker processes (one segment each).")
 @options.max_batch_bytes
 def grep(paths: tuple[Path, ...], fmt: str, jobs: int, max_batch_bytes: int, count: bool, list_only: bool,
-         decode: bool, schemas: Path | None, wheres: tuple[str, ...], schema_usage: bool, **predicates: Any) -> None:
+         decode: bool, schemas: Path | None, wheres: tuple[str, ...], schema_usage: bool, export_file: Path | None,
+         export_as: str, null_marker: str, **predicates: Any) -> None:
     """Print the records of these segments that match every predicate given.
 
     PATHS are .log segments, partition directories or log directories.  With
@@ -91,6 +101,9 @@ def grep(paths: tuple[Path, ...], fmt: str, jobs: int, max_batch_bytes: int, cou
     units = plan(list(paths), query, max_batch_bytes)
     options = Options(max_batch_bytes, records=not (count or list_only), first_only=list_only, decoding=decoding)
     events = run_grep(units, query, options, jobs)
+    if export_file is not None:
+        exported, refused = _export(events, export_file, export_as, null_marker)
+        click.get_current_context().exit(EXIT_PROBLEMS if refused or not exported else EXIT_OK)
     if schema_usage:
         from kseg.render.grep import write_schema_usage
 
@@ -123,6 +136,49 @@ def _query(given: dict[str, Any]) -> Any:
         from_time=given["from_time"], to_time=given["to_time"],
         producer_id=given["producer_id"], txn=given["txn"], control=given["control"],
     )
+
+
+def _export(events: Any, file: Path, export_as: str, null_marker: str) -> tuple[int, int]:
+    """Write the matches to ``file`` (and, for console and kcat, their origins to ``file.origin.jsonl``), each
+    through a temporary renamed in only when whole; (exported, refused).  Refusals go to stderr."""
+    from kseg.ops.grep.search import Match, Problem
+    from kseg.render.dump.common import Sink, binary_streams
+    from kseg.render.grep import problem_line
+    from kseg.render.grep_export import ExportFormat, NotExportable, origin_json
+    from kseg.segment import atomic_write
+
+    form = ExportFormat(export_as, null_marker)
+    out, err = binary_streams()
+    sink = Sink(out, err, escaping=_is_terminal(out))
+    exported = refused = 0
+    origin_path = file.with_name(file.name + ".origin.jsonl")
+    with atomic_write(file) as data, (atomic_write(origin_path) if export_as != "jsonl" else _no_file()) as origins:
+        for event in events:
+            if isinstance(event, Problem):
+                sink.err_line(problem_line(event))
+            if not isinstance(event, Match):
+                continue
+            try:
+                line = form.line(event)
+            except NotExportable as why:
+                refused += 1
+                sink.err_line(f"kseg: warning: {event.path} byte {event.position}: offset {event.record[0]} "
+                              f"not exported: {why}")
+                continue
+            data.write(line.encode("utf-8") + b"\n")
+            if origins is not None:
+                origins.write(origin_json(event).encode("utf-8") + b"\n")
+            exported += 1
+    sink.line(f"exported {exported} records to {file}" + (f", {refused} not exportable as {export_as}" if refused else ""))
+    sink.line(f"origins: {origin_path}" if export_as != "jsonl" else "origins: in each line")
+    sink.line(f"produce with: {form.producer_command(str(file))}")
+    sink.flush()
+    return exported, refused
+
+
+@contextlib.contextmanager
+def _no_file() -> Iterator[None]:
+    yield None
 
 
 def _decoding(paths: tuple[Path, ...], schemas: Path | None, wheres: tuple[str, ...], max_batch_bytes: int) -> Any:

@@ -190,3 +190,19 @@ def test_the_fixtures_are_the_files_their_provenance_lists():
     assert {name for name, _ in rows} == on_disk
     for name, digest in rows:
         assert hashlib.sha256((HERE / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_dump_decode_adds_the_same_decoded_objects_as_grep():
+    part = str(LOGS / "orders-avro-0")
+    dumped = CliRunner().invoke(cli, ["dump", "--decode", "--format", "json", "--deep-iteration", part])
+    plain = CliRunner().invoke(cli, ["dump", "--format", "json", "--deep-iteration", part])
+    assert dumped.exit_code == plain.exit_code == 0
+    with_decoded = [r for line in dumped.stdout.splitlines() for r in json.loads(line).get("records", [])]
+    without = [r for line in plain.stdout.splitlines() for r in json.loads(line).get("records", [])]
+    assert [{k: v for k, v in r.items() if k != "decoded"} for r in with_decoded] == without
+    grepped = [json.loads(line) for line in run("--decode", "--format", "json", part).stdout.splitlines()]
+    assert [r["decoded"] for r in with_decoded] == [g["decoded"] for g in grepped]
+    text = CliRunner().invoke(cli, ["dump", "--decode", "--print-data-log", part]).stdout
+    assert text.count(" decoded: ") == len(with_decoded) == 10
+    table = CliRunner().invoke(cli, ["dump", "--decode", "--format", "table", part])
+    assert table.exit_code == 2 and "--decode shows in --format text and json" in table.stderr

@@ -22,7 +22,7 @@ def test_context_free_patterns(pattern, free):
 def test_needles_are_the_literals_and_the_context_free_patterns():
     q = Query(key=b"k", headers=((b"h", b"v"), (b"only-key", None)), key_regex=compile_regex("^x", ""),
               value_regex=compile_regex("y+", ""))
-    assert q.needles() == (b"k", b"h", b"v", b"only-key", q.value_regex)
+    assert q.needles() == (b"k", b"h", b"v", b"only-key", b"x", q.value_regex)  # "^x" needs the byte x
     assert Query(value_regex=compile_regex("z*", "")).needles() == ()  # matches the empty string: no help
 
 
@@ -50,3 +50,17 @@ def test_a_needle_across_two_batches_makes_only_the_first_a_candidate():
     buf = b"xxxxNEE" + b"DLExxxx"
     needles = search.Needles(buf, (b"NEEDLE",))
     assert (needles.within(0, 7), needles.within(7, 14), needles.within(0, 14)) == (True, False, True)
+
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    ("value 1[0-5]", b"value 1"), ("^k30$", b"k30"), ("(?i)abc", None), ("a|bcd", None), ("ab*cde", b"cde"),
+    ("x(yz)+w", b"x"), (r"\.json$", b".json"), ("no-such-value", b"no-such-value"), (".*", None),
+])
+def test_required_literal(pattern, literal):
+    from kseg.ops.grep.query import required_literal
+
+    assert required_literal(compile_regex(pattern, "")) == literal
+    if literal is not None:  # every match holds it
+        for text in (b"value 12", b"k30", b"abcde", b"xyzw", b"a.json", b"no-such-value"):
+            match = re.search(pattern.encode(), text)
+            assert match is None or literal in match.group(0)

@@ -65,6 +65,35 @@ def context_free(pattern: re.Pattern[bytes]) -> bool:
     return _CONTEXT.search(pattern.pattern) is None
 
 
+def required_literal(pattern: re.Pattern[bytes]) -> bytes | None:
+    """The longest run of plain characters every match of ``pattern`` contains, or None.
+
+    Read from the parsed pattern's top level (Python's own parser): consecutive ``LITERAL`` items are
+    matched exactly, in order, by every match; anything else (a class, a repeat, a group, an anchor)
+    ends a run.  An alternation at the top, or case-insensitive matching, gives None.  Anchored
+    patterns have one too (``^k30$`` needs ``k30``): the needle is only the bytes, the record test the
+    whole pattern.
+    """
+    from re import _parser  # type: ignore[attr-defined]  # CPython's own regex parser (3.11+)
+
+    if pattern.flags & re.IGNORECASE:
+        return None
+    try:
+        parsed = _parser.parse(pattern.pattern, pattern.flags)
+    except (re.error, TypeError):
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    best, run = b"", bytearray()
+    for op, value in parsed:
+        if op is _parser.LITERAL:
+            run.append(value)
+            continue
+        best, run = max(best, bytes(run), key=len), bytearray()
+    best = max(best, bytes(run), key=len)
+    return best or None
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """The predicates of one ``kseg grep`` run; None (or empty) means "any"."""
@@ -87,10 +116,14 @@ class Query:
         """Literals and patterns each of which a matching record's bytes contain (see the module's note)."""
         literals = [self.key, self.key_prefix, self.value, *(part for pair in self.headers for part in pair)]
         out: list[bytes | re.Pattern[bytes]] = [literal for literal in literals if literal]
-        out += [
-            pattern for pattern in (self.key_regex, self.value_regex)
-            if pattern is not None and context_free(pattern) and pattern.search(b"") is None
-        ]
+        for pattern in (self.key_regex, self.value_regex):
+            if pattern is None:
+                continue
+            literal = required_literal(pattern)
+            if literal:
+                out.append(literal)
+            elif context_free(pattern) and pattern.search(b"") is None:
+                out.append(pattern)
         return tuple(out)
 
     @property

@@ -9,7 +9,7 @@ occurs inside it -- found by ``bytes.find``/``re.search`` at C speed
 (:class:`Needles`).  Only then are its records decoded (the core's scanner)
 and tested one by one.  The file is read a window at a time with ``pread``
 (the .index and .timeindex are mapped only to find where a window starts),
-so memory stays flat whatever the file size: one window, 16 MiB, or one
+so memory stays flat whatever the file size: one window, 1 MiB, or one
 batch when a batch is larger.
 
 A batch whose records cannot be read is a :class:`Problem` (file, byte,
@@ -28,6 +28,7 @@ from typing import Any
 
 from kseg.errors import Corrupt, KsegError
 from kseg.format import BAD_SIZE, END_OF_DATA, BatchWalk, read_batch
+from kseg.format.find import find_bytes
 from kseg.format.layout import (
     CODEC_MASK,
     CONTROL_MASK,
@@ -41,8 +42,9 @@ from kseg.ops.grep.query import Query
 from kseg.ops.grep.txnspans import TxnSpans
 from kseg.segment import Segment, open_read_only
 
-#: Bytes read (and searched) at once: the memory a search holds, whatever the file size.
-WINDOW = 16 << 20
+#: Bytes read (and searched) at once: the memory a search holds, whatever the file size.  Small enough
+#: that the copy stays in the CPU's cache for the search that follows (1 MiB measured faster than 16).
+WINDOW = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +110,7 @@ class Needles:
 
     def _search(self, needle: bytes | re.Pattern[bytes], start: int) -> int | None:
         if isinstance(needle, bytes):
-            found = self.buf.find(needle, start, self.end)
+            found = find_bytes(self.buf, needle, start, self.end)
             return None if found < 0 else found
         match = needle.search(self.buf, start, self.end)
         return None if match is None else match.start()

@@ -9,7 +9,8 @@ process (start-up included):
 * ``kseg grep --value-regex <absent> -c`` with ``--jobs 1`` and ``--jobs N``
   (N = the cores, or ``--jobs``);
 * ``kseg grep --key <absent> -c`` (an exact key: a literal needle);
-* ``kseg grep --key-regex '^<absent>$' -c`` (anchored: no needle, every record is decoded);
+* ``kseg grep --key-regex '^<absent>$' -c`` (anchored: its required literal is the needle);
+* ``kseg grep --value-regex '(?i)<absent>' -c`` (case-insensitive: no literal, Python's ``re`` searches);
 * ``kseg dump --print-data-log DIR | rg <absent>`` (``grep -F`` when rg is not installed), the
   reference the issue names -- what people do today.
 
@@ -69,8 +70,10 @@ def main() -> None:
             (f"kseg grep --value-regex (absent) -c, {args.jobs} jobs",
              timed(f"{kseg} grep --jobs {args.jobs} --value-regex {ABSENT} -c {part}")),
             ("kseg grep --key (absent) -c, 1 job", timed(f"{kseg} grep --key {ABSENT} -c {part}")),
-            ("kseg grep --key-regex '^(absent)$' -c, 1 job (no needle)",
+            ("kseg grep --key-regex '^(absent)$' -c, 1 job (its literal)",
              timed(f"{kseg} grep --key-regex '^{ABSENT}$' -c {part}")),
+            ("kseg grep --value-regex '(?i)(absent)' -c, 1 job (re.search)",
+             timed(f"{kseg} grep --value-regex '(?i){ABSENT}' -c {part}")),
             (f"kseg dump --print-data-log | {search.split()[0]}",
              timed(f"{kseg} dump --print-data-log {part} | {search} {ABSENT}")),
         ]

@@ -127,6 +127,11 @@ class Query:
         return tuple(out)
 
     @property
+    def batch_level(self) -> bool:
+        """Whether any predicate but the control flag is tested on batch headers."""
+        return any(v is not None for v in (self.from_offset, self.to_offset, self.from_time, self.producer_id, self.txn))
+
+    @property
     def looks_at_records(self) -> bool:
         """Whether any predicate reads a record's own fields (else a batch's header decides)."""
         return bool(

@@ -177,16 +177,28 @@ def _walk(fd: int, pos: int, run: Search) -> Iterator[Found]:
 
 def _window(window: bytearray, walk: BatchWalk, base: int, run: Search) -> Generator[Found, None, bool]:
     """The matches of the whole batches of one window (positions in it are ``base`` bytes into the file);
-    returns True when nothing further in the file can match."""
-    query, spans = run.query, run.spans
+    returns True when nothing further in the file can match.
+
+    The per-batch loop is the cost of a search that finds nothing, so it does the least it can: the
+    header predicates only when some were given, and when a needle occurs nowhere in the window, no
+    needle search per batch at all -- only compressed batches and legacy messages are read then.
+    """
+    query = run.query
     needles = Needles(window, query.needles(), walk.limit)
+    absent = bool(needles.needles) and not needles.within(0, walk.limit)
+    control = CONTROL_MASK if query.control else 0
+    headers_tested = query.batch_level
     for pos, nxt, _, header, _ in walk.frames():
         if header is not None:
-            if query.to_offset is not None and header[0] > query.to_offset:
-                return True  # offsets grow through a segment Kafka wrote: nothing further can match
-            if not _header_passes(header, query, spans):
+            attributes = header[5]
+            if attributes & CONTROL_MASK != control:
                 continue
-            if not header[5] & CODEC_MASK and needles.needles and not needles.within(pos, nxt):
+            if headers_tested:
+                if query.to_offset is not None and header[0] > query.to_offset:
+                    return True  # offsets grow through a segment Kafka wrote: nothing further can match
+                if not _header_passes(header, query, run.spans):
+                    continue
+            if not attributes & CODEC_MASK and needles.needles and (absent or not needles.within(pos, nxt)):
                 continue
         elif query.producer_id is not None or query.txn is not None or query.control:
             continue  # a magic 0/1 message has no producer id and no control records
@@ -211,10 +223,8 @@ def _window_start(seg: Segment, query: Query) -> int | None:
 
 
 def _header_passes(header: tuple[int, ...], query: Query, spans: TxnSpans | None) -> bool:
-    """The batch-level predicates, on the V2 header tuple (base offset, ..., producer id at 9)."""
+    """The batch-level predicates but the control flag, on the V2 header tuple (base offset, ..., producer id at 9)."""
     attributes = header[5]
-    if bool(attributes & CONTROL_MASK) != query.control:
-        return False
     if query.producer_id is not None and header[9] != query.producer_id:
         return False
     if query.from_offset is not None and header[0] + header[6] < query.from_offset:

@@ -59,6 +59,8 @@ READ_ONLY_DIR = (
     _c("reindex --check", "reindex", "--check", "{part}"),
     _c("recover --dry-run", "recover", "--dry-run", "--format", "json", "{part}"),
     _c("triage", "triage", "--all", "--format", "text", "{logdir}"),
+    _c("grep --value-regex", "grep", "--value-regex", "v", "--format", "json", "{part}"),
+    _c("grep --txn -c", "grep", "--txn", "aborted", "--header", "h", "-c", "{part}"),
 )
 RECOVER_OUT = (
     _c("recover -o", "recover", "{part}", "-o", "{out}/recovered"),

@@ -116,6 +116,8 @@ def test_each_predicate_finds_what_a_plain_comparison_finds(logdir: Path, args: 
     assert [m["offset"] for m in got] == expected
     code = run(*args, str(part)).exit_code
     assert code == (0 if expected else 1)
+    counted = run("-c", *args, str(part))  # counted without building the records where it can
+    assert counted.stdout == f"{part}:{len(expected)}\n"
 
 
 def test_control_records_are_searched_only_with_control(logdir: Path) -> None:

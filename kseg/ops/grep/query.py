@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from kseg.errors import KsegError
 from kseg.format.model import Record
+from kseg.format.records import RecordScan
 
 #: ``--txn`` states: a transactional batch's transaction, as the producer-state replay closes it.
 TXN_STATES = ("committed", "aborted", "open")
@@ -141,6 +142,31 @@ class Query:
             or self.from_time is not None or self.to_time is not None
         )
 
+    def scan_matches(self, scan: RecordScan, log_append_time: int | None) -> list[int]:
+        """The indexes of a scanned batch's records that pass the record-level predicates.
+
+        Column by column (:class:`~kseg.format.records.RecordScan`): only the columns a predicate
+        reads are sliced, and records are narrowed one predicate at a time, so a batch whose records
+        mostly fail costs a comprehension per predicate, not a tuple per record.
+        """
+        keep = list(range(scan.count))
+        if self.from_offset is not None or self.to_offset is not None:
+            low, high = self.from_offset, self.to_offset
+            offsets = scan.offsets()
+            keep = [i for i in keep if (low is None or offsets[i] >= low) and (high is None or offsets[i] <= high)]
+        if keep and (self.from_time is not None or self.to_time is not None):
+            times = scan.timestamps() if log_append_time is None else [log_append_time] * scan.count
+            low, high = self.from_time, self.to_time
+            keep = [i for i in keep if (low is None or times[i] >= low) and (high is None or times[i] <= high)]
+        if keep and (self.key is not None or self.key_prefix is not None or self.key_regex is not None):
+            keep = _narrow(keep, scan.keys(), self.key, self.key_prefix, self.key_regex)
+        if keep and (self.value is not None or self.value_regex is not None):
+            keep = _narrow(keep, scan.values(), self.value, None, self.value_regex)
+        if keep and self.headers:
+            headers = scan.headers()
+            keep = [i for i in keep if self._headers_match(headers[i])]
+        return keep
+
     def record_matches(self, record: Record) -> bool:
         """The record-level predicates (the batch-level ones were checked on its batch)."""
         offset, timestamp, key, value = record[0], record[1], record[2], record[3]
@@ -172,6 +198,19 @@ class Query:
             if not any(k == want_key and (want_value is None or v == want_value) for k, v in headers):
                 return False
         return True
+
+
+def _narrow(keep: list[int], column: list[bytes | None], exact: bytes | None, prefix: bytes | None,
+            pattern: re.Pattern[bytes] | None) -> list[int]:
+    """``keep`` without the records whose key (or value) ``column`` fails: one comprehension per test."""
+    if exact is not None:
+        keep = [i for i in keep if column[i] == exact]
+    if prefix is not None:
+        keep = [i for i in keep if (c := column[i]) is not None and c.startswith(prefix)]
+    if pattern is not None:
+        search = pattern.search
+        keep = [i for i in keep if (c := column[i]) is not None and search(c) is not None]
+    return keep
 
 
 def parse_header(text: str) -> tuple[bytes, bytes | None]:

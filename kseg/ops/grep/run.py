@@ -20,7 +20,7 @@ from pathlib import Path
 from kseg.ops.discover import is_partition_dir, partition_dirs, segment_logs
 from kseg.ops.grep.decoding import Decoding
 from kseg.ops.grep.query import Query
-from kseg.ops.grep.search import Found, Match, Problem, search_segment
+from kseg.ops.grep.search import Counted, Match, Problem, search_segment
 from kseg.ops.grep.txnspans import TxnSpans, txn_spans
 from kseg.segment import base_offset_from_name
 
@@ -48,7 +48,7 @@ class UnitDone:
 class UnitResult:
     """What a worker hands back for one unit."""
 
-    found: list[Found] = field(default_factory=list)
+    found: list[Match | Problem] = field(default_factory=list)
     done: UnitDone | None = None
 
 
@@ -104,8 +104,13 @@ def search_unit(unit: Unit, query: Query, options: Options) -> Iterator[Event]:
     """One unit's matches (when ``options.records``) and problems, then its :class:`UnitDone`."""
     count = 0
     records, first_only = options.records, options.first_only
-    for found in search_segment(unit.path, query, unit.spans, options.max_batch_bytes, unit.source, options.decoding):
-        if isinstance(found, Match):
+    for found in search_segment(unit.path, query, unit.spans, options.max_batch_bytes, unit.source, options.decoding,
+                                count_only=not records):
+        if isinstance(found, Counted):
+            count += found.records
+            if first_only and count:
+                break
+        elif isinstance(found, Match):
             count += 1
             if records:
                 yield found

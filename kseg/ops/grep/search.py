@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kseg.errors import Corrupt, KsegError
-from kseg.format import BAD_SIZE, END_OF_DATA, BatchWalk, read_batch
+from kseg.format import BAD_SIZE, END_OF_DATA, Batch, BatchWalk, read_batch
 from kseg.format.find import find_bytes
 from kseg.format.layout import (
     CODEC_MASK,
@@ -36,7 +36,8 @@ from kseg.format.layout import (
     LOG_OVERHEAD,
     TRANSACTIONAL_MASK,
 )
-from kseg.format.model import Record
+from kseg.format.model import LOG_APPEND_TIME, Record
+from kseg.format.v2 import V2Batch
 from kseg.ops.grep.decoding import Decoding
 from kseg.ops.grep.query import Query
 from kseg.ops.grep.txnspans import TxnSpans
@@ -76,7 +77,14 @@ class Problem:
     message: str
 
 
-Found = Match | Problem
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """``count_only``: this many records of a batch matched (they were not built)."""
+
+    records: int
+
+
+Found = Match | Problem | Counted
 
 
 class Needles:
@@ -126,12 +134,14 @@ class Search:
     display: str
     partition_dir: str = ""
     decoding: Decoding | None = None
+    count_only: bool = False  # the records need not be built: Counted in place of Match where it saves work
 
 
 def search_segment(path: Path, query: Query, spans: TxnSpans | None, max_batch_bytes: int,
-                   partition_dir: str = "", decoding: Decoding | None = None) -> Iterator[Found]:
+                   partition_dir: str = "", decoding: Decoding | None = None, *,
+                   count_only: bool = False) -> Iterator[Found]:
     """Every record of the segment ``path`` that matches, and every problem met, in file order."""
-    run = Search(query, spans, max_batch_bytes, str(path), partition_dir, decoding)
+    run = Search(query, spans, max_batch_bytes, str(path), partition_dir, decoding, count_only)
     with Segment(path) as seg:
         try:
             start = _window_start(seg, query)
@@ -206,6 +216,35 @@ def _window(window: bytearray, walk: BatchWalk, base: int, run: Search) -> Gener
     return False
 
 
+def _records(batch: Batch, position: int, run: Search) -> Iterator[Match | Counted]:
+    """A batch's matching records.  A well-formed V2 data batch is tested on the scanner's columns and only
+    its matching records become objects; anything else is read record by record (Kafka's iterator, which
+    raises where Kafka throws)."""
+    query = run.query
+    records: Iterable[Record] | None = None
+    if isinstance(batch, V2Batch) and not batch.is_control and query.looks_at_records:
+        scan = batch.scan(run.max_batch_bytes)
+        if scan is not None:
+            log_append = batch.max_timestamp if batch.timestamp_type == LOG_APPEND_TIME else None
+            wanted = query.scan_matches(scan, log_append)
+            if not wanted:
+                return
+            if run.count_only and run.decoding is None:
+                yield Counted(len(wanted))
+                return
+            records = batch.records_from(scan.subset(wanted) if len(wanted) < scan.count else scan)
+    if records is None:
+        test = query.record_matches if query.looks_at_records else None
+        records = (r for r in batch.iter_records(run.max_batch_bytes) if test is None or test(r))
+    for record in records:
+        decoded = None
+        if run.decoding is not None:
+            passes, decoded = run.decoding.record(record)
+            if not passes:
+                continue
+        yield Match(run.display, position, record, run.partition_dir, decoded)
+
+
 def _window_start(seg: Segment, query: Query) -> int | None:
     """The first batch that may hold a match, found through the .index and .timeindex; None if none can."""
     start = 0
@@ -240,22 +279,13 @@ def _header_passes(header: tuple[int, ...], query: Query, spans: TxnSpans | None
 
 def _batch_matches(buf: bytearray, pos: int, base: int, run: Search) -> Iterator[Found]:
     """The batch's matching records; a problem (and the records read before it) where it cannot be read."""
-    query, display, decoding = run.query, run.display, run.decoding
+    display = run.display
     try:
         batch = read_batch(buf, pos)
         if batch.magic not in (0, 1, 2):
             raise Corrupt(f"Invalid magic used in a batch: {batch.magic}", offset=pos, field="batch.magic")
         if batch.codec_id > 4:
             raise Corrupt(f"Unknown compression type id: {batch.codec_id}", offset=pos, field="batch.attributes")
-        test = query.record_matches if query.looks_at_records else None
-        for record in batch.iter_records(run.max_batch_bytes):
-            if test is not None and not test(record):
-                continue
-            decoded = None
-            if decoding is not None:
-                passes, decoded = decoding.record(record)
-                if not passes:
-                    continue
-            yield Match(display, base + pos, record, run.partition_dir, decoded)
+        yield from _records(batch, base + pos, run)
     except KsegError as err:
         yield Problem(display, base + (err.offset if err.offset is not None else pos), err.message)

@@ -19,6 +19,7 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from kseg.errors import KsegError
 from kseg.format.model import Record
@@ -66,6 +67,15 @@ def context_free(pattern: re.Pattern[bytes]) -> bool:
     return _CONTEXT.search(pattern.pattern) is None
 
 
+def _regex_parser() -> Any:
+    """CPython's own regular-expression parser: ``re._parser`` (3.11+), ``sre_parse`` before."""
+    try:
+        from re import _parser  # type: ignore[attr-defined]
+    except ImportError:  # Python 3.10
+        import sre_parse as _parser
+    return _parser
+
+
 def required_literal(pattern: re.Pattern[bytes]) -> bytes | None:
     """The longest run of plain characters every match of ``pattern`` contains, or None.
 
@@ -75,15 +85,15 @@ def required_literal(pattern: re.Pattern[bytes]) -> bytes | None:
     patterns have one too (``^k30$`` needs ``k30``): the needle is only the bytes, the record test the
     whole pattern.
     """
-    from re import _parser  # type: ignore[attr-defined]  # CPython's own regex parser (3.11+)
-
+    _parser = _regex_parser()
     if pattern.flags & re.IGNORECASE:
         return None
     try:
         parsed = _parser.parse(pattern.pattern, pattern.flags)
     except (re.error, TypeError):
         return None
-    if parsed.state.flags & re.IGNORECASE:
+    state = getattr(parsed, "state", None)
+    if state is None or state.flags & re.IGNORECASE:
         return None
     best, run = b"", bytearray()
     for op, value in parsed:

@@ -16,13 +16,16 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kseg.ops.discover import is_partition_dir, partition_dirs, segment_logs
-from kseg.ops.grep.decoding import Decoding
 from kseg.ops.grep.query import Query
 from kseg.ops.grep.search import Counted, Match, Problem, search_segment
 from kseg.ops.grep.txnspans import TxnSpans, txn_spans
 from kseg.segment import base_offset_from_name
+
+if TYPE_CHECKING:
+    from kseg.ops.grep.decoding import Decoding
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,7 +90,10 @@ def grep(paths: tuple[Path, ...], fmt: str, jobs: int, max_batch_bytes: int, cou
     from kseg.ops.grep.run import Options, plan
     from kseg.ops.grep.run import grep as run_grep
 
-    check_named_inputs(paths, lambda p: p.name.endswith(".log"))
+    check_named_inputs(paths)  # a FIFO or device is refused before anything is read
+    for path in paths:
+        if not path.is_dir() and not path.name.endswith(".log"):
+            raise click.UsageError(f"{path}: kseg grep takes .log segments, partition directories or log directories")
     try:
         query = _query(predicates)
     except BadQuery as err:

@@ -223,7 +223,8 @@ def test_a_file_that_is_not_a_segment_is_refused(tmp_path: Path) -> None:
     part = write_partition(tmp_path)
     result = run(str(part / "00000000000000000000.index"))
     assert result.exit_code == 2
-    assert "not a Kafka file" in result.stderr or "not a" in result.stderr
+    assert result.stderr == (f"kseg: error: {part}/00000000000000000000.index: kseg grep takes .log segments, "
+                             "partition directories or log directories (see 'kseg grep --help')\n")
 
 
 def test_copy_keeps_results_when_moved(tmp_path: Path, logdir: Path) -> None:

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import kafka_broker as kb
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "grep"))

@@ -206,3 +206,11 @@ def test_dump_decode_adds_the_same_decoded_objects_as_grep():
     assert text.count(" decoded: ") == len(with_decoded) == 10
     table = CliRunner().invoke(cli, ["dump", "--decode", "--format", "table", part])
     assert table.exit_code == 2 and "--decode shows in --format text and json" in table.stderr
+
+
+def test_decode_and_where_in_worker_processes():
+    one = run("--format", "json", "--decode", "--where", "value.customer.id =~ \"^C-1[78]$\"", str(LOGS))
+    two = run("--jobs", "2", "--format", "json", "--decode", "--where", "value.customer.id =~ \"^C-1[78]$\"", str(LOGS))
+    assert one.exit_code == two.exit_code == 0
+    assert one.stdout == two.stdout
+    assert len(one.stdout.splitlines()) == 10  # C-17 or C-18: avro 0,1,3,4; json 0,1,3; proto 0,1,3

@@ -228,14 +228,18 @@ def _write_to_sink(write: Any) -> None:
 
 def _write(events: Any, fmt: str, count: bool, list_only: bool) -> int:
     """Render the events; the number of matching records."""
+    if count or list_only:
+        from kseg.render.grep import count_lines
+        from kseg.render.terminal import escape_controls, shown
+
+        return count_lines(events, fmt, lambda text: click.echo(shown(text)),
+                           lambda text: click.echo(escape_controls(text), err=True), only_matching=list_only)
     from kseg.render.dump.common import Sink, binary_streams
-    from kseg.render.grep import RecordWriter, count_lines, write_table
+    from kseg.render.grep import RecordWriter, write_table
 
     out, err = binary_streams()
     sink = Sink(out, err, escaping=_is_terminal(out))
     try:
-        if count or list_only:
-            return count_lines(events, fmt, sink, only_matching=list_only)
         if fmt == "table":
             from rich.console import Console
 

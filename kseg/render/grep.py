@@ -12,26 +12,27 @@ Problems go to stderr as one line each (``kseg: warning: <file> byte N: ...``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Record
-from kseg.ops.dump import ControlRecord, DumpOptions
 from kseg.ops.grep.run import Event, UnitDone
 from kseg.ops.grep.search import Match, Problem
-from kseg.render.dump.common import Sink
-from kseg.render.dump.jsonl import JsonRenderer
-from kseg.render.dump.text import TextRenderer
 from kseg.render.records_json import json_string
 
+if TYPE_CHECKING:  # dump's renderers are imported only when records are printed (-c and -l start faster)
+    from kseg.ops.dump import ControlRecord
+    from kseg.render.dump.common import Sink
+
 FORMATS = ("text", "json", "table")
-_TEXT_OPTIONS = DumpOptions(deep_iteration=True, print_data_log=True)
 
 
 def _control(record: Record) -> ControlRecord:
     from kseg.format.internal import describe_control_record
+    from kseg.ops.dump import ControlRecord
 
     return ControlRecord(record, describe_control_record(record[2], record[3]))
 
@@ -40,10 +41,15 @@ class RecordWriter:
     """Writes matches as text or JSON lines to a :class:`Sink`; counts matches and problems."""
 
     def __init__(self, sink: Sink, fmt: str) -> None:
+        from kseg.ops.dump import DumpOptions
+        from kseg.render.dump.jsonl import JsonRenderer
+        from kseg.render.dump.text import TextRenderer
+
+        options = DumpOptions(deep_iteration=True, print_data_log=True)
         self.sink = sink
         self.fmt = fmt
-        self.text = TextRenderer(sink, _TEXT_OPTIONS)
-        self.json = JsonRenderer(sink, _TEXT_OPTIONS)
+        self.text = TextRenderer(sink, options)
+        self.json = JsonRenderer(sink, options)
         self.matches = 0
         self.problems = 0
 
@@ -81,7 +87,8 @@ def problem_line(problem: Problem) -> str:
     return f"kseg: warning: {where}: {problem.message}"
 
 
-def count_lines(events: Iterable[Event], fmt: str, sink: Sink, only_matching: bool) -> int:
+def count_lines(events: Iterable[Event], fmt: str, line: Callable[[str], None], err_line: Callable[[str], None],
+                only_matching: bool) -> int:
     """``--count`` (every source with its count) or ``-l`` (``only_matching``: the sources with a match).
 
     Returns the total of matches.  Sources are reported in the order their last unit finished.
@@ -93,16 +100,16 @@ def count_lines(events: Iterable[Event], fmt: str, sink: Sink, only_matching: bo
             counts[event.source] = counts.get(event.source, 0) + event.matches
             total += event.matches
         elif isinstance(event, Problem):
-            sink.err_line(problem_line(event))
+            err_line(problem_line(event))
     for source, count in counts.items():
         if only_matching and not count:
             continue
         if fmt == "json":
-            sink.line(f'{{"path":{json_string(source)},"matches":{count}}}')
+            line(f'{{"path":{json_string(source)},"matches":{count}}}')
         elif only_matching:
-            sink.line(source)
+            line(source)
         else:
-            sink.line(f"{source}:{count}")
+            line(f"{source}:{count}")
     return total
 
 

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 from kseg.ops.discover import is_partition_dir, partition_dirs, segment_logs
 from kseg.ops.grep.query import Query
 from kseg.ops.grep.search import Counted, Match, Problem, search_segment
-from kseg.ops.grep.txnspans import TxnSpans, txn_spans
 from kseg.segment import base_offset_from_name
 
 if TYPE_CHECKING:
     from kseg.ops.grep.decoding import Decoding
+    from kseg.ops.grep.txnspans import TxnSpans
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +70,18 @@ def plan(paths: list[Path], query: Query, max_batch_bytes: int) -> list[Unit]:
             logs = [path]
             if query.txn is not None and is_partition_dir(path.parent):  # the whole partition's transactions
                 logs = [p for p in segment_logs(path.parent) if _not_after(p, path)]
-            spans = txn_spans(logs, max_batch_bytes) if query.txn is not None else None
+            spans = _spans(logs, query, max_batch_bytes)
             units.append(Unit(path, str(path), spans))
     return units
+
+
+def _spans(logs: list[Path], query: Query, max_batch_bytes: int) -> TxnSpans | None:
+    """The partition's transactions, replayed only for ``--txn`` (the replay's modules are imported then)."""
+    if query.txn is None:
+        return None
+    from kseg.ops.grep.txnspans import txn_spans
+
+    return txn_spans(logs, max_batch_bytes)
 
 
 def _not_after(log: Path, last: Path) -> bool:
@@ -80,7 +89,7 @@ def _not_after(log: Path, last: Path) -> bool:
 
 
 def _partition_units(logs: list[Path], source: str, query: Query, max_batch_bytes: int) -> list[Unit]:
-    spans = txn_spans(logs, max_batch_bytes) if query.txn is not None else None
+    spans = _spans(logs, query, max_batch_bytes)
     keep = []
     for index, log in enumerate(logs):
         following = base_offset_from_name(logs[index + 1]) if index + 1 < len(logs) else None

@@ -39,11 +39,11 @@ from kseg.format.layout import (
 from kseg.format.model import LOG_APPEND_TIME, Record
 from kseg.format.v2 import V2Batch
 from kseg.ops.grep.query import Query
-from kseg.ops.grep.txnspans import TxnSpans
 from kseg.segment import Segment, open_read_only
 
 if TYPE_CHECKING:
     from kseg.ops.grep.decoding import Decoding
+    from kseg.ops.grep.txnspans import TxnSpans
 
 #: Bytes read (and searched) at once: the memory a search holds, whatever the file size.  Small enough
 #: that the copy stays in the CPU's cache for the search that follows (1 MiB measured faster than 16).

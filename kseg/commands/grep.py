@@ -74,8 +74,9 @@ def grep(paths: tuple[Path, ...], fmt: str, jobs: int, max_batch_bytes: int, cou
     inside them; only those that pass have their records decoded.  Never
     creates or changes a file.
 
-    Exit 0 when a record matched, 1 when none did (as grep), 2 on usage errors
-    or unreadable input.  A batch that cannot be read is reported on stderr and
+    Exit 0 when a record matched, 1 when none did (as grep) or, with --export,
+    when a matching record could not be exported; 2 on usage errors or
+    unreadable input.  A batch that cannot be read is reported on stderr and
     skipped.
 
     \b

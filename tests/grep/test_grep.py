@@ -237,3 +237,14 @@ def test_copy_keeps_results_when_moved(tmp_path: Path, logdir: Path) -> None:
     finally:
         os.chdir(cwd)
     assert result.stdout.startswith("orders-0/00000000000000000000.log:1169:| offset: 30 ")
+
+
+def test_table_lists_file_position_offset_time_key_value_headers(logdir: Path) -> None:
+    result = CliRunner().invoke(cli, ["grep", "--format", "table", "--header", "trace-id", str(logdir / "orders-0")],
+                                env={"COLUMNS": "200", "NO_COLOR": "1"})
+    assert result.exit_code == 0
+    rows = [line for line in result.stdout.splitlines() if "00000000000000000000.log" in line]
+    assert len(rows) == 2
+    assert "│ 141 " in rows[0] and "2023-11-14 22:13:20.010" in rows[0] and "order-17" in rows[0]
+    assert "trace-id=4bf92f35" in rows[0] and "trace-id=aaaa, flag=null" in rows[1]
+    assert all(h in result.stdout for h in ("file", "position", "offset", "time (UTC)", "key", "value", "headers"))

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kseg.format import RecordSpec, encode_batch
+from kseg.ops.grep import search
 from kseg.ops.grep.query import Query
 from kseg.ops.grep.search import Match, search_segment
 from kseg.segment import Segment
@@ -71,10 +72,18 @@ def _reference(path: Path, query: Query) -> list[int]:
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(batches=st.lists(batch, min_size=1, max_size=5), query=queries())
-def test_search_finds_what_plain_comparisons_find(tmp_path: Path, batches: list, query: Query) -> None:
+@given(batches=st.lists(batch, min_size=1, max_size=5), query=queries(), window=st.sampled_from([1 << 20, 200, 97]),
+       cut=st.sampled_from([0, 0, 1, 9, 30]))
+def test_search_finds_what_plain_comparisons_find(tmp_path: Path, batches: list, query: Query, window: int,
+                                                  cut: int, monkeypatch) -> None:
+    """``window``: the bytes read at once; small ones cut batches at window ends and hold batches larger
+    than a window, so the re-reading of a cut batch and the grown buffer are exercised too.  ``cut``: bytes
+    torn off the end (a partial last batch, as a crash leaves it: Kafka's reader stops there quietly)."""
+    monkeypatch.setattr(search, "WINDOW", window)
     path = tmp_path / "00000000000000000000.log"
     _write(path, batches)
+    if cut:
+        path.write_bytes(path.read_bytes()[:-cut])
     found = [f.record.offset for f in search_segment(path, query, None, 1 << 20) if isinstance(f, Match)]
     assert found == _reference(path, query)
     counted = sum(getattr(f, "records", 0) for f in search_segment(path, query, None, 1 << 20, count_only=True))

@@ -214,3 +214,23 @@ def test_decode_and_where_in_worker_processes():
     assert one.exit_code == two.exit_code == 0
     assert one.stdout == two.stdout
     assert len(one.stdout.splitlines()) == 10  # C-17 or C-18: avro 0,1,3,4; json 0,1,3; proto 0,1,3
+
+
+def test_a_schema_that_does_not_compile_is_a_finding_on_each_payload():
+    reg = Registry()
+    reg.add(Schema(40, "bad-proto", 1, "PROTOBUF", 'syntax = "proto3"; import "missing.proto"; message M { int32 a = 1; }'))
+    reg.add(Schema(41, "bad-avro", 1, "AVRO", '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "nope"}]}'))
+    reg.add(Schema(42, "odd", 1, "XML", "<x/>"))
+    decoder = PayloadDecoder(reg)
+    problems = [decoder.decode(b"\x00" + i.to_bytes(4, "big") + b"\x00\x08\x01").problem for i in (40, 41, 42)]
+    assert problems[0] == ("schema 40 (bad-proto version 1) does not compile: LookupError: import 'missing.proto' "
+                           "is neither a reference in the registry nor a well-known type")
+    assert problems[1].startswith("schema 41 (bad-avro version 1) does not compile: UnknownType")
+    assert problems[2] == "schema 42 (odd version 1) does not compile: ValueError: unknown schema type 'XML'"
+
+
+def test_protobuf_message_index_out_of_range_is_a_finding(registry):
+    decoder = PayloadDecoder(registry)
+    found = decoder.decode(b"\x00\x00\x00\x00\x06" + b"\x02\x0a" + b"\x08\x01")  # indexes [5]: the file has 2
+    assert found.problem == ("bytes do not fit the schema: LookupError: message index 5 at depth 0: "
+                             "the schema has 2 there")

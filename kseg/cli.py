@@ -50,6 +50,7 @@ COMMANDS = {
     "stats": "kseg.commands.stats:stats",
     "report": "kseg.commands.report:report",
     "metadata": "kseg.commands.metadata:metadata",
+    "grep": "kseg.commands.grep:grep",
 }
 #: command name -> the first sentence of its help, for ``kseg --help`` without importing every
 #: command (tests/test_startup_imports.py checks the listing against the commands' own).
@@ -66,6 +67,7 @@ SUMMARIES = {
     "stats": "Sizes, skew, formats, producers, time and the next retention pass of partitions and log directories.",
     "report": "Write one self-contained HTML page: treemap, time, formats, producers, retention, verdicts.",
     "metadata": "The cluster as a KRaft broker's __cluster_metadata-0 remembers it, at any offset or time.",
+    "grep": "Print the records of these segments that match every predicate given.",
 }
 
 

@@ -27,6 +27,7 @@ LAYERS = {
     "kseg.format": 1,
     "kseg.segment": 2,
     "kseg.index": 2,
+    "kseg.decode": 2,
     "kseg.locks": 2,
     "kseg.mapguard": 2,
     "kseg.sidefile": 2,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime, timezone
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import click
 
 from kseg.commands import options
+from kseg.commands.options import Timestamp as _Timestamp
 from kseg.commands.options import progress as progress_option
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.records_render import core_renders
@@ -40,28 +41,6 @@ DECODER_HELP = {
 
 if TYPE_CHECKING:
     from kseg.render.dump import JsonRenderer, TableRenderer, TextRenderer
-
-
-class _Timestamp(click.ParamType):
-    """Milliseconds since the epoch, or an ISO-8601 date-time (UTC unless it says otherwise)."""
-
-    name = "MS|ISO-TIME"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        text = str(value).strip()
-        try:
-            return int(text)
-        except ValueError:
-            pass
-        try:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            self.fail(f"{value!r} is neither milliseconds nor an ISO-8601 time", param, ctx)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return int(moment.timestamp() * 1000)
 
 
 def _kafka_version(ctx: click.Context, param: click.Parameter, value: str) -> Dialect:
@@ -154,6 +133,12 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
               help=f"Decode records as {DECODER_HELP['remote-log-metadata']}.")
 @click.option("--share-group-state-decoder", "decoder_4", is_flag=True,
               help=f"Decode records as {DECODER_HELP['share-group-state']}.")
+@click.option("--decode", is_flag=True,
+              help="Add each record's key and value decoded through the schema registry (Avro, Protobuf, JSON "
+                   "Schema; the kseg[decode] extra; docs/grep.md). Text and JSON.")
+@click.option("--schemas", type=click.Path(exists=True, path_type=Path), metavar="PATH",
+              help="--decode's registry: a _schemas partition, a log directory holding _schemas-0, or a REST "
+                   "export. Default: _schemas-0 beside the PATHS.")
 @options.max_batch_bytes
 def dump(paths: tuple[str, ...], files: tuple[str, ...], output_format: str, payload: str, **flags: Any) -> None:
     """Dump segments, indexes and snapshots as kafka-dump-log.sh does.
@@ -175,8 +160,13 @@ def dump(paths: tuple[str, ...], files: tuple[str, ...], output_format: str, pay
         kseg dump --offsets-decoder /var/lib/kafka/__consumer_offsets-12
     """
     show_progress = flags.pop("show_progress")
+    decode, schemas = flags.pop("decode"), flags.pop("schemas")
     options = _dump_options(output_format, payload, **flags)
-    problems = _run(_targets(paths, files), options, output_format, payload, show_progress)
+    registry = None
+    if decode:
+        registry = _registry(paths, schemas, options.max_batch_bytes, output_format)
+        options = replace(options, json_records=False, encoded_records=False)
+    problems = _run(_targets(paths, files), options, output_format, payload, show_progress, registry)
     click.get_current_context().exit(EXIT_PROBLEMS if problems else EXIT_OK)
 
 
@@ -248,8 +238,28 @@ def _check_windows(
         raise click.UsageError("--to-time is before --from-time")
 
 
+def _registry(paths: tuple[str, ...], schemas: Path | None, max_batch_bytes: int, output_format: str) -> Any:
+    """``--decode``'s registry: ``--schemas`` or ``_schemas-0`` beside the PATHS (usage errors otherwise)."""
+    from kseg.decode.payload import MissingExtra, require_extra
+    from kseg.decode.registry import load_registry
+
+    if output_format == "table":
+        raise click.UsageError("--decode shows in --format text and json")
+    try:
+        require_extra()
+    except MissingExtra as err:
+        raise click.UsageError(str(err)) from None
+    if schemas is None:
+        beside = [d / "_schemas-0" for p in map(Path, paths) for d in (p, p.parent, p.parent.parent)]
+        schemas = next((d for d in beside if d.is_dir()), None)
+    if schemas is None:
+        raise click.UsageError("no _schemas-0 beside the PATHS: give the registry with --schemas")
+    return load_registry(schemas, max_batch_bytes)
+
+
 def _run(
-    targets: list[DumpTarget], options: DumpOptions, output_format: str, payload: str, show_progress: bool = False
+    targets: list[DumpTarget], options: DumpOptions, output_format: str, payload: str, show_progress: bool = False,
+    registry: Any = None,
 ) -> int:
     from kseg.render.dump import (
         JsonRenderer,
@@ -264,7 +274,12 @@ def _run(
     out, err = binary_streams()
     sink = Sink(out, err, escaping=_is_terminal(out))
     renderer: JsonRenderer | TableRenderer | TextRenderer
-    if output_format == "json":
+    if registry is not None:
+        from kseg.render.dump_decode import DecodingJsonRenderer, DecodingTextRenderer
+
+        renderer = (DecodingJsonRenderer(sink, options, payload, registry) if output_format == "json"
+                    else DecodingTextRenderer(sink, options, registry))
+    elif output_format == "json":
         renderer = JsonRenderer(sink, options, payload)
     elif output_format == "table":
         from rich.console import Console

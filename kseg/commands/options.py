@@ -10,6 +10,7 @@ a function taking that help text; the name, type and default stay here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +28,28 @@ paths_argument = click.argument("paths", nargs=-1, required=True, type=click.Pat
 
 #: PATH: one .log segment or partition directory that exists.
 path_argument = click.argument("path", type=click.Path(exists=True, path_type=Path))
+
+class Timestamp(click.ParamType):
+    """Milliseconds since the epoch, or an ISO-8601 date-time (UTC unless it says otherwise)."""
+
+    name = "MS|ISO-TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(f"{value!r} is neither milliseconds nor an ISO-8601 time", param, ctx)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return int(moment.timestamp() * 1000)
+
 
 # -- output -----------------------------------------------------------------------------------------------
 

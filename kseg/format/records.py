@@ -49,7 +49,7 @@ hands back the same two flat lists; the Python loop below stays the reference
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import compress
+from itertools import accumulate, compress
 from mmap import mmap
 
 from kseg.errors import KsegError
@@ -242,6 +242,23 @@ class RecordScan:
         self.base_timestamp = base_timestamp
         #: Every timestamp delta fits two varint bytes (|delta| <= 2**13), as the scanner saw.
         self.short_timestamps = short_timestamps
+
+    def subset(self, indexes: Sequence[int]) -> RecordScan:
+        """The scan of only the records at ``indexes`` (ascending): the same columns, fewer rows.
+
+        For a reader that tests columns first and builds objects only for the records it keeps
+        (kseg grep); offsets, timestamps and sequences come out as for the whole scan.
+        """
+        fields: list[int] = []
+        header_fields: list[int] = []
+        counts = self.fields[HEADER_COUNT::RECORD_STRIDE]
+        firsts = list(accumulate(counts, initial=0))
+        for i in indexes:
+            fields += self.fields[i * RECORD_STRIDE : (i + 1) * RECORD_STRIDE]
+            if counts[i]:
+                header_fields += self.header_fields[firsts[i] * HEADER_STRIDE : firsts[i + 1] * HEADER_STRIDE]
+        return RecordScan(self.buf, fields, header_fields, self.base_offset, self.base_timestamp,
+                          short_timestamps=self.short_timestamps)
 
     def column(self, index: int) -> list[int]:
         """One integer per record: ``scan.column(KEY_LENGTH)``."""

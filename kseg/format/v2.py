@@ -346,6 +346,10 @@ class V2Batch(tuple):
             raise err.located(start, "batch.records")
         return data, 0, len(data), start, 0
 
+    def records_from(self, scan: RecordScan) -> list[Record]:
+        """The records of a :meth:`scan` of this batch, as :meth:`iter_records` hands them out (no second scan)."""
+        return self._records_of(scan)
+
     def _records_of(self, scan: RecordScan) -> list[Record]:
         """Record tuples from the scanner's columns, built column by column at C speed."""
         attributes = self[5] & 0xFF

@@ -60,6 +60,8 @@ READ_ONLY_DIR = (
     _c("recover --dry-run", "recover", "--dry-run", "--format", "json", "{part}"),
     _c("triage", "triage", "--all", "--format", "text", "{logdir}"),
     _c("stats --records", "stats", "--records", "--format", "json", "-j", "1", "{logdir}"),
+    _c("grep --value-regex", "grep", "--value-regex", "v", "--format", "json", "{part}"),
+    _c("grep --txn -c", "grep", "--txn", "aborted", "--header", "h", "-c", "{part}"),
 )
 REPORT_OUT = _c("report --with-verify -o", "report", "--with-verify", "-j", "1", "{logdir}", "-o", "{out}/report.html")
 RECOVER_OUT = (

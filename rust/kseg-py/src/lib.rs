@@ -11,6 +11,7 @@ mod borrowed;
 mod columns;
 mod indexed;
 mod encode;
+mod grep;
 mod render;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -194,6 +195,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
     m.add_function(wrap_pyfunction!(clean_legacy_run, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
+    m.add_function(wrap_pyfunction!(grep::find_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;
     encode::register(m)?;

@@ -1,0 +1,94 @@
+"""``kseg grep`` benchmark: 1 GiB of uncompressed V2 with no match, against ``cat`` and ``rg`` on a dump.
+
+Builds a partition directory of ``--segments`` segments (default 8 x 128 MiB)
+of 16 KiB batches of ~100-byte records (bench_dump.py's generator), reads it
+once into the page cache, then times, in the same run, each as a whole
+process (start-up included):
+
+* ``cat`` of the segments to /dev/null: the floor, one core;
+* ``kseg grep --value-regex <absent> -c`` with ``--jobs 1`` and ``--jobs N``
+  (N = the cores, or ``--jobs``);
+* ``kseg grep --key <absent> -c`` (an exact key: a literal needle);
+* ``kseg grep --key-regex '^<absent>$' -c`` (anchored: its required literal is the needle);
+* ``kseg grep --value-regex '(?i)<absent>' -c`` (case-insensitive: no literal, Python's ``re`` searches);
+* ``kseg dump --print-data-log DIR | rg <absent>`` (``grep -F`` when rg is not installed), the
+  reference the issue names -- what people do today.
+
+The issue's target: no-match grep at least 0.5x the speed of ``cat`` on one
+core, and scaling with ``--jobs``.  Usage: python bench/bench_grep.py [--size-mib 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_dump import make_segment
+
+ABSENT = "no-such-value-anywhere"
+
+
+def timed(command: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the processes it ran): CPU time is what a loaded machine distorts least."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, shell=True, check=False, stdout=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def build(part: Path, size_mib: int, segments: int) -> int:
+    """``segments`` copies of one segment, named by their base offsets; returns bytes written."""
+    part.mkdir()
+    first = part / f"{0:020d}.log"
+    _, records = make_segment(first, (size_mib << 20) // segments)
+    for index in range(1, segments):
+        shutil.copyfile(first, part / f"{index * records:020d}.log")
+    return sum(p.stat().st_size for p in part.iterdir())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--segments", type=int, default=8)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    kseg = f"{sys.executable} -m kseg"
+    search = "rg -F" if shutil.which("rg") else "grep -F"
+    with tempfile.TemporaryDirectory(prefix="kseg-bench-grep-") as tmp:
+        part = Path(tmp) / "bench-0"
+        size = build(part, args.size_mib, args.segments)
+        logs = " ".join(str(p) for p in sorted(part.iterdir()))
+        timed(f"cat {logs} > /dev/null")  # into the page cache
+        rows = [
+            ("cat > /dev/null", timed(f"cat {logs} > /dev/null")),
+            ("kseg grep --value-regex (absent) -c, 1 job", timed(f"{kseg} grep --value-regex {ABSENT} -c {part}")),
+            (f"kseg grep --value-regex (absent) -c, {args.jobs} jobs",
+             timed(f"{kseg} grep --jobs {args.jobs} --value-regex {ABSENT} -c {part}")),
+            ("kseg grep --key (absent) -c, 1 job", timed(f"{kseg} grep --key {ABSENT} -c {part}")),
+            ("kseg grep --key-regex '^(absent)$' -c, 1 job (its literal)",
+             timed(f"{kseg} grep --key-regex '^{ABSENT}$' -c {part}")),
+            ("kseg grep --value-regex '(?i)(absent)' -c, 1 job (re.search)",
+             timed(f"{kseg} grep --value-regex '(?i){ABSENT}' -c {part}")),
+            (f"kseg dump --print-data-log | {search.split()[0]}",
+             timed(f"{kseg} dump --print-data-log {part} | {search} {ABSENT}")),
+        ]
+        floor, floor_cpu = rows[0][1]
+        print(f"{size / 2**20:.0f} MiB in {args.segments} segments, page cache warm, {os.cpu_count()} cores, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        for name, (seconds, cpu) in rows:
+            print(f"{name:58s} {seconds:7.2f} s  {size / seconds / 2**20:6.0f} MiB/s  {floor / seconds:5.2f}x cat"
+                  f"  | CPU {cpu:6.2f} s  {floor_cpu / cpu:5.2f}x cat")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The cases the commands still disagreed on after the one verdict (docs/cli.md, "One verdict"): a damaged
+``__consumer_offsets`` batch txn's coordinator reader refused, and a partition directory given alone that
+never got its log directory's ``-stray`` rule.  Each on a damaged log directory, with the exact headline
+and exit code of every reading command (:func:`agreement.verdicts`) and the exact lines of the one that
+differed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from agreement import verdicts
+from click.testing import CliRunner
+from logdirs import LogDir
+from test_facts import OK, SEGMENTS, _commit
+
+from kseg.cli import cli
+
+COMMANDS = ("triage", "verify", "recover --dry-run", "txn", "spark verify")
+GROUP_LOSS = "verdict: error: the broker starts; committed offsets lost; consumer group commits lost"
+SERVED = "verdict: error: the broker starts; damaged offsets served as they are"
+STRAY = "verdict: error: the broker starts; not served (renamed -stray)"
+
+
+def _run(*args: str) -> tuple[int, list[str], str]:
+    result = CliRunner().invoke(cli, list(args), env={"COLUMNS": "100", "NO_COLOR": "1"})
+    return result.exit_code, result.stdout.splitlines(), result.stderr
+
+
+def _offsets_log_dir(tmp_path: Path, clean: bool) -> Path:
+    """``__consumer_offsets-0`` of three commits, byte 217 (the headers-count varint of the record in the
+    batch at offset 1) flipped: the record cannot be parsed, the batch's CRC no longer matches."""
+    logdir = LogDir(tmp_path / "d")
+    part = logdir.partition("__consumer_offsets", 0, {0: [
+        _commit(0, "g", "orders", 0, 5), _commit(1, "g", "orders", 0, 9), _commit(2, "h", "orders", 0, 3)]})
+    log = part.file(".log")
+    data = bytearray(log.read_bytes())
+    assert len(data) == 327 and data[217] == 0  # 3 batches of 109 bytes; record headers count 0
+    data[217] ^= 0xFF
+    log.write_bytes(bytes(data))
+    return logdir.finish(clean=clean, recovery_points={("__consumer_offsets", 0): 0})
+
+
+def test_txn_cut_damaged_consumer_offsets_batch_agrees(tmp_path, monkeypatch):
+    """Unclean start, recovery point 0: the start cuts at the damaged batch (R5.1); txn's coordinator replays
+    what the start keeps and exits 1 with the others (it used to end: byte 217 (record[0]), exit 2)."""
+    root = _offsets_log_dir(tmp_path, clean=False)
+    assert verdicts(root) == dict.fromkeys(COMMANDS, (1, GROUP_LOSS))
+    monkeypatch.chdir(tmp_path)
+    code, lines, err = _run("txn", "d")
+    assert (code, err) == (1, "")
+    assert lines[2:] == [
+        "",
+        "PROBLEM d/__consumer_offsets-0: LSO 1, high watermark 1 (replication-offset-checkpoint says 3; lowered "
+        "to the log end), log end 1, newest timestamp 1700000000000; 0 producers, no transactions",
+        "  replication-offset-checkpoint says 3, beyond the log end: the broker lowers the high watermark to 1 "
+        "(UnifiedLog.updateHighWatermark); offsets 1-2 replicated and not in this log",
+        GROUP_LOSS]
+
+
+def test_txn_served_damaged_consumer_offsets_batch_is_a_finding(tmp_path, monkeypatch):
+    """Clean shutdown: the damaged batch is served as it is (R4.1); txn names it, skips it, goes on, and
+    exits 1 with the others on the verdict's unreadable-served."""
+    root = _offsets_log_dir(tmp_path, clean=True)
+    assert verdicts(root) == dict.fromkeys(COMMANDS, (1, SERVED))
+    monkeypatch.chdir(tmp_path)
+    code, lines, err = _run("txn", "d")
+    assert (code, err) == (1, "")
+    assert lines[2] == ("damaged coordinator batch skipped (its records are not replayed): "
+                        "d/__consumer_offsets-0/00000000000000000000.log byte 217 (record[0]): "
+                        "Found invalid record structure")
+    assert lines[-1] == SERVED
+    code, lines, _ = _run("txn", "--format", "json", "d")
+    summary = json.loads(lines[-1])
+    assert (code, summary["coordinator_damaged"], summary["exit_code"]) == (1, [
+        "d/__consumer_offsets-0/00000000000000000000.log byte 217 (record[0]): Found invalid record structure"], 1)
+
+
+def _stray_partition(tmp_path: Path) -> Path:
+    logdir = LogDir(tmp_path / "d")
+    part = logdir.partition("t", 0, SEGMENTS, epochs=[(0, 0), (1, 3), (2, 7)])
+    (part.path / "partition.metadata").unlink()
+    logdir.finish()
+    return part.path
+
+
+def _alone(part: Path) -> dict[str, tuple[int, str | None]]:
+    """Every command that takes a partition directory, given it alone (triage takes log directories only)."""
+    got = verdicts(part)
+    code, lines, err = _run("triage", str(part))
+    assert (code, lines) == (2, []) and err.startswith(f"kseg: error: {part}: a partition directory; give the log "
+                                                       "directory that holds it")
+    del got["triage"]
+    return got
+
+
+def test_a_partition_directory_alone_gets_its_log_directorys_stray_rule(tmp_path, monkeypatch):
+    """R1.5: the log directory above it renames it -stray; given alone or within it, one verdict."""
+    part = _stray_partition(tmp_path)
+    assert _alone(part) == {cmd: (1, STRAY) for cmd in COMMANDS if cmd != "triage"}
+    assert verdicts(part.parent) == dict.fromkeys(COMMANDS, (1, STRAY))
+    monkeypatch.chdir(tmp_path)
+    code, lines, _ = _run("txn", "--format", "json", "d/t-0")
+    facts = json.loads(lines[-1])["verdict"]["facts"]
+    assert (code, facts) == (1, [{"kind": "not-served", "severity": "error", "where": "d/t-0", "offsets": [],
+                                  "text": "renamed t-0.<uuid>-stray (no partition.metadata): none of its "
+                                          "offsets 0-9 is served"}])
+
+
+def test_a_partition_directory_outside_any_log_directory_is_not_renamed(tmp_path):
+    """A copy whose parent holds no meta.properties and no offset checkpoint: no broker loads it there."""
+    part = _stray_partition(tmp_path)
+    copy = tmp_path / "elsewhere" / "t-0"
+    shutil.copytree(part, copy)
+    assert _alone(copy) == {cmd: (0, OK) for cmd in COMMANDS if cmd != "triage"}

@@ -1,6 +1,7 @@
 """The cases the commands still disagreed on after the one verdict (docs/cli.md, "One verdict"): a damaged
-``__consumer_offsets`` batch txn's coordinator reader refused, and a partition directory given alone that
-never got its log directory's ``-stray`` rule.  Each on a damaged log directory, with the exact headline
+``__consumer_offsets`` batch txn's coordinator reader refused, a partition directory given alone that
+never got its log directory's ``-stray`` rule, and an open transaction a clean start without producer
+snapshots serves as committed.  Each on a damaged log directory, with the exact headline
 and exit code of every reading command (:func:`agreement.verdicts`) and the exact lines of the one that
 differed.
 """
@@ -15,6 +16,7 @@ from agreement import verdicts
 from click.testing import CliRunner
 from logdirs import LogDir
 from test_facts import OK, SEGMENTS, _commit
+from txn_damage_dirs import clean_without_snapshots
 
 from kseg.cli import cli
 
@@ -115,3 +117,37 @@ def test_a_partition_directory_outside_any_log_directory_is_not_renamed(tmp_path
     copy = tmp_path / "elsewhere" / "t-0"
     shutil.copytree(part, copy)
     assert _alone(copy) == {cmd: (0, OK) for cmd in COMMANDS if cmd != "triage"}
+
+
+UNCOMMITTED = "verdict: error: the broker starts; uncommitted records served as committed"
+
+
+def test_an_open_transaction_after_a_clean_shutdown_without_snapshots_is_served_as_committed(tmp_path, monkeypatch):
+    """R6.3a: no snapshot and a clean shutdown -- the start does not read the log for producer state, so
+    producer 8's open transaction (offsets 0-2) is read by read_committed consumers as committed: exit 1
+    from every command (txn used to say PROBLEM and exit 0)."""
+    root = clean_without_snapshots(tmp_path)
+    assert verdicts(root) == dict.fromkeys(COMMANDS, (1, UNCOMMITTED))
+    monkeypatch.chdir(tmp_path)
+    code, lines, _ = _run("triage", "--format", "json", "ld")
+    assert (code, json.loads(lines[-1])["verdict"]["facts"]) == (1, [{
+        "kind": "uncommitted-served", "severity": "error", "where": "ld/open-0", "offsets": [[0, 2]],
+        "text": "read_committed consumers read as committed what never committed: producer 8 offsets 0-2 (an open "
+                "transaction; after a clean shutdown without a .snapshot the start does not read the log for "
+                "producer state, and a later marker completes nothing)"}])
+    code, lines, _ = _run("triage", "ld")
+    assert code == 1
+    assert lines[-2:] == ["result: 1 partition serving uncommitted records as committed", UNCOMMITTED]
+
+
+def test_an_open_transaction_after_an_unclean_shutdown_is_not_a_fact(tmp_path):
+    """The same directory without .kafka_cleanshutdown: the start replays the log (R6.3b) and holds the
+    transaction open -- the LSO stays at 0, read_committed consumers wait (txn's own finding, exit 0: not
+    hanging); nothing uncommitted is served as committed."""
+    root = clean_without_snapshots(tmp_path)
+    (root / ".kafka_cleanshutdown").unlink()
+    assert verdicts(root) == dict.fromkeys(COMMANDS, (0, OK))
+    code, lines, _ = _run("txn", "--now", "newest", str(root))
+    assert code == 0
+    assert lines[3] == (f"PROBLEM {root}/open-0: LSO 0, first unstable 0, high watermark 5 "
+                        "(replication-offset-checkpoint), log end 5, newest timestamp 1700000000004; 1 producer, 1 open")

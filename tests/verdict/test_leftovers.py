@@ -9,16 +9,24 @@ differed.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import struct
+import subprocess
+import sys
 from pathlib import Path
 
 from agreement import verdicts
 from click.testing import CliRunner
-from logdirs import LogDir
+from logdirs import LogDir, batch
 from test_facts import OK, SEGMENTS, _commit
 from txn_damage_dirs import clean_without_snapshots
 
 from kseg.cli import cli
+
+_INTEROP = Path(__file__).resolve().parents[1] / "interop"
+if str(_INTEROP) not in sys.path:
+    sys.path.insert(0, str(_INTEROP))
 
 COMMANDS = ("triage", "verify", "recover --dry-run", "txn", "spark verify")
 GROUP_LOSS = "verdict: error: the broker starts; committed offsets lost; consumer group commits lost"
@@ -151,3 +159,47 @@ def test_an_open_transaction_after_an_unclean_shutdown_is_not_a_fact(tmp_path):
     assert code == 0
     assert lines[3] == (f"PROBLEM {root}/open-0: LSO 0, first unstable 0, high watermark 5 "
                         "(replication-offset-checkpoint), log end 5, newest timestamp 1700000000004; 1 producer, 1 open")
+
+
+def _misdirected_index(tmp_path: Path) -> Path:
+    """t-0: segment 0 holds offsets 0-39 (one 371-byte batch each, so its .index has entries for offsets 12 and
+    24), segment 40 offsets 40-44; the .index entry for offset 12 is moved 7 bytes into its batch (position
+    4,452 -> 4,459).  Clean shutdown: the start keeps the .index as it is (R3.3)."""
+    logdir = LogDir(tmp_path / "d")
+    part = logdir.partition("t", 0, {0: [batch(i, 1, size=300) for i in range(40)],
+                                     40: [batch(40 + i, 1, size=300) for i in range(5)]})
+    index = part.path / "00000000000000000000.index"
+    data = bytearray(index.read_bytes())
+    assert struct.unpack(">iiii", data[:16]) == (12, 4452, 24, 8904)
+    data[:8] = struct.pack(">ii", 12, 4459)
+    index.write_bytes(bytes(data))
+    logdir.finish()
+    return part.path
+
+
+def test_a_misdirected_index_served_as_it_is_names_the_offsets_a_fetch_skips(tmp_path, monkeypatch):
+    part = _misdirected_index(tmp_path)
+    assert verdicts(part.parent) == dict.fromkeys(COMMANDS, (1, SERVED))
+    monkeypatch.chdir(tmp_path)
+    code, lines, _ = _run("triage", "d")
+    assert code == 1
+    assert ("clean      d/t-0  served as it is, unreadable for consumers and followers: 00000000000000000000.index "
+            "offsets 12-23 (a fetch there skips to the next segment); log end 45") in lines
+
+
+def test_kafka_skips_the_offsets_a_misdirected_index_covers(tmp_path):
+    """Kafka 4.3.0 itself: after a clean load, a fetch of 12-23 returns the next segment's batch at 40."""
+    from kafka_storage import storage_or_skip
+    from oracle import find_java
+
+    storage = storage_or_skip()
+    part = _misdirected_index(tmp_path)
+    classes = tmp_path / "classes"
+    javac = find_java()[1]
+    source = Path(__file__).with_name("FetchAfterLoad.java")
+    subprocess.run([javac, "--release", "17", "-nowarn", "-cp", storage.classpath, "-d", str(classes), str(source)],
+                   check=True, capture_output=True)
+    proc = subprocess.run([storage.java, "-cp", f"{classes}{os.pathsep}{storage.classpath}", "FetchAfterLoad",
+                           str(part), "45"], capture_output=True, text=True, timeout=300, check=True)
+    got = dict(line.split() for line in proc.stdout.splitlines())
+    assert got == {str(o): str(40 if 12 <= o <= 23 else o) for o in range(45)}

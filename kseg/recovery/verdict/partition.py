@@ -162,7 +162,9 @@ def partition_facts(pred: PartitionPrediction) -> list[Fact]:
         facts.append(Fact(GROUP_COMMITS_LOST, where, describe(commits)))
     damage = served_damage(pred)
     if damage:
-        ranges = ", ".join(f"{name} offsets {first}-{'end' if last is None else last}" for name, first, last in damage)
+        ranges = ", ".join(f"{name} offsets {first}-{'end' if last is None else last}"
+                           + (" (a fetch there skips to the next segment)" if name.endswith(".index") else "")
+                           for name, first, last in damage)
         facts.append(Fact(UNREADABLE_SERVED, where, f"served as it is, unreadable for consumers and followers: "
                                                     f"{ranges}", [[f, -1 if la is None else la] for _, f, la in damage]))
     unseen = open_unseen(pred)

@@ -25,10 +25,10 @@ from pathlib import Path
 from kseg.errors import LimitExceeded
 from kseg.format import Batch
 from kseg.format.scan import Gap, scan
+from kseg.index import read_offset_index
 from kseg.listing import children
 from kseg.recovery.loading import PartitionPrediction
 from kseg.recovery.salvage import first_offset_of
-from kseg.index import read_offset_index
 from kseg.segment import MappedFile, read_small_file
 
 

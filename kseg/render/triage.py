@@ -136,9 +136,11 @@ def describe(part: PartitionTriage) -> str:
         pieces.append(rebuilt_text(pred.files_created, pred.files_changed, pred.files_deleted))
     if part.unreadable:
         pieces.insert(0, part.unreadable)
+    if part.uncommitted:
+        pieces.insert(0, part.uncommitted)
     if part.stray_rename:
         pieces.insert(0, f"not served: renamed {part.stray_rename} (no partition.metadata); no client reads it")
-    elif not loss.lost and pred.kind != "delete" and not part.unreadable:
+    elif not loss.lost and pred.kind != "delete" and not part.unreadable and not part.uncommitted:
         pieces.append("nothing lost")
     return "; ".join(pieces + [f"note: {note}" for note in pred.notes])
 
@@ -209,6 +211,9 @@ def verdict_line(result: TriageResult) -> str:
     unreadable = sum(1 for p in result.partitions if p.unreadable)
     if unreadable:
         pieces.append(f"{_plural(unreadable, 'partition')} served with unreadable offsets")
+    uncommitted = sum(1 for p in result.partitions if p.uncommitted)
+    if uncommitted:
+        pieces.append(f"{_plural(uncommitted, 'partition')} serving uncommitted records as committed")
     stray = sum(1 for p in result.partitions if p.stray_rename)
     if stray:
         pieces.insert(0, f"{_plural(stray, 'partition')} not served (renamed -stray)")

@@ -150,9 +150,16 @@ def render_text(result: TxnResult, quiet: bool = False) -> Iterator[str]:
     return (shown(without_rule_ids(line)) for line in _text_lines(result, quiet))  # rule ids: JSON only
 
 
+def damaged_lines(result: TxnResult) -> Iterator[str]:
+    """Coordinator batches that could not be decoded: skipped, their records not replayed."""
+    for where in result.coordinator.damaged:
+        yield f"damaged coordinator batch skipped (its records are not replayed): {where}"
+
+
 def _text_lines(result: TxnResult, quiet: bool = False) -> Iterator[str]:
     yield headline(result)
     yield context_line(result)
+    yield from damaged_lines(result)
     healthy = [p for p in result.partitions if not p.problem]
     for part in result.partitions:
         if part.problem:
@@ -201,6 +208,8 @@ def render_table(result: TxnResult, color: bool = False, width: int = 100) -> It
     with console.capture() as captured:
         console.print(headline(result))
         console.print(context_line(result))
+        for line in damaged_lines(result):
+            console.print(shown(line))
         console.print(table)
     for line in captured.get().splitlines():
         yield line.rstrip()

@@ -118,7 +118,7 @@ def test_a_torn_abort_may_be_written_again(tmp_path):
 def test_a_clean_shutdown_without_snapshots_does_not_hide_an_open_transaction(tmp_path):
     clean_without_snapshots(tmp_path)
     result = run(tmp_path, "--now", "newest", "ld")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the verdict's uncommitted-served (docs/cli.md, "One verdict")
     assert result.stdout == (
         "kseg txn: 1 partition, 1 with problems; 1 transaction (1 open); 0 stuck groups\n"
         "transaction max timeout 900000 ms, measured against each partition's newest timestamp; "
@@ -134,7 +134,7 @@ def test_a_clean_shutdown_without_snapshots_does_not_hide_an_open_transaction(tm
         "transaction open\n"
         "  note: clean shutdown and no .snapshot: the broker does not read the log for producer state "
         "(UnifiedLog.rebuildProducerState), so it starts with no producers\n"
-        "verdict: ok: the broker starts; nothing lost\n")
+        "verdict: error: the broker starts; uncommitted records served as committed\n")
 
 
 def test_a_high_watermark_beyond_the_log_end_is_reported_as_the_file_says(tmp_path):

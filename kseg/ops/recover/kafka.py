@@ -37,6 +37,7 @@ from kseg.recovery.loading.logdir import (
     LOG_START,
     RECOVERY_POINT,
     read_offsets,
+    stray_rule_alone,
 )
 from kseg.recovery.loading.model import TRUNCATE
 from kseg.recovery.plan import Plan
@@ -162,7 +163,10 @@ def predict(
         special_kind(startup.directory),
         max_batch_bytes,
     )
-    return predict_partition(startup.directory, topic, number, inputs)
+    prediction = predict_partition(startup.directory, topic, number, inputs)
+    if name is not None:
+        stray_rule_alone(prediction)  # the log directory above it renames it -stray as a whole one does
+    return prediction
 
 
 def _recoveries(prediction: PartitionPrediction) -> tuple[dict[int, set[str]], dict[int, int], int | None]:

@@ -41,7 +41,7 @@ from kseg.recovery.loading import (
     predict_broker,
 )
 from kseg.recovery.loading.model import OUTCOMES, RENAME
-from kseg.recovery.verdict.facts import UNREADABLE_SERVED
+from kseg.recovery.verdict.facts import UNCOMMITTED_SERVED, UNREADABLE_SERVED
 from kseg.recovery.verdict.partition import Loss, measure, missing_directories, verdict_of
 from kseg.recovery.verdict.table import Verdict
 
@@ -69,6 +69,7 @@ class PartitionTriage:
     failing_file: str | None = None
     next: list[NextStep] = field(default_factory=list)
     unreadable: str | None = None  # the damaged offsets the start serves as they are (the verdict's words)
+    uncommitted: str | None = None  # records of an open transaction the start serves as committed (its words)
 
     @property
     def problem(self) -> bool:
@@ -190,8 +191,9 @@ def triage_partition(log_dir: str, pred: PartitionPrediction, verdict: Verdict) 
     loss = measure(pred)
     stray = any(a.kind == RENAME and a.rule == "R1.5" for a in pred.actions)
     served = next((f.text for f in verdict.facts if f.kind == UNREADABLE_SERVED and f.where == pred.path), None)
-    part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray, served is not None), failing_file(pred),
-                           unreadable=served)
+    uncommitted = next((f.text for f in verdict.facts if f.kind == UNCOMMITTED_SERVED and f.where == pred.path), None)
+    part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray, served is not None or uncommitted is not None),
+                           failing_file(pred), unreadable=served, uncommitted=uncommitted)
     part.next = partition_steps(pred, part.failing_file, loss.lost, loss.committed)
     return part
 

@@ -18,12 +18,12 @@ The same is done here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kseg.errors import KsegError
+from kseg.errors import KsegError, LimitExceeded
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.control import ABORT
 from kseg.format.internal import decode_offsets_record, decode_transaction_record
@@ -34,6 +34,8 @@ from kseg.segment import Segment
 TRANSACTION_TOPIC = "__transaction_state"
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_COMMIT_TYPES = (0, 1)  # OffsetCommitKey versions 0 and 1 (GroupCoordinatorRecordSerde)
+#: ``served(first, last)``: whether the next start serves the batch of offsets ``first``-``last``.
+Served = Callable[[int, int], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,7 @@ class CoordinatorView:
     transaction_partitions: int = 0
     offsets_partitions: int = 0
     undecodable: int = 0  # records the decoders could not read (left out)
+    damaged: list[str] = field(default_factory=list)  # batches that cannot be decoded: file, byte, why (skipped)
 
     def by_producer(self, producer_id: int) -> CoordinatorTxn | None:
         """``ListTransactions`` filtered by producer id, as ``find-hanging`` looks a producer's transactional id up."""
@@ -73,11 +76,16 @@ class CoordinatorView:
         return max(found, key=lambda t: (t.last_update_ms or -1, t.offset)) if found else None
 
 
-def _records(logs: list[Path], max_batch_bytes: int) -> Iterator[tuple[Path, V2Batch, Any]]:
-    """(log, batch, record) of every magic-2 batch, control batches with no records included once.
+def _records(
+    view: CoordinatorView, logs: list[Path], max_batch_bytes: int, served: Served
+) -> Iterator[tuple[Path, V2Batch, Any]]:
+    """(log, batch, record) of every magic-2 batch the next start serves, control batches with no records once.
 
-    Records are decompressed under the read cap ``max_batch_bytes``; past it the
-    error (file, byte, cap) ends the command: a coordinator view missing a batch would mislead.
+    The coordinator replays its partition as the start leaves it: a batch at offsets the start cuts,
+    deletes or leaves beyond the log end is not read (``served``).  A batch that cannot be decoded is a
+    finding (``view.damaged``, file and byte) and is skipped, as the verdict's commands count it and go
+    on.  Records are decompressed under the read cap ``max_batch_bytes``; past it the error (file, byte,
+    cap) ends the command: a coordinator view missing a batch would mislead.
     """
     for log in logs:
         try:
@@ -86,22 +94,45 @@ def _records(logs: list[Path], max_batch_bytes: int) -> Iterator[tuple[Path, V2B
                     seg.release(pos)
                     if header is None or magic != 2:
                         continue
-                    batch = V2Batch(seg.buf, pos)
-                    if batch.is_control:
-                        yield log, batch, None
-                        continue
-                    for record in batch.iter_records(max_batch_bytes):
-                        yield log, batch, record
+                    yield from _batch_records(view, log, seg, pos, max_batch_bytes, served)
+        except LimitExceeded as err:
+            raise err.with_path(str(log)) from None
         except KsegError as err:
-            raise err.with_path(str(log))
+            view.damaged.append(str(err.with_path(str(log))))  # the file itself cannot be read: nothing of it is replayed
+
+
+def _batch_records(
+    view: CoordinatorView, log: Path, seg: Segment, pos: int, cap: int, served: Served
+) -> Iterator[tuple[Path, V2Batch, Any]]:
+    """One batch's records, or nothing when it is not served or cannot be decoded (a finding)."""
+    try:
+        batch = V2Batch(seg.buf, pos)
+        if not served(batch.base_offset, batch.last_offset):
+            return
+        if batch.is_control:
+            records: list[Any] = [None]
+        else:
+            records = list(batch.iter_records(cap))
+    except LimitExceeded:
+        raise
+    except KsegError as err:
+        view.damaged.append(str(err.with_path(str(log))))
+        return
+    for record in records:
+        yield log, batch, record
+
+
+def _everything(first: int, last: int) -> bool:
+    return True
 
 
 def read_transaction_state(
-    view: CoordinatorView, logs: list[Path], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+    view: CoordinatorView, logs: list[Path], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    served: Served = _everything,
 ) -> None:
     """Fold one ``__transaction_state`` partition into ``view.transactions`` (newest record wins)."""
     view.transaction_partitions += 1
-    for log, _, record in _records(logs, max_batch_bytes):
+    for log, _, record in _records(view, logs, max_batch_bytes, served):
         if record is None:
             continue
         decoded = decode_transaction_record(record.key, record.value, record.offset)
@@ -123,14 +154,21 @@ def _coordinator_txn(txn_id: str, value: dict[str, Any] | None, path: str, offse
 
 
 def read_consumer_offsets(
-    view: CoordinatorView, logs: list[Path], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED
+    view: CoordinatorView, logs: list[Path], max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    served: Served = _everything,
 ) -> None:
     """Fold one ``__consumer_offsets`` partition into ``view.offsets``; transactional commits wait for COMMIT."""
     view.offsets_partitions += 1
     pending: dict[int, list[tuple[tuple[str, str, int], int | None]]] = {}
-    for _, batch, record in _records(logs, max_batch_bytes):
+    for log, batch, record in _records(view, logs, max_batch_bytes, served):
         if record is None:
-            marker = end_txn_marker(batch, max_batch_bytes)
+            try:
+                marker = end_txn_marker(batch, max_batch_bytes)
+            except LimitExceeded:
+                raise
+            except KsegError as err:  # a damaged marker: a finding, and the pending commits stay unapplied
+                view.damaged.append(str(err.with_path(str(log))))
+                continue
             commits = pending.pop(batch.producer_id, [])
             if marker is not None and marker[0] != ABORT:
                 _apply(view, commits)

@@ -34,6 +34,7 @@ from kseg.ops.txn.coordinator import (
     OFFSETS_TOPIC,
     TRANSACTION_TOPIC,
     CoordinatorView,
+    Served,
     read_consumer_offsets,
     read_transaction_state,
 )
@@ -55,6 +56,7 @@ from kseg.recovery.loading.logdir import (
     RECOVERY_POINT,
     mark_duplicates,
     read_offsets,
+    stray_rule_alone,
 )
 from kseg.recovery.loading.partition import LoadInputs
 from kseg.recovery.verdict.partition import broker_facts, partition_facts
@@ -161,6 +163,7 @@ class TxnResult:
             "stuck_groups": sum(g.stuck for p in self.partitions for g in p.groups),
             "transaction_state_partitions": self.coordinator.transaction_partitions,
             "consumer_offsets_partitions": self.coordinator.offsets_partitions,
+            "coordinator_damaged": list(self.coordinator.damaged),
             "transaction_max_timeout_ms": self.timeout_ms, "now_ms": self.now_ms,
             "verdict": self.verdict.as_json(), "exit_code": self.exit_code(),
         }
@@ -192,17 +195,32 @@ def _lone_partition(path: Path, cap: int) -> PartitionPrediction:
                         read_offsets(parent, RECOVERY_POINT).entries.get(key, 0),
                         read_offsets(parent, LOG_START).entries.get(key, 0),
                         read_offsets(parent, HIGH_WATERMARK).entries.get(key), max_batch_bytes=cap)
-    return predict_partition(path, topic, number, inputs)
+    prediction = predict_partition(path, topic, number, inputs)
+    stray_rule_alone(prediction)
+    return prediction
 
 
 def _coordinator(predictions: list[PartitionPrediction], cap: int) -> CoordinatorView:
     view = CoordinatorView()
     for pred in predictions:
         if pred.topic == TRANSACTION_TOPIC:
-            read_transaction_state(view, segment_logs(Path(pred.path)), cap)
+            read_transaction_state(view, segment_logs(Path(pred.path)), cap, served_by(pred))
         elif pred.topic == OFFSETS_TOPIC:
-            read_consumer_offsets(view, segment_logs(Path(pred.path)), cap)
+            read_consumer_offsets(view, segment_logs(Path(pred.path)), cap, served_by(pred))
     return view
+
+
+def served_by(pred: PartitionPrediction) -> Served:
+    """Whether the next start serves a batch: inside [log start, log end) and in no range it takes out of
+    service -- what the coordinator replays when it loads the partition.  A load that fails: everything
+    on disk (what it would serve is not known; the verdict says it fails)."""
+    start, end, gone = pred.log_start_offset, pred.log_end_offset, pred.gone_offsets
+    if pred.error is not None or start is None or end is None:
+        return lambda first, last: True
+
+    def served(first: int, last: int) -> bool:
+        return last >= start and first < end and not any(a <= last and first <= b for a, b in gone)
+    return served
 
 
 def txn(

@@ -40,6 +40,7 @@ from kseg.recovery.loading.logdir import (
     mark_duplicates,
     parse_topic_partition,
     read_offsets,
+    stray_rule_alone,
 )
 
 SPECIAL_KINDS = ("delete", "future", "stray")
@@ -130,7 +131,9 @@ def _predict_partition(out: Predictions, directory: str, prefixes: Mapping[str, 
         if inputs is None:
             return
         topic, partition, _ = parse_topic_partition(path)
-        out.partitions[key(directory)] = predict_partition(path, topic, partition, inputs, prefixes)
+        prediction = predict_partition(path, topic, partition, inputs, prefixes)
+        stray_rule_alone(prediction)
+        out.partitions[key(directory)] = prediction
         out.clean_shutdown[key(directory)] = inputs.clean_shutdown
     except Exception as err:  # a model failure must not stop verify: reported as load-model instead
         out.failures[key(directory)] = f"{type(err).__name__}: {err}"

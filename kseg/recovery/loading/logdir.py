@@ -20,6 +20,7 @@ from pathlib import Path
 from kseg import segment as segment_module
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.listing import children
+from kseg.locks import is_kafka_log_dir
 from kseg.recovery.clean_prefix import CleanPrefix
 from kseg.recovery.loading.checkpoints import STORAGE_EXCEPTION, read_checkpoint_file
 from kseg.recovery.loading.model import (
@@ -248,6 +249,23 @@ def _stray(prediction: PartitionPrediction, path: Path, kind: str, logdir: Path,
     for other in reporters:
         prediction.notes.append(f"the load of {Path(other.path).name} reports this log dir offline (R9.4); if it "
                                 "runs first, this rename throws KafkaStorageException and the broker stops")
+
+
+def stray_rule_alone(prediction: PartitionPrediction) -> None:
+    """R1.5 for a partition directory given on its own: its log directory is the one above it.
+
+    The broker loads the partition as part of that log directory, so the ``-stray`` rename (and the
+    offline log directory's ``KafkaStorageException`` instead of it) applies as :func:`_stray` applies it
+    in :func:`predict_log_dir`; only the other partitions' reports (R9.4's race) are not known here.  A
+    directory whose parent holds neither ``meta.properties`` nor an offset checkpoint is a copy outside
+    any log directory: no broker loads it where it is, and no rule of a log directory applies.
+    """
+    path = Path(prediction.path)
+    logdir = path.parent
+    if not is_kafka_log_dir(logdir):
+        return
+    offline = any(read_offsets(logdir, name).reports_offline for name in (RECOVERY_POINT, LOG_START))
+    _stray(prediction, path, prediction.kind, logdir, offline, [])
 
 
 def _image_verdict(logdir: Path, topic_id: str | None, partition: int) -> str | None:

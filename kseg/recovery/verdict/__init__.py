@@ -11,5 +11,6 @@ Modules (each imports only the ones above it in this list, never this ``__init__
 * ``table`` -- fact kind -> severity -> exit code, and the headline;
 * ``served`` -- damage the start leaves in place and serves: the offsets no fetch can read;
 * ``groups`` -- consumer groups whose committed offsets lie in lost ranges of ``__consumer_offsets``;
+* ``unstable`` -- open transactions the start does not see (R6.3a): served to read_committed consumers;
 * ``partition`` -- the loss of one partition and its facts; a log directory's and the broker's facts.
 """

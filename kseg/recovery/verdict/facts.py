@@ -15,6 +15,7 @@ OFFSETS_LOST = "offsets-lost"  # offsets gone above the high watermark (never co
 NOT_SERVED = "not-served"  # the partition is renamed -stray: none of its data is served
 PARTITION_MISSING = "partition-missing"  # a checkpoint entry without a directory: the data is not here
 UNREADABLE_SERVED = "unreadable-served"  # damaged batches the start keeps and serves as they are
+UNCOMMITTED_SERVED = "uncommitted-served"  # an open transaction the start does not see: read as committed
 GROUP_COMMITS_LOST = "group-commits-lost"  # a consumer group's committed offsets are in a lost range
 TAIL_CUT = "tail-cut"  # bytes cut from a segment's end that framed no batch (torn or zero-filled tail)
 NOT_MODELLED = "not-modelled"  # the model stops short (the overflow split): the outcome is not known
@@ -22,7 +23,7 @@ BROKER_RUNNING = "broker-running"  # a live process holds the log directory's .l
 REBUILT = "rebuilt"  # files Kafka rewrites without losing a record (indexes, snapshots, epochs)
 
 KINDS = (BROKER_STOPS, LOG_DIR_OFFLINE, COMMITTED_LOST, OFFSETS_LOST, NOT_SERVED, PARTITION_MISSING,
-         UNREADABLE_SERVED, GROUP_COMMITS_LOST, TAIL_CUT, NOT_MODELLED, BROKER_RUNNING, REBUILT)
+         UNREADABLE_SERVED, UNCOMMITTED_SERVED, GROUP_COMMITS_LOST, TAIL_CUT, NOT_MODELLED, BROKER_RUNNING, REBUILT)
 
 
 @dataclass(frozen=True, slots=True)

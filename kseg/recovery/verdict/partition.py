@@ -26,6 +26,7 @@ from kseg.recovery.verdict.facts import (
     PARTITION_MISSING,
     REBUILT,
     TAIL_CUT,
+    UNCOMMITTED_SERVED,
     UNREADABLE_SERVED,
     Fact,
 )
@@ -33,6 +34,7 @@ from kseg.recovery.verdict.facts import BROKER_STOPS as STOPS_FACT
 from kseg.recovery.verdict.groups import describe, lost_commits
 from kseg.recovery.verdict.served import served_damage
 from kseg.recovery.verdict.table import Verdict
+from kseg.recovery.verdict.unstable import open_unseen
 from kseg.segment import MappedFile
 
 CONSUMER_OFFSETS = "__consumer_offsets"
@@ -160,9 +162,18 @@ def partition_facts(pred: PartitionPrediction) -> list[Fact]:
         facts.append(Fact(GROUP_COMMITS_LOST, where, describe(commits)))
     damage = served_damage(pred)
     if damage:
-        ranges = ", ".join(f"{name} offsets {first}-{'end' if last is None else last}" for name, first, last in damage)
+        ranges = ", ".join(f"{name} offsets {first}-{'end' if last is None else last}"
+                           + (" (a fetch there skips to the next segment)" if name.endswith(".index") else "")
+                           for name, first, last in damage)
         facts.append(Fact(UNREADABLE_SERVED, where, f"served as it is, unreadable for consumers and followers: "
                                                     f"{ranges}", [[f, -1 if la is None else la] for _, f, la in damage]))
+    unseen = open_unseen(pred)
+    if unseen:
+        txns = ", ".join(f"producer {producer} offsets {_ranges([[first, last]])}" for producer, first, last in unseen)
+        facts.append(Fact(UNCOMMITTED_SERVED, where, f"read_committed consumers read as committed what never "
+                          f"committed: {txns} (an open transaction; after a clean shutdown without a .snapshot "
+                          "the start does not read the log for producer state, and a later marker completes "
+                          "nothing)", [[first, last] for _, first, last in unseen]))
     if pred.log_end_offset is None and pred.notes:
         facts.append(Fact(NOT_MODELLED, where, pred.notes[0]))
     if loss.truncated_bytes and not loss.offsets:

@@ -9,6 +9,13 @@ CRC-valid batch and every gap between them) and names the offsets between the la
 before each gap and the first after it.  Bytes beyond the log end Kafka computes are counted by the
 model (``unserved_offsets``), not here; a zero-filled tail after the last batch of the active
 segment holds no offset and is not named.
+
+The ``.index`` of such a segment is served as it is too (``LogSegment.sanityCheck`` never reads it, R3.3):
+a fetch looks its offset up there (``LogSegment.translateOffset``: the largest entry at or below it) and
+reads the ``.log`` forward from that entry's position.  An entry whose position is not where a batch
+starts, or is past a batch that holds an offset it covers, makes those fetches find nothing in the segment
+and go on to the next one: the offsets are skipped without an error (observed with Kafka 4.3.0's
+``UnifiedLog.read`` after a clean load: tests/verdict/test_leftovers.py).  Those offsets are named as well.
 """
 
 from __future__ import annotations
@@ -18,10 +25,11 @@ from pathlib import Path
 from kseg.errors import LimitExceeded
 from kseg.format import Batch
 from kseg.format.scan import Gap, scan
+from kseg.index import read_offset_index
 from kseg.listing import children
 from kseg.recovery.loading import PartitionPrediction
 from kseg.recovery.salvage import first_offset_of
-from kseg.segment import MappedFile
+from kseg.segment import MappedFile, read_small_file
 
 
 def _untouched_logs(pred: PartitionPrediction) -> list[str]:
@@ -66,6 +74,38 @@ def _damaged_ranges(path: Path, base: int, end: int | None) -> list[tuple[int, i
     return found
 
 
+def _batches(path: Path) -> list[tuple[int, int]]:
+    """(position, last offset) of each readable batch of one ``.log``, in file order."""
+    with MappedFile(path) as mapped:
+        return [(item.position, item.last_offset) for item in scan(mapped.buf, 0, len(mapped.buf))
+                if not isinstance(item, Gap)]
+
+
+def misdirected(log: Path, base: int) -> list[tuple[int, int]]:
+    """(first, last offset) a fetch skips because the segment's ``.index`` sends it to the wrong position."""
+    index = log.with_suffix(".index")
+    if not index.is_file():
+        return []
+    slots = read_offset_index(read_small_file(index), base)
+    entries = [e for e in slots.entries[: slots.live] if e.offset >= base]
+    batches = _batches(log) if entries else []
+    if not batches:
+        return []
+    at = {position: k for k, (position, _) in enumerate(batches)}
+    last_offset = batches[-1][1]
+    found: list[tuple[int, int]] = []
+    for i, entry in enumerate(entries):
+        upto = min(entries[i + 1].offset - 1 if i + 1 < len(entries) else last_offset, last_offset)
+        if entry.offset > upto:
+            continue
+        k = at.get(entry.position)
+        if k is None:
+            found.append((entry.offset, upto))  # no batch starts there: the read finds none of them
+        elif k > 0 and batches[k - 1][1] >= entry.offset:
+            found.append((entry.offset, min(upto, batches[k - 1][1])))  # it starts past the batch holding them
+    return found
+
+
 def served_damage(pred: PartitionPrediction) -> list[tuple[str, int, int | None]]:
     """(segment file, first offset, last offset or None) the start serves although they cannot be read."""
     if pred.error is not None or pred.log_end_offset is None or pred.kind == "delete":
@@ -78,4 +118,12 @@ def served_damage(pred: PartitionPrediction) -> list[tuple[str, int, int | None]
         end = later[0] if later else pred.log_end_offset
         for first, last in _damaged_ranges(Path(pred.path) / name, base, end):
             out.append((name, first, last))
+        if name[:20] + ".index" not in touched_indexes(pred):
+            for first, last in misdirected(Path(pred.path) / name, base):
+                out.append((name[:20] + ".index", first, last))
     return out
+
+
+def touched_indexes(pred: PartitionPrediction) -> set[str]:
+    """``.index`` files the start rewrites, deletes or creates: not served as they are."""
+    return {n for n in (*pred.files_changed, *pred.files_deleted, *pred.files_created) if n.endswith(".index")}

@@ -2,7 +2,8 @@
 
 Errors exit 1: each is a reason not to start the broker as it is, or to start it knowing data
 is gone or unreadable -- a script gating on the exit code of any reading command must not start
-a broker that stops, goes offline, or serves less than was committed.  Warnings and infos exit 0
+a broker that stops, goes offline, serves less than was committed, or serves uncommitted records
+as committed.  Warnings and infos exit 0
 (``verify --strict`` makes warnings 1).  Unreadable input and usage errors are 2, at the edge.
 """
 
@@ -22,6 +23,7 @@ from kseg.recovery.verdict.facts import (
     PARTITION_MISSING,
     REBUILT,
     TAIL_CUT,
+    UNCOMMITTED_SERVED,
     UNREADABLE_SERVED,
     Fact,
 )
@@ -38,6 +40,7 @@ SEVERITY: dict[str, str] = {
     GROUP_COMMITS_LOST: ERROR,
     OFFSETS_LOST: ERROR,
     UNREADABLE_SERVED: ERROR,
+    UNCOMMITTED_SERVED: ERROR,
     BROKER_RUNNING: WARNING,
     NOT_MODELLED: WARNING,
     TAIL_CUT: INFO,
@@ -56,6 +59,7 @@ HEADLINE = {
     GROUP_COMMITS_LOST: "consumer group commits lost",
     OFFSETS_LOST: "uncommitted offsets lost",
     UNREADABLE_SERVED: "damaged offsets served as they are",
+    UNCOMMITTED_SERVED: "uncommitted records served as committed",
     BROKER_RUNNING: "a running broker holds .lock",
     NOT_MODELLED: "the model stops short",
     TAIL_CUT: "tails cut that held no batch",

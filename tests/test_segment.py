@@ -8,7 +8,8 @@ import pytest
 from kseg.errors import Corrupt
 from kseg.format import BAD_SIZE, END_OF_DATA, PARTIAL_BATCH, SHORT_TAIL, RecordSpec, encode_batch
 from kseg.index import OFFSET_ENTRY, TIME_ENTRY
-from kseg.segment import atomic_write, base_offset_from_name, open_segment
+from kseg.segment import base_offset_from_name, open_segment
+from kseg.writing import atomic_write
 
 TS = 1700000000000
 

@@ -149,7 +149,7 @@ def _export(events: Any, file: Path, export_as: str, null_marker: str) -> tuple[
     from kseg.render.dump.common import Sink, binary_streams
     from kseg.render.grep import problem_line
     from kseg.render.grep_export import ExportFormat, NotExportable, origin_json
-    from kseg.segment import atomic_write
+    from kseg.writing import atomic_write
 
     form = ExportFormat(export_as, null_marker)
     out, err = binary_streams()

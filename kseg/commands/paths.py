@@ -30,7 +30,8 @@ from kseg.commands.unfinished import removed_unless_finished
 from kseg.errors import Refused
 from kseg.locks import holding_log_dir_locks, is_kafka_log_dir
 from kseg.ops.discover import UNFINISHED_OUTPUT, expand_paths, file_kind
-from kseg.segment import fsync_dir, open_new_private
+from kseg.segment import open_new_private
+from kseg.writing import fsync_dir
 
 
 def real(path: Path) -> Path:

@@ -48,7 +48,7 @@ def report(paths: tuple[Path, ...], output: Path, with_verify: bool, fmt: str, *
     """
     from kseg.commands.paths import refuse_output_dir
     from kseg.render.report import render_html, report_data
-    from kseg.segment import atomic_write
+    from kseg.writing import atomic_write
 
     refuse_output_dir(paths, output.absolute().parent)  # never into the evidence nor a Kafka log directory
     result = run_stats(paths, **kw)

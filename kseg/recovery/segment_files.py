@@ -27,9 +27,9 @@ an interrupt (the renames of a commit hold SIGINT until they are done) leave
 none behind; only a killed process can, and the next in-place run on that
 segment removes a stray whose lock nobody holds (:func:`remove_strays`).
 
-The pieces below one file (:func:`~kseg.segment.copy_permissions`,
-:func:`~kseg.segment.backup_path`, :func:`~kseg.segment.fsync_dir`) are
-:mod:`kseg.segment`'s, whose :func:`~kseg.segment.atomic_write` writes a single file.
+The pieces below one file (:func:`~kseg.writing.copy_permissions`,
+:func:`~kseg.writing.backup_path`, :func:`~kseg.writing.fsync_dir`) are
+:mod:`kseg.writing`'s, whose :func:`~kseg.writing.atomic_write` writes a single file.
 """
 
 from __future__ import annotations
@@ -48,15 +48,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kseg.errors import KsegError
-from kseg.segment import (
-    TMP_SUFFIX,
-    backup_path,
-    copy_permissions,
-    fsync_dir,
-    keep_backup,
-    naming,
-    open_read_only,
-)
+from kseg.segment import naming, open_read_only
+from kseg.writing import TMP_SUFFIX, backup_path, copy_permissions, fsync_dir, keep_backup
 
 #: The order new indexes are renamed in: the ``.index`` last, as it decides whether Kafka rebuilds the set.
 PLACE_ORDER = ("txnindex", "timeindex", "index")

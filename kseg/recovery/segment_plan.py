@@ -29,16 +29,11 @@ import copy
 from dataclasses import replace
 
 from kseg.format.layout import Buffer
-from kseg.recovery.indexes import (
-    DEFAULT_INDEX_INTERVAL_BYTES,
-    STOP_PARTIAL,
-    STOP_SHORT_TAIL,
-    IndexBuild,
-    build_indexes,
-)
+from kseg.recovery.indexes import DEFAULT_INDEX_INTERVAL_BYTES, IndexBuild, build_indexes
 from kseg.recovery.plan import DAMAGED, HOLE, KAFKA, KEPT, LOST, SALVAGE, Loss, Plan, Region, Run, total
 from kseg.recovery.producer_state import TxnTracker
 from kseg.recovery.salvage import PrefixStats, Selection, select_batches
+from kseg.recovery.stops import STOP_PARTIAL, STOP_SHORT_TAIL
 
 
 def plan_segment(

@@ -36,9 +36,10 @@ from kseg.ops.verify import log_walk, verify_paths
 from kseg.ops.verify import plan as plan_module
 from kseg.recovery import clean_prefix
 from kseg.recovery.clean_prefix import CleanPrefix, PrefixRecorder
-from kseg.recovery.indexes import STOP_INVALID_RECORD, IndexBuild, build_indexes
+from kseg.recovery.indexes import IndexBuild, build_indexes
 from kseg.recovery.loading import segments as loading_segments
 from kseg.recovery.producer_state import TxnTracker
+from kseg.recovery.stops import STOP_INVALID_RECORD
 from kseg.segment import MappedFile
 
 TS = 1_700_000_000_000

@@ -47,7 +47,7 @@ from kseg.ops.recover.report import (
     RecoverRefused,
 )
 from kseg.ops.recover.run import recover_path
-from kseg.recovery.indexes import STOP_INVALID_RECORD, build_indexes
+from kseg.recovery.indexes import build_indexes
 from kseg.recovery.plan import (
     DAMAGED,
     HOLE,
@@ -61,6 +61,7 @@ from kseg.recovery.plan import (
     Region,
 )
 from kseg.recovery.segment_plan import is_torn_tail, plan_segment
+from kseg.recovery.stops import STOP_INVALID_RECORD
 from kseg.render.recover_map import map_cells
 from kseg.segment import base_offset_from_name
 

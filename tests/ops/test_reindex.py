@@ -31,7 +31,9 @@ from kseg.ops.reindex.run import (
     reindex_segment,
 )
 from kseg.recovery.index_compare import compare_index
-from kseg.recovery.indexes import (
+from kseg.recovery.indexes import build_indexes
+from kseg.recovery.producer_state import TxnTracker, replay_producer_state
+from kseg.recovery.stops import (
     STOP_BAD_SIZE,
     STOP_CORRUPT,
     STOP_END,
@@ -39,9 +41,7 @@ from kseg.recovery.indexes import (
     STOP_INVALID_RECORD,
     STOP_PARTIAL,
     STOP_SHORT_TAIL,
-    build_indexes,
 )
-from kseg.recovery.producer_state import TxnTracker, replay_producer_state
 
 TS = 1_700_000_000_000
 LOG = "00000000000000000000.log"

@@ -46,8 +46,9 @@ from kseg.recovery.loading.logdir import (
     read_offsets,
 )
 from kseg.recovery.producer_state import TxnTracker, track_producer_batch
-from kseg.segment import MappedFile, atomic_write, read_small_file
+from kseg.segment import MappedFile, read_small_file
 from kseg.sidefile import read_side_file
+from kseg.writing import atomic_write
 
 COPY_CHUNK = 1 << 20  # bytes per write when copying: memory stays flat for any file size
 

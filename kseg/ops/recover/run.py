@@ -22,7 +22,7 @@ directory (every partition, each with the same model).  Targets, one per run:
   target is refused before anything is written (:mod:`kseg.ops.recover.inputs`).
 * ``--in-place``: only segments that change are rewritten; the original
   ``.log`` (and each replaced index) is kept beside it as ``<name>.bak``
-  (:func:`kseg.segment.backup_path`), every replacement atomic.  Refused
+  (:func:`kseg.writing.backup_path`), every replacement atomic.  Refused
   while another process (a running broker) holds the log directory's ``.lock``.
 * ``--dry-run``: the report only; nothing is created.
 
@@ -103,13 +103,8 @@ from kseg.recovery.plan import Plan
 from kseg.recovery.producer_state import TxnTracker
 from kseg.recovery.segment_files import SegmentFiles
 from kseg.recovery.segment_plan import plan_segment
-from kseg.segment import (
-    MappedFile,
-    base_offset_from_name,
-    keep_backup,
-    read_small_file,
-    sibling,
-)
+from kseg.segment import MappedFile, base_offset_from_name, read_small_file, sibling
+from kseg.writing import keep_backup
 
 COPY_CHUNK = 1 << 20  # bytes per write when copying kept runs: memory stays flat for any segment size
 

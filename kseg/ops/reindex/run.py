@@ -41,13 +41,8 @@ from kseg.recovery.indexes import (
 )
 from kseg.recovery.producer_state import TxnTracker, replay_segments
 from kseg.recovery.segment_files import SegmentFiles
-from kseg.segment import (
-    MappedFile,
-    backup_path,
-    base_offset_from_name,
-    read_small_file,
-    sibling,
-)
+from kseg.segment import MappedFile, base_offset_from_name, read_small_file, sibling
+from kseg.writing import backup_path
 
 # -- the file operation ------------------------------------------------------------
 

@@ -48,11 +48,14 @@ def partition(tmp_path_factory) -> Path:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM is Linux's")
-@pytest.mark.parametrize("command", ["txn", "dump", "recover"])
+@pytest.mark.parametrize("command", ["txn", "dump", "dump-json-deep", "recover"])
 def test_the_walk_releases_the_pages_behind_it(partition, tmp_path, command):
     args = {
         "txn": ["txn", str(partition)],
         "dump": ["dump", str(partition / "00000000000000000000.log")],
+        # one JSON line per record, all of them (base64: the zero values stay as long as the file)
+        "dump-json-deep": ["dump", "--format", "json", "--deep-iteration", "--payload", "base64",
+                           str(partition / "00000000000000000000.log")],
         "recover": ["recover", str(partition), "-o", str(tmp_path / "out")],  # the producer snapshot's replay
     }[command]
     env = {k: v for k, v in os.environ.items() if k != "KSEG_PURE"}

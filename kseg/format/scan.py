@@ -69,8 +69,11 @@ def _plausible(buf: Buffer, pos: int, end: int) -> Batch | None:
     return batch if batch.is_valid() else None
 
 
-#: Bytes of entries the core checks per call of the clean run (see walk.CORE_CHUNK_BYTES).
+#: Bytes of entries the core checks per call of the clean run, at most (see walk.CORE_CHUNK_BYTES).
 CORE_RUN_BYTES = 1 << 20
+#: Bytes of entries the first call of a run checks (one entry: a caller may want only the first);
+#: each later call checks twice as many, up to :data:`CORE_RUN_BYTES`.
+FIRST_RUN_BYTES = 1
 
 
 def _core_call(call: str, buf: Buffer, *args: int) -> Any:
@@ -184,15 +187,22 @@ def _valid_run(buf: Buffer, start: int, end: int) -> Iterator[Batch]:
     """The whole, CRC-valid entries from ``start`` on, through the one walker; stops at the first that is not.
 
     After the run, the caller finds where it stopped from the last batch's end.
+
+    Lazy in what it checks: the first call checks one entry and each later one twice as many
+    bytes (up to :data:`CORE_RUN_BYTES`), so a caller that takes only the first item -- verify's
+    slow path, once per V0/V1 message under ``--deep`` -- pays for that entry, not for the
+    megabyte after it (docs/core.md, "Runs that start small").
     """
     limit = min(end, len(buf))
     pos = start
-    while (chunk := _core_call("valid_entries", buf, pos, limit, CORE_RUN_BYTES)) is not NotImplemented:
+    step = FIRST_RUN_BYTES
+    while (chunk := _core_call("valid_entries", buf, pos, limit, step)) is not NotImplemented:
         entries, pos, more = chunk
         for at, magic in entries:
             yield V2Batch(buf, at) if magic == 2 else LegacyBatch(buf, at)
         if not more:
             return
+        step = min(2 * step, CORE_RUN_BYTES)
     yield from _python_valid_run(buf, pos, end)
 
 

@@ -44,6 +44,7 @@ from kseg.render.terminal import shown
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from kseg.format.internal import Decoded
 
@@ -142,27 +143,27 @@ class TableRenderer:
     def _flush(self) -> None:
         if not self._rows:
             return
-        from rich import box
         from rich.cells import cell_len
-        from rich.table import Table
-        from rich.text import Text
 
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+        from kseg.render.dump.plain_table import plain_table  # rich is imported only for a table
+
+        rows = [tuple(shown(cell) for cell in row) for row in self._rows]
+        self._rows = []
         # numbers and times keep their width; only the free-text columns give way to a narrow terminal
         # (rich would shrink every no-wrap column alike), sharing what is left of the width between them
-        widths = [max(cell_len(name), *(cell_len(r[i]) for r in self._rows)) for i, name in enumerate(self._columns)]
+        widths = [max(cell_len(name), *(cell_len(r[i]) for r in rows)) for i, name in enumerate(self._columns)]
         fixed = sum(w for w, name in zip(widths, self._columns, strict=True) if name not in SHRINKING_COLUMNS)
         shares = _free_width_shares(self._columns, widths, self.console.width - fixed - 3 * (len(widths) - 1))
-        for name, width in zip(self._columns, widths, strict=True):
-            justify: Literal["left", "right"] = "left" if name in LEFT_COLUMNS else "right"
-            shrinks = name in SHRINKING_COLUMNS
-            table.add_column(name, justify=justify, no_wrap=True, overflow="ellipsis",
-                             max_width=shares.get(name), min_width=None if shrinks else width)
-        for row in self._rows:
-            table.add_row(*(Text(shown(cell)) for cell in row))  # cells are data, never rich markup
-        self._rows = []
+        justify: list[Literal["left", "right"]] = ["left" if name in LEFT_COLUMNS else "right" for name in self._columns]
+        caps = [shares.get(name) for name in self._columns]
+        floors = [None if name in SHRINKING_COLUMNS else width for name, width in zip(self._columns, widths, strict=True)]
         self.sink.flush()
-        self.console.print(table)
+        if self.console.color_system is None and not self.console.is_terminal:  # plain text: no styles written
+            text = plain_table(self._columns, rows, justify, caps, floors, self.console.width)
+            if text is not None:
+                self.console.file.write(text)
+                return
+        self.console.print(rich_table(self._columns, rows, justify, caps, floors))
 
     def _other(self, event: Event) -> None:
         self._flush()
@@ -188,6 +189,26 @@ class TableRenderer:
     def close(self) -> None:
         self._flush()
         self.sink.flush()
+
+
+def rich_table(
+    columns: tuple[str, ...],
+    rows: list[tuple[str, ...]],
+    justify: list[Literal["left", "right"]],
+    caps: list[int | None],
+    floors: list[int | None],
+) -> Table:
+    """The rich table of one chunk (for a terminal, or a table wider than the console)."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
+    for name, how, cap, floor in zip(columns, justify, caps, floors, strict=True):
+        table.add_column(name, justify=how, no_wrap=True, overflow="ellipsis", max_width=cap, min_width=floor)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))  # cells are data, never rich markup
+    return table
 
 
 def _free_width_shares(columns: tuple[str, ...], widths: list[int], free: int) -> dict[str, int]:

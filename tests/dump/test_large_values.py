@@ -96,3 +96,29 @@ def test_base64_pieces_are_whole_groups() -> None:
     out: list[str] = []
     large_records.write_record(Record(0, 0, None, data, []), "base64", out.append)
     assert "".join(out) == f'{{"offset":0,"timestamp":0,"key":null,"value":"{base64.b64encode(data).decode()}","headers":[]}}'
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["core", "pure"])
+def test_a_40_mib_value_dumps_as_kafka_text_under_300_mib(tmp_path: Path, pure: bool) -> None:
+    size = 40 << 20
+    log = _log(tmp_path, b"\x1b" * size)
+    result = _kseg("dump", "--print-data-log", str(log), pure=pure)
+    assert (result.returncode, result.stderr) == (0, b""), result.stderr[-2000:]
+    record = (b"| offset: 0 CreateTime: %d keySize: 1 valueSize: %d sequence: -1 headerKeys: [] key: k payload: %s\n"
+              % (TIMESTAMP, size, b"\x1b" * size))
+    assert result.stdout.endswith(record)
+    assert result.stdout.count(b"\n") == 4  # Dumping, Log starting offset, the batch, the record
+
+
+def test_java_text_pieces_join_to_the_whole_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slices cut before ASCII bytes only: truncated, overlong and surrogate sequences decode as Java's."""
+    from kseg.format.jvm_text import java_utf8
+
+    rng = __import__("random").Random(7)
+    alphabet = [b"a", b"\n", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80",
+                b"\xc0\xaf", b"\xff", b"\x80", b"\xf4\x90\x80\x80"]
+    for piece in (3, 6, 9):
+        monkeypatch.setattr(large_records, "PIECE", piece)
+        for _ in range(300):
+            data = b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+            assert "".join(large_records.java_text_pieces(data)) == java_utf8(data), data

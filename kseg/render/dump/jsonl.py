@@ -25,14 +25,13 @@ from kseg.ops.dump import (
     ControlRecord,
     DecodedRecord,
     DumpOptions,
-    EncodedRecords,
     Event,
     Problem,
     RecordsEvent,
 )
 from kseg.render.dump.common import Sink, problem_line, tf
 from kseg.render.dump.json_objects import event_objects
-from kseg.render.dump.large_records import LARGE_PAYLOAD, is_large, write_record
+from kseg.render.dump.large_records import is_large, large_parts, write_record
 from kseg.render.records_json import json_string, records_json_utf8, utf8_json
 
 PAYLOAD_MODES = ("utf8", "hex", "base64")
@@ -152,7 +151,7 @@ class JsonRenderer:
     def _write_records(self, event: RecordsEvent) -> None:
         """The batch line's records; a batch in several chunks is written chunk by chunk, never whole."""
         encoded = event.encoded
-        if encoded is not None and _large_parts(encoded):
+        if encoded is not None and large_parts(encoded):
             event = RecordsEvent(event.path, encoded.decoded()[0], last=event.last)  # its large records streamed
             encoded = None
         if encoded is None and any(is_large(r) for r in event.records):
@@ -268,8 +267,3 @@ class JsonRenderer:
             f'"value":{payload(record[3])},"headers":{header_json}{extra}}}'
         )
 
-
-def _large_parts(encoded: EncodedRecords) -> bool:
-    """A batch the core cut into parts one of which is over LARGE_PAYLOAD: a record there may be large."""
-    parts = encoded.parts
-    return parts is not None and any(end - start > LARGE_PAYLOAD for start, end, _ in parts.parts)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 
 from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Record
+from kseg.ops.dump import EncodedRecords
 from kseg.render.records_json import json_string
 
 #: A key, value or header value above this many bytes is written in pieces.
@@ -41,6 +42,28 @@ def is_large(record: object) -> bool:
         or (value is not None and len(value) > LARGE_PAYLOAD)
         or any(v is not None and len(v) > LARGE_PAYLOAD for _, v in headers)
     )
+
+
+def large_parts(encoded: EncodedRecords | None) -> bool:
+    """A batch the core cut into parts one of which is over LARGE_PAYLOAD: a record there may be large."""
+    parts = None if encoded is None else encoded.parts
+    return parts is not None and any(end - start > LARGE_PAYLOAD for start, end, _ in parts.parts)
+
+
+def java_text_pieces(data: bytes) -> Iterator[str]:
+    """``java_utf8(data)`` a slice at a time (Kafka's text ``payload:``).
+
+    Slices are cut just before an ASCII byte: Java's decoder never takes one into a
+    multi-byte or malformed sequence, so the pieces join to the whole decoding.  A
+    slice with no ASCII byte runs on to the next one that has.
+    """
+    view, start = memoryview(data), 0
+    while start < len(view):
+        end = start + PIECE
+        while end < len(view) and view[end] >= 0x80:
+            end += 1
+        yield java_utf8(bytes(view[start:end]))
+        start = end
 
 
 def write_record(record: Record, mode: str, write: Write) -> None:

@@ -151,7 +151,7 @@ class JsonRenderer:
     def _write_records(self, event: RecordsEvent) -> None:
         """The batch line's records; a batch in several chunks is written chunk by chunk, never whole."""
         encoded = event.encoded
-        if encoded is not None and large_parts(encoded):
+        if encoded is not None and large_parts(encoded) and any(map(is_large, encoded.decoded()[0])):
             event = RecordsEvent(event.path, encoded.decoded()[0], last=event.last)  # its large records streamed
             encoded = None
         if encoded is None and any(is_large(r) for r in event.records):

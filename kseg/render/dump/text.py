@@ -194,7 +194,8 @@ class TextRenderer:
 
     def _records(self, event: RecordsEvent) -> None:
         encoded = None if self.sink.escaping else event.encoded  # a terminal: record by record, each escaped
-        if self.print_data and large_parts(event.encoded):  # a value there may be large: written in pieces
+        if self.print_data and encoded is not None and large_parts(encoded) and any(
+                _large_value(r) for r in encoded.decoded()[0]):  # its large values are written in pieces
             encoded = None
         if encoded is not None and encoded.parts is not None:  # a large batch the core has read: in parts
             for part in encoded.parts.render(self._core_style):
@@ -210,7 +211,7 @@ class TextRenderer:
         record_line = self.record_line
         for record in event.items():
             if type(record) is Record:
-                if self.print_data and record[3] is not None and len(record[3]) > LARGE_PAYLOAD:
+                if self.print_data and _large_value(record):
                     self._large_line(record)
                 else:
                     line(record_line(record))
@@ -245,6 +246,10 @@ class TextRenderer:
             return ""  # Kafka prints neither metadata nor data for a control record
         line = self._metadata(event.record)
         return line if event.failed else line + control_text(event, self.dialect)
+
+
+def _large_value(record: Record) -> bool:
+    return record[3] is not None and len(record[3]) > LARGE_PAYLOAD
 
 
 def control_text(event: ControlRecord, dialect: Dialect = DEFAULT_DIALECT) -> str:

@@ -10,9 +10,10 @@ import random
 import struct
 
 from kseg.format import BatchWalk
-from tools.fuzz import fields
+from tools.fuzz import fields, hostile
 from tools.fuzz.atheris_harness import TARGETS, one_input
 from tools.fuzz.campaign import Config, plan, run_campaign
+from tools.fuzz.commands import commands_for, lay_out
 from tools.fuzz.contract import Failure, Limits, Run, check, parse_traceback, snapshot
 from tools.fuzz.known import known_for
 from tools.fuzz.mutate import Context, fix_crcs, mutate
@@ -114,3 +115,58 @@ def test_one_mutant_end_to_end_keeps_the_contract():
     result = run_campaign(SEEDS, Config(seed=14, only=0, jobs=1, budget_s=60))
     assert result.mutants == 1 and result.runs >= 10
     assert [f.failure for f in result.findings if not known_for(f.failure)] == []
+
+
+def test_every_command_but_spark_runs_on_mutants():
+    """Every kseg command (spark needs a JVM per run: tests/spark) is on some mutant's command lines."""
+    from kseg.cli import COMMANDS
+    from tools.fuzz.commands import METADATA
+
+    rng = random.Random(0)
+    metadata_seed = next(s for s in SEEDS if s.partition.startswith("__cluster_metadata-") and s.suffix == ".log")
+    lines = [*commands_for(_seed("fixtures/dump/txn/00000000000000000000.log"), rng), *commands_for(metadata_seed, rng)]
+    assert {c.args[0] for c in lines} == set(COMMANDS) - {"spark"}
+    assert set(METADATA) <= set(lines)
+
+
+def _laid_out(tmp_path, attack):
+    seed = _seed("fixtures/dump/txn/00000000000000000000.log")
+    return seed, lay_out(seed, seed.data, tmp_path, attack, random.Random(3))
+
+
+def test_side_file_and_index_bombs_are_sparse_64_mib(tmp_path):
+    for number, attack in enumerate(("side-bomb:leader-epoch-checkpoint", "side-bomb:recovery-point-offset-checkpoint",
+                                     "index-bomb")):
+        _, paths = _laid_out(tmp_path / str(number), attack)
+        bomb = {"side-bomb:leader-epoch-checkpoint": paths["part"] / "leader-epoch-checkpoint",
+                "side-bomb:recovery-point-offset-checkpoint": paths["logdir"] / "recovery-point-offset-checkpoint",
+                "index-bomb": paths["file"].with_suffix(".index")}[attack]
+        assert bomb.stat().st_size == hostile.BOMB_BYTES
+        assert bomb.stat().st_blocks * 512 < 1 << 20  # a hole, not 64 MiB written
+
+
+def test_a_forged_index_points_inside_the_segment_where_no_batch_starts(tmp_path):
+    seed, paths = _laid_out(tmp_path, "forged-index")
+    relative, position = struct.unpack(">ii", paths["file"].with_suffix(".index").read_bytes())
+    assert relative == 1 and 0 < position < len(seed.data)
+    assert position not in {b.position for b in BatchWalk(seed.data)}  # random.Random(3) lands inside a batch
+
+
+def test_a_hostile_name_and_a_large_value(tmp_path):
+    seed, paths = _laid_out(tmp_path / "name", "hostile-name")
+    assert paths["part"].name == hostile.HOSTILE_TOPIC + "-0" and (paths["part"] / seed.name).read_bytes() == seed.data
+    assert paths["replica"].name == seed.partition  # the other replica keeps its name
+    seed, paths = _laid_out(tmp_path / "value", "large-value")
+    data = paths["file"].read_bytes()
+    assert data[: len(seed.data)] == seed.data
+    last = list(BatchWalk(data))[-1]
+    [record] = last.iter_records()
+    assert (last.base_offset, record[3]) == (1 << 20, b"\x1b" * hostile.LARGE_VALUE)
+
+
+def test_attacks_are_drawn_for_a_fifth_of_the_mutants_and_log_only_ones_for_logs():
+    rng = random.Random(1)
+    draws = [hostile.draw(rng, ".index") for _ in range(2000)]
+    assert 300 < sum(d is not None for d in draws) < 500
+    assert not {"forged-index", "large-value"} & set(draws)
+    assert {hostile.draw(random.Random(n), ".log") for n in range(3000)} == {None, *hostile.ATTACKS}

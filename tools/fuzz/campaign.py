@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.fuzz import hostile
 from tools.fuzz.commands import Command, commands_for, lay_out
 from tools.fuzz.contract import Failure, Limits, check, run_kseg, snapshot
 from tools.fuzz.mutate import Context, Mutant, mutate
@@ -76,6 +77,8 @@ class Plan:
     seed: Seed
     mutant: Mutant
     commands: list[Command]
+    attack: str | None = None  # tools.fuzz.hostile
+    attack_seed: int = 0
 
 
 def plan(seeds: Sequence[Seed], campaign_seed: int, number: int) -> Plan:
@@ -84,7 +87,11 @@ def plan(seeds: Sequence[Seed], campaign_seed: int, number: int) -> Plan:
     seed = rng.choice(seeds)
     donors = [s.data for s in seeds if s.suffix == seed.suffix and s is not seed]
     mutant = mutate(seed.data, Context(seed.suffix, donors), rng)
-    return Plan(number, seed, mutant, commands_for(seed, rng))
+    commands = commands_for(seed, rng)
+    attack = hostile.draw(rng, seed.suffix)  # drawn last: the bytes and commands are those of before
+    if attack is not None:
+        mutant = Mutant(mutant.data, (*mutant.steps, f"hostile:{attack}"))
+    return Plan(number, seed, mutant, commands, attack, rng.randrange(1 << 30))
 
 
 def run_plan(job: Plan, limits: Limits, deadline: float) -> tuple[int, list[Finding]]:
@@ -92,7 +99,7 @@ def run_plan(job: Plan, limits: Limits, deadline: float) -> tuple[int, list[Find
     findings: list[Finding] = []
     runs = 0
     with tempfile.TemporaryDirectory(prefix="kseg-fuzz-") as tmp:
-        paths = lay_out(job.seed, job.mutant.data, Path(tmp))
+        paths = lay_out(job.seed, job.mutant.data, Path(tmp), job.attack, random.Random(job.attack_seed))
         before = snapshot(paths["logdir"])
         for command in job.commands:
             if time.monotonic() > deadline:

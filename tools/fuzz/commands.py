@@ -2,7 +2,8 @@
 
 Each command has a stable short name (the first part of a failure's bucket) and an argument list
 with placeholders: ``{file}`` the mutant, ``{part}`` its partition directory, ``{logdir}`` the log
-directory, ``{out}`` a fresh directory outside the log directory for ``-o``.  A .log mutant runs
+directory, ``{out}`` a fresh directory outside the log directory for ``-o``, ``{replica}`` the
+untouched seed's partition (another replica, for ``diff``), outside the log directory too.  A .log mutant runs
 every command with its main option sets; an index, snapshot or checkpoint mutant runs the commands
 that read such files.  convert's target (magic, codec, drop and skip flags) is drawn per mutant
 from the campaign's random stream, so every combination comes up over a campaign.
@@ -14,6 +15,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.fuzz import hostile
 from tools.fuzz.seeds import Seed
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -62,6 +64,12 @@ READ_ONLY_DIR = (
     _c("stats --records", "stats", "--records", "--format", "json", "-j", "1", "{logdir}"),
     _c("grep --value-regex", "grep", "--value-regex", "v", "--format", "json", "{part}"),
     _c("grep --txn -c", "grep", "--txn", "aborted", "--header", "h", "-c", "{part}"),
+    _c("txn", "txn", "--format", "json", "{logdir}"),
+    _c("diff", "diff", "{part}", "{replica}"),
+)
+METADATA = (
+    _c("metadata", "metadata", "--format", "json", "{part}"),
+    _c("metadata check", "metadata", "check", "{logdir}"),
 )
 REPORT_OUT = _c("report --with-verify -o", "report", "--with-verify", "-j", "1", "{logdir}", "-o", "{out}/report.html")
 RECOVER_OUT = (
@@ -91,23 +99,37 @@ def commands_for(seed: Seed, rng: random.Random) -> list[Command]:
     """The command lines for one mutant of ``seed``."""
     if seed.suffix != ".log":
         side = SIDE_FILE if seed.suffix in (".index", ".timeindex") else SIDE_FILE[:2]
-        return [*side, *READ_ONLY_DIR, *RECOVER_OUT[:1]]
+        metadata = METADATA if seed.partition.startswith("__cluster_metadata-") else ()
+        return [*side, *READ_ONLY_DIR, *RECOVER_OUT[:1], *metadata]
     found = [*DUMP_FILE, *READ_ONLY_DIR, *RECOVER_OUT, convert_command(rng), REPORT_OUT]
-    decoder = DECODERS.get(seed.partition.rsplit("-", 1)[0])
+    topic = seed.partition.rsplit("-", 1)[0]
+    if topic == "__cluster_metadata":
+        found += METADATA
+    decoder = DECODERS.get(topic)
     if decoder:
         found.append(_c(f"dump {decoder}", "dump", decoder, "{file}"))
     return found
 
 
-def lay_out(seed: Seed, data: bytes, work: Path) -> dict[str, Path]:
-    """Write the mutant and its partition under ``work``; the placeholders' paths."""
+def lay_out(seed: Seed, data: bytes, work: Path, attack: str | None = None,
+            rng: random.Random | None = None) -> dict[str, Path]:
+    """Write the mutant and its partition under ``work`` (with ``attack`` of :mod:`tools.fuzz.hostile`
+    carried out), and the untouched seed as another replica; the placeholders' paths."""
     logdir = work / "in"
-    part = logdir / seed.partition
+    part = logdir / hostile.partition_name(attack, seed.partition)
+    target = _partition(seed, part, data)
+    replica = _partition(seed, work / "replica" / seed.partition, seed.data)
+    hostile.apply(attack, logdir, part, target, rng or random.Random(0))
+    out = work / "out"
+    out.mkdir()
+    return {"file": target, "part": part, "logdir": logdir, "out": out, "replica": replica.parent}
+
+
+def _partition(seed: Seed, part: Path, data: bytes) -> Path:
+    """The seed's partition directory at ``part`` with ``data`` as its mutated file; that file's path."""
     part.mkdir(parents=True)
     for name, sibling in seed.siblings:
         (part / name).write_bytes(sibling)
     target = part / seed.name
     target.write_bytes(data)
-    out = work / "out"
-    out.mkdir()
-    return {"file": target, "part": part, "logdir": logdir, "out": out}
+    return target

@@ -3,7 +3,7 @@
 A campaign fails on any bucket that no entry here matches, so a new kind of failure is caught the
 day it appears while the open ones stay visible in the summary.  Each entry matches a failure's
 bucket (command, kind, exception type, innermost kseg frame) with shell-style patterns and names
-the issue that will fix it.  When the fix lands, tests/fuzz/test_regressions.py starts to XPASS
+the document that states the limit.  When the fix lands, tests/fuzz/test_regressions.py starts to XPASS
 (strict), and the entry and the xfail mark are removed together.  Keep the patterns as narrow as
 the evidence allows: a pattern that matches everything hides the next bug.
 """
@@ -18,13 +18,13 @@ from tools.fuzz.contract import Failure
 
 @dataclass(frozen=True)
 class Known:
-    """One open failure: the patterns of its bucket, the issue and why it happens."""
+    """One open failure: the patterns of its bucket, the document that describes it, and why it happens."""
 
     command: str
     kind: str
     exception: str
     frame: str
-    issue: int
+    doc: str
     why: str
 
     def matches(self, failure: Failure) -> bool:
@@ -36,13 +36,13 @@ class Known:
 
 KNOWN: tuple[Known, ...] = (
     Known(
-        "*", "traceback", "MemoryError", "*", 14,
-        "issue 14 (memory): whole decompressed batches, record lists and header lists are materialised; "
-        "a hostile length or a compression bomb runs into the address-space cap",
+        "*", "traceback", "MemoryError", "*", "docs/fuzzing.md#known-failures",
+        "the inner messages of a V0/V1 wrapper are materialised (about 450 bytes each: 1.7 GB for the 3.6 M "
+        "messages a 128 MiB wrapper holds); a compression bomb runs into the address-space cap",
     ),
     Known(
-        "*", "memory", "", "", 14,
-        "issue 14 (memory): the same materialisation, seen as the peak RSS over the cap",
+        "*", "memory", "", "", "docs/fuzzing.md#known-failures",
+        "the same materialisation, seen as the peak RSS over the cap",
     ),
 )
 

@@ -1,7 +1,7 @@
 """The campaign's summary, and each bucket's first mutant saved to reproduce it.
 
 The summary is what CI prints: runs, mutants, runs per minute, then one line per bucket (known
-buckets with their issue, new ones marked NEW with the command line and seed to replay them).
+buckets with the document that describes them, new ones marked NEW with the command line and seed to replay them).
 ``--save DIR`` writes, per bucket, the mutant's whole partition (the mutated file beside its
 untouched siblings) and a ``finding.json`` with the bucket, the replay numbers, the seed and the
 mutation steps: the raw material for a regression fixture in fixtures/fuzz.
@@ -21,7 +21,7 @@ def _bucket_line(findings: list[Finding], config: Config) -> tuple[str, bool]:
     first = findings[0]
     failure = first.failure
     known = known_for(failure)
-    label = f"known, issue {known.issue}" if known else "NEW"
+    label = f"known, {known.doc}" if known else "NEW"
     where = " ".join(part for part in (failure.exception, failure.frame) if part)
     line = f"  [{label}] {failure.command}: {failure.kind} {where} x{len(findings)}"
     if not known:
@@ -71,7 +71,7 @@ def save(result: Result, config: Config, directory: Path) -> list[Path]:
         info = {
             "bucket": list(first.failure.key),
             "detail": first.failure.detail,
-            "known_issue": known.issue if known else None,
+            "known": known.doc if known else None,
             "campaign_seed": config.seed,
             "mutant": first.mutant_no,
             "seed_file": first.seed.origin,

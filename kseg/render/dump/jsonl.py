@@ -31,6 +31,7 @@ from kseg.ops.dump import (
 )
 from kseg.render.dump.common import Sink, problem_line, tf
 from kseg.render.dump.json_objects import event_objects
+from kseg.render.dump.large_records import is_large, large_parts, write_record
 from kseg.render.records_json import json_string, records_json_utf8, utf8_json
 
 PAYLOAD_MODES = ("utf8", "hex", "base64")
@@ -106,6 +107,7 @@ class JsonRenderer:
     def __init__(self, sink: Sink, options: DumpOptions, payload: str = "utf8") -> None:
         self.sink = sink
         self.payload = PAYLOAD_ENCODERS[payload]
+        self._mode = payload
         self._core_style = json_style(payload)
         self.problems = 0
         self._head: str | None = None
@@ -149,6 +151,12 @@ class JsonRenderer:
     def _write_records(self, event: RecordsEvent) -> None:
         """The batch line's records; a batch in several chunks is written chunk by chunk, never whole."""
         encoded = event.encoded
+        if encoded is not None and large_parts(encoded) and any(map(is_large, encoded.decoded()[0])):
+            event = RecordsEvent(event.path, encoded.decoded()[0], last=event.last)  # its large records streamed
+            encoded = None
+        if encoded is None and any(is_large(r) for r in event.records):
+            self._write_large(event)
+            return
         if encoded is not None and encoded.parts is not None and self._head is not None:  # the core, in parts
             self.sink.raw(f'{self._head},"records":['.encode("utf-8", "surrogateescape"))
             self._head = None
@@ -175,6 +183,27 @@ class JsonRenderer:
             self._chunked = False
         else:
             self.sink.part(text)
+
+    def _write_large(self, event: RecordsEvent) -> None:
+        """Records some of which hold a payload over LARGE_PAYLOAD: those are written a piece at a time."""
+        part = self.sink.part
+        if self._head is not None:
+            part(f'{self._head},"records":[')
+            self._head, first = None, True
+        else:
+            first = not self._chunked
+        for record in event.records:
+            if not first:
+                part(",")
+            first = False
+            if is_large(record):
+                write_record(cast("Record", record), self._mode, part)  # is_large: a plain Record
+            else:
+                part(self._any_record_json(record))
+        self._chunked = not first
+        if event.last:
+            self.sink.line("]}")
+            self._chunked = False
 
     def _record_parts(self, event: RecordsEvent) -> list[str]:
         encoded = event.encoded
@@ -237,3 +266,4 @@ class JsonRenderer:
             f'{{"offset":{record[0]},"timestamp":{record[1]},"key":{payload(record[2])},'
             f'"value":{payload(record[3])},"headers":{header_json}{extra}}}'
         )
+

@@ -50,6 +50,7 @@ from kseg.ops.dump.side_events import (
     QuorumStateEvent,
 )
 from kseg.render.dump.common import Sink, optional_long, problem_line, summary_lines, tf
+from kseg.render.dump.large_records import LARGE_PAYLOAD, java_text_pieces, large_parts
 from kseg.render.dump.side_text import side_file_lines
 
 LEADER_CHANGE = 2  # ControlRecordType.LEADER_CHANGE
@@ -193,6 +194,9 @@ class TextRenderer:
 
     def _records(self, event: RecordsEvent) -> None:
         encoded = None if self.sink.escaping else event.encoded  # a terminal: record by record, each escaped
+        if self.print_data and encoded is not None and large_parts(encoded) and any(
+                _large_value(r) for r in encoded.decoded()[0]):  # its large values are written in pieces
+            encoded = None
         if encoded is not None and encoded.parts is not None:  # a large batch the core has read: in parts
             for part in encoded.parts.render(self._core_style):
                 self.sink.raw(part)
@@ -207,11 +211,23 @@ class TextRenderer:
         record_line = self.record_line
         for record in event.items():
             if type(record) is Record:
-                line(record_line(record))
+                if self.print_data and _large_value(record):
+                    self._large_line(record)
+                else:
+                    line(record_line(record))
             elif isinstance(record, DecodedRecord):
                 line(self.decoded_line(record))
             elif isinstance(record, ControlRecord):
                 line(self.control_line(record))
+
+    def _large_line(self, record: Record) -> None:
+        """``record_line`` with its payload over LARGE_PAYLOAD bytes written a slice at a time."""
+        line, prefix = self._head(record)
+        key = record[2]
+        self.sink.part(self._contents(line, prefix, None if key is None else java_utf8(key), ""))
+        for piece in java_text_pieces(record[3]):
+            self.sink.part(piece)
+        self.sink.line("")
 
     def decoded_line(self, item: DecodedRecord) -> str:
         """A record through an internal-topic decoder: Kafka prints the decoder's key and payload texts.
@@ -230,6 +246,10 @@ class TextRenderer:
             return ""  # Kafka prints neither metadata nor data for a control record
         line = self._metadata(event.record)
         return line if event.failed else line + control_text(event, self.dialect)
+
+
+def _large_value(record: Record) -> bool:
+    return record[3] is not None and len(record[3]) > LARGE_PAYLOAD
 
 
 def control_text(event: ControlRecord, dialect: Dialect = DEFAULT_DIALECT) -> str:

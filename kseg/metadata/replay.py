@@ -278,7 +278,7 @@ def earliest_start(metadata: Path) -> Snapshot | None:
 #: At least this many records between two copies of the image a poisoned delta is replayed again from, and at
 #: least as many as the image has entities: a copy costs one pass over the image, the replay after a poison at
 #: most that many records.
-CHECKPOINT_RECORDS = 2_000
+CHECKPOINT_RECORDS = 64
 
 
 def _replay_from(metadata: Path, image: Image, target: Target, findings: list[Damage],

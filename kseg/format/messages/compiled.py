@@ -23,7 +23,7 @@ import base64
 import math
 import struct
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from kseg.format.jvm_text import java_utf8
@@ -54,7 +54,9 @@ def _uv(buf: bytes, pos: int) -> tuple[int, int]:
     raise NotFast
 
 
+@lru_cache(maxsize=1 << 14)
 def _uuid(raw: bytes) -> str:
+    """A uuid as the JSON converters print it; the same few topic and directory ids come back in every record."""
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 

@@ -14,14 +14,19 @@ SUBCOMMANDS = ("show", "history", "diff")
 
 
 class DefaultShow(click.Group):
-    """``kseg metadata [OPTIONS] DIR`` is ``kseg metadata show [OPTIONS] DIR``: a first argument that is not a
-    subcommand shows, options before DIR included (``kseg metadata --at 1234 DIR``); only ``--help`` alone
-    stays the group's."""
+    """``kseg metadata [OPTIONS] DIR`` is ``kseg metadata show [OPTIONS] DIR``: a first argument that is neither
+    a subcommand nor an option shows, and so does one of show's options (``kseg metadata --at 1234 DIR``);
+    ``--help`` and an unknown option stay the group's (its usage errors point at ``kseg metadata --help``)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+        if args and args[0] not in self.commands and (not args[0].startswith("-") or self._shows(ctx, args[0])):
             args = ["show", *args]
         return super().parse_args(ctx, args)
+
+    def _shows(self, ctx: click.Context, word: str) -> bool:
+        """Is ``word`` (``--at``, ``--at=5``) one of show's own options?"""
+        options = {name for param in self.commands["show"].get_params(ctx) for name in param.opts}
+        return word.split("=", 1)[0] in options - set(ctx.help_option_names)
 
 
 def _exit(findings: int) -> None:

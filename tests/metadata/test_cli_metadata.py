@@ -60,8 +60,9 @@ def test_options_before_the_directory_show_the_same() -> None:
     after = _run("metadata", BROKER, "--at", "16", "--format", "json")
     before = _run("metadata", "--at", "16", "--format", "json", BROKER)
     mixed = _run("metadata", "--format", "json", BROKER, "--at", "16")
-    assert after.exit_code == before.exit_code == mixed.exit_code == 0
-    assert before.output == after.output == mixed.output
+    joined = _run("metadata", "--at=16", "--format=json", BROKER)
+    assert after.exit_code == before.exit_code == mixed.exit_code == joined.exit_code == 0
+    assert before.output == after.output == mixed.output == joined.output
     assert json.loads(before.output.splitlines()[-1])["offset"] == 16
 
 

@@ -14,13 +14,19 @@ SUBCOMMANDS = ("show", "history", "diff")
 
 
 class DefaultShow(click.Group):
-    """``kseg metadata DIR`` is ``kseg metadata show DIR``: a first argument that is neither a subcommand
-    nor an option shows (so the group's own usage errors stay the group's)."""
+    """``kseg metadata [OPTIONS] DIR`` is ``kseg metadata show [OPTIONS] DIR``: a first argument that is neither
+    a subcommand nor an option shows, and so does one of show's options (``kseg metadata --at 1234 DIR``);
+    ``--help`` and an unknown option stay the group's (its usage errors point at ``kseg metadata --help``)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in self.commands and (not args[0].startswith("-") or self._shows(ctx, args[0])):
             args = ["show", *args]
         return super().parse_args(ctx, args)
+
+    def _shows(self, ctx: click.Context, word: str) -> bool:
+        """Is ``word`` (``--at``, ``--at=5``) one of show's own options?"""
+        options = {name for param in self.commands["show"].get_params(ctx) for name in param.opts}
+        return word.split("=", 1)[0] in options - set(ctx.help_option_names)
 
 
 def _exit(findings: int) -> None:
@@ -45,21 +51,23 @@ def metadata() -> None:
     """The cluster as a KRaft broker's __cluster_metadata-0 remembers it, at any offset or time.
 
     \b
-    kseg metadata DIR [--at OFFSET|ISO-8601|ms] [--format text|table|json]
+    kseg metadata [--at OFFSET|<n>ms|ISO-8601] [--format text|table|json] DIR
     kseg metadata history DIR --topic T | --partition T-P | --config KEY | --acl PRINCIPAL | --broker N
     kseg metadata diff DIR --at T1 --at T2
     kseg metadata check LOGDIR...
 
     DIR is a log directory or its __cluster_metadata-0.  The newest snapshot at or
     before the point and the log after it are replayed as Kafka's metadata loader does.
+    --at 1234 is an offset, 1795738601947ms epoch milliseconds, 2026-11-27T09:00:00Z a
+    time (UTC when no zone is given); a bare number of 13+ digits is refused.
     Read-only.  Exit 0, or 1 when a damaged batch or impossible record was found.
     """
 
 
 @metadata.command()
 @directory
-@click.option("--at", "at", callback=_at, metavar="OFFSET|ISO-8601|ms",
-              help="The image after this offset, or at this time (default: the end of the log).")
+@click.option("--at", "at", callback=_at, metavar="OFFSET|<n>ms|ISO-8601",
+              help="The image after this offset (digits), or at this time (<n>ms or ISO-8601; default: the end).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text = a line per entity; table = partitions as a table; json = JSON Lines.")
 def show(path: Path, at: Any, fmt: str) -> None:
@@ -99,7 +107,7 @@ def history(path: Path, fmt: str, **subjects: str | None) -> None:
 
 @metadata.command()
 @directory
-@click.option("--at", "at", multiple=True, required=True, callback=_at, metavar="OFFSET|ISO-8601|ms",
+@click.option("--at", "at", multiple=True, required=True, callback=_at, metavar="OFFSET|<n>ms|ISO-8601",
               help="Give twice: the two points to compare.")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def diff(path: Path, at: tuple[Any, ...], fmt: str) -> None:

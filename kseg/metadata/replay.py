@@ -17,7 +17,7 @@ timestamp is its append time); snapshots are placed in time by their header's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -96,6 +96,7 @@ class Replayer:
         self.poisoned: MetaRecord | None = None
         self.base = (image.copy(), image.offset)  # the last copy a poisoned delta is rebuilt from
         self.base_applied = 0
+        self.since_base: list[MetaRecord] = []  # every record fed after the base: a rebuild replays these
 
     def batch_end(self) -> None:
         """The end of a batch: Kafka's ``maybeFlushBatches`` publishes unless a transaction is open."""
@@ -115,9 +116,11 @@ class Replayer:
         since = self.applied - self.base_applied
         if since >= CHECKPOINT_RECORDS and since >= _size(self.image):
             self.base, self.base_applied = (self.image.copy(), self.image.offset), self.applied
+            self.since_base = [r for r in self.since_base if r.offset > self.image.offset]
 
     def feed(self, record: MetaRecord) -> None:
         """One record of the log, in offset order."""
+        self.since_base.append(record)
         if record.control:
             return
         if record.type == "BEGIN_TRANSACTION_RECORD":
@@ -275,15 +278,22 @@ def earliest_start(metadata: Path) -> Snapshot | None:
 #: At least this many records between two copies of the image a poisoned delta is replayed again from, and at
 #: least as many as the image has entities: a copy costs one pass over the image, the replay after a poison at
 #: most that many records.
-CHECKPOINT_RECORDS = 2_000
+CHECKPOINT_RECORDS = 64
 
 
 def _replay_from(metadata: Path, image: Image, target: Target, findings: list[Damage],
                  observer: Observer | None) -> Replayer:
     """The log after ``image`` up to ``target``, in Kafka's order, publishing at batch ends."""
+    return _replay(log_records(metadata, image.offset + 1, findings), image, target, findings, observer)
+
+
+def _replay(items: Iterable[MetaRecord], image: Image, target: Target, findings: list[Damage],
+            observer: Observer | None) -> Replayer:
+    """``items`` (in offset order, after ``image``) up to ``target``, publishing at batch ends.  A poisoned
+    delta is rebuilt from the records kept since the last copy, never read from the files again."""
     replayer = Replayer(image, findings, observer)
-    replayer.rebuild = lambda offset: _rebuild(metadata, replayer.base, offset)
-    for record in log_records(metadata, image.offset + 1, findings):
+    replayer.rebuild = lambda offset: _rebuild(replayer.base, replayer.since_base, offset)
+    for record in items:
         if not target.includes(record):
             break
         replayer.feed(record)
@@ -295,12 +305,12 @@ def _replay_from(metadata: Path, image: Image, target: Target, findings: list[Da
     return replayer
 
 
-def _rebuild(metadata: Path, base: tuple[Image, int], offset: int) -> Image:
-    """The published image at ``offset``: the last copy, and the log after it replayed again."""
+def _rebuild(base: tuple[Image, int], since: list[MetaRecord], offset: int) -> Image:
+    """The published image at ``offset``: the last copy, and the records after it replayed again."""
     image, at = base
     if offset == at:
         return image.copy()
-    return _replay_from(metadata, image.copy(), Target(offset=offset), [], None).image
+    return _replay(list(since), image.copy(), Target(offset=offset), [], None).image
 
 
 def image_at(path: Path, at: Target | None = None, *, use_snapshots: bool = True,

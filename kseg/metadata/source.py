@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kseg.errors import KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
@@ -42,9 +42,9 @@ CONTROL_NAMES = {2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
                  6: "KRAFT_VOTERS"}
 
 
-@dataclass(frozen=True, slots=True)
-class MetaRecord:
-    """One record: where it is, when its batch was appended, and what it says.
+class MetaRecord(NamedTuple):
+    """One record: where it is, when its batch was appended, and what it says (a named tuple: one is built
+    per record, and a frozen dataclass costs several times as much to build).
 
     ``type`` is the ``MetadataRecordType`` name (``TOPIC_RECORD``) for data
     records and the control name (``SNAPSHOT_HEADER``) for control records;

@@ -2,8 +2,8 @@
 // directory, printing the image as kseg's entities (JSON Lines) at the requested offsets. kseg's code,
 // compiled at test time against ../shared/kafka's broker jar (tests/metadata/kafka_image.py).
 //
-// usage: KafkaImage [LOGFILE START N OFFSET*N]...   one job per triple, one JVM for all. START = "log" (replay
-// from the log's first record) or a .checkpoint file (its image, then the log after it). Per job a
+// usage: KafkaImage [LOG START N OFFSET*N]...   one job per triple, one JVM for all. LOG = one .log file, or a
+// directory: all its segments in offset order. START = "log" (replay from the log's first record) or a .checkpoint file (its image, then the log after it). Per job a
 // {"type":"job"} line; per offset that ends a batch, {"type":"image","at":N}, the entities, {"type":"end"};
 // {"type":"fault",...} for every fault the loader reports.
 import java.io.File;
@@ -64,22 +64,35 @@ public class KafkaImage {
             loader.resetToImage(current);
             from = end;
         }
-        for (RecordBatch batch : FileRecords.open(log).batches()) {
-            if (!batch.isValid()) break;
-            if (batch.lastOffset() < from || batch.isControlBatch()) {
+        segments:
+        for (File segment : segments(log)) {
+            for (RecordBatch batch : FileRecords.open(segment).batches()) {
+                if (!batch.isValid()) break segments;  // recovery truncates the log at its first invalid batch
+                if (batch.lastOffset() < from || batch.isControlBatch()) {
+                    emitThrough(batch.lastOffset(), wanted);
+                    continue;
+                }
+                List<ApiMessageAndVersion> recs = records(batch);
+                if (recs.isEmpty()) {
+                    emitThrough(batch.lastOffset(), wanted);
+                    continue;
+                }
+                loader.loadBatch(Batch.data(batch.baseOffset(), batch.partitionLeaderEpoch(), batch.maxTimestamp(),
+                    batch.sizeInBytes(), recs), LeaderAndEpoch.UNKNOWN);
+                loader.maybeFlushBatches(LeaderAndEpoch.UNKNOWN, true);
                 emitThrough(batch.lastOffset(), wanted);
-                continue;
             }
-            List<ApiMessageAndVersion> recs = records(batch);
-            if (recs.isEmpty()) {
-                emitThrough(batch.lastOffset(), wanted);
-                continue;
-            }
-            loader.loadBatch(Batch.data(batch.baseOffset(), batch.partitionLeaderEpoch(), batch.maxTimestamp(),
-                batch.sizeInBytes(), recs), LeaderAndEpoch.UNKNOWN);
-            loader.maybeFlushBatches(LeaderAndEpoch.UNKNOWN, true);
-            emitThrough(batch.lastOffset(), wanted);
         }
+    }
+
+    // A .log file is that one segment; a directory is every NNNNNNNNNNNNNNNNNNNN.log in it, by base offset.
+    static List<File> segments(File log) {
+        if (!log.isDirectory()) return List.of(log);
+        List<File> found = new ArrayList<>();
+        File[] files = log.listFiles((dir, name) -> name.matches("[0-9]{20}\\.log"));
+        if (files != null) found.addAll(Arrays.asList(files));
+        found.sort(Comparator.comparing(File::getName));
+        return found;
     }
 
     static List<ApiMessageAndVersion> records(RecordBatch batch) {

@@ -56,6 +56,30 @@ def test_at_a_time_uses_the_snapshot_header_and_batch_times() -> None:
                                "from snapshot 00000000000000000018-0000000001.checkpoint + 0 log records; 0 findings")
 
 
+def test_options_before_the_directory_show_the_same() -> None:
+    after = _run("metadata", BROKER, "--at", "16", "--format", "json")
+    before = _run("metadata", "--at", "16", "--format", "json", BROKER)
+    mixed = _run("metadata", "--format", "json", BROKER, "--at", "16")
+    joined = _run("metadata", "--at=16", "--format=json", BROKER)
+    assert after.exit_code == before.exit_code == mixed.exit_code == joined.exit_code == 0
+    assert before.output == after.output == mixed.output == joined.output
+    assert json.loads(before.output.splitlines()[-1])["offset"] == 16
+
+
+def test_a_bare_number_is_an_offset_and_a_13_digit_one_is_refused() -> None:
+    assert json.loads(_run("metadata", "--format", "json", "--at", "000016", BROKER).output.splitlines()[-1])[
+        "offset"] == 16
+    refused = _run("metadata", "--at", "1795738602000", BROKER)
+    assert refused.exit_code == 2
+    assert refused.output == ("kseg: error: --at '1795738602000': a bare number is an offset, and no metadata log "
+                              "reaches this one; for epoch milliseconds write 1795738602000ms\n")
+    bad = _run("metadata", "--at", "noon", BROKER)
+    assert (bad.exit_code, bad.output) == (2, "kseg: error: --at 'noon': not an offset (1234), epoch milliseconds "
+                                              "(1795738601947ms) or an ISO-8601 time (2026-11-27T09:00:00Z)\n")
+    assert _run("metadata", "--at", "1795738602000ms", BROKER).output.splitlines()[-1].startswith(
+        "image at offset 17 (2026-11-27T00:16:41.947Z)")
+
+
 def test_history_of_a_partition_is_its_isr_and_leader_timeline() -> None:
     result = _run("metadata", "history", BROKER, "--partition", "orders-0")
     assert result.exit_code == 0

@@ -22,6 +22,7 @@ import pytest
 from kafka_image import KafkaImage
 from support import CORPUS_REAL, FIXTURES
 
+from kseg.format.walk import BatchWalk
 from kseg.metadata.entities import entities
 from kseg.metadata.image import RESOURCE_TYPES
 from kseg.metadata.replay import Target, image_at
@@ -45,9 +46,27 @@ def _dirs() -> list[Path]:
 
 
 def _batch_ends(log: Path, after: int) -> list[int]:
-    ends = {r.batch_last_offset for r in records(log) if isinstance(r, MetaRecord) and not r.control
+    """The last offsets of the data batches of a segment, or of every segment of a directory."""
+    files = log_segments(log) if log.is_dir() else [log]
+    ends = {r.batch_last_offset for f in files for r in records(f) if isinstance(r, MetaRecord) and not r.control
             and r.batch_last_offset >= after}
     return sorted(ends)
+
+
+def _split(log: Path, parts: int) -> list[Path]:
+    """Cut one generated segment into ``parts`` segments at batch boundaries, each named by its base offset as
+    Kafka names segments; the original file is replaced by them."""
+    data = log.read_bytes()
+    frames = [(pos, header[0]) for pos, _, _, header, _ in BatchWalk(data, 0, None).frames() if header is not None]
+    step = len(frames) // parts
+    cuts = [frames[k * step] for k in range(parts)]
+    log.unlink()
+    out = []
+    for (pos, base), (stop, _) in zip(cuts, [*cuts[1:], (len(data), None)], strict=True):
+        segment = log.parent / f"{base:020d}.log"
+        segment.write_bytes(data[pos:stop])
+        out.append(segment)
+    return out
 
 
 def _kseg_view(image_entities: list[dict[str, Any]]) -> list[str]:
@@ -68,7 +87,7 @@ def _jobs() -> list[tuple[Path, Snapshot | None, list[int]]]:
     rng = random.Random(0)
     jobs: list[tuple[Path, Snapshot | None, list[int]]] = []
     for metadata in _dirs():
-        log = log_segments(metadata)[0]
+        log = metadata  # every segment (KafkaImage.java reads a directory's segments in offset order)
         found = snapshots(metadata)
         starts: list[Snapshot | None] = [None] + ([found[len(found) // 2]] if found else [])
         for start in starts:
@@ -92,7 +111,7 @@ def test_kseg_image_equals_kafkas_at_random_batch_ends(kafka_image: KafkaImage) 
     compared = 0
     for (log, start, points), kafka in zip(jobs, results, strict=True):
         for at in points:
-            replay = image_at(log.parent, Target(offset=at), from_snapshot=start, use_snapshots=False)
+            replay = image_at(log, Target(offset=at), from_snapshot=start, use_snapshots=False)
             if at == points[-1]:  # faults: both or neither (fixtures/internal has a record of unknown type)
                 assert bool(replay.findings) == bool(kafka.get(-1)), (log, replay.findings, kafka.get(-1))
             want = sorted(json.dumps(e, sort_keys=True) for e in kafka[at])
@@ -125,3 +144,31 @@ def test_generated_churn_replays_as_kafka_replays_it(kafka_image: KafkaImage, tm
         kafka_faults = _fault_offsets([f["message"] for f in kafka.get(-1, [])])
         assert kafka_faults, "the generator writes records Kafka rejects"
         assert _fault_offsets([f.reason for f in replay.findings]) == kafka_faults
+
+
+def test_a_log_of_several_segments_replays_as_kafka_replays_it(kafka_image: KafkaImage, tmp_path: Path) -> None:
+    """A generated log cut into four segments at batch boundaries (no real metadata log in the corpus has more
+    than one): both replays read the segments in offset order, across every boundary, to the same images and
+    the same rejected records."""
+    metadata = tmp_path / "segmented" / "__cluster_metadata-0"
+    whole = metadata / "00000000000000000000.log"
+    kafka_image.generate(whole, GENERATED + 1, GEN_STEPS)
+    segments = _split(whole, 4)
+    assert [p.name for p in log_segments(metadata)] == [p.name for p in segments] and len(segments) == 4
+    bases = [int(p.name[:-4]) for p in segments]
+    ends = _batch_ends(metadata, 0)
+    rng = random.Random(4)
+    # a point in every segment, the last batch of each segment but the last, and the end
+    points = {ends[-1], *rng.sample(ends, min(2 * POINTS, len(ends)))}
+    points |= {max(e for e in ends if e < base) for base in bases[1:]}
+    points |= {min(e for e in ends if e >= base) for base in bases}
+    wanted = sorted(points)
+    kafka = kafka_image.run([(metadata, None, wanted)])[0]
+    assert sorted(kafka.keys() - {-1}) == wanted
+    for at in wanted:
+        replay = image_at(metadata, Target(offset=at), use_snapshots=False)
+        want = sorted(json.dumps(e, sort_keys=True) for e in kafka[at])
+        assert _kseg_view(list(entities(replay.image))) == want, at
+    kafka_faults = _fault_offsets([f["message"] for f in kafka.get(-1, [])])
+    assert kafka_faults and kafka_faults[-1] >= bases[-1], "faults up to the last segment"
+    assert _fault_offsets([f.reason for f in replay.findings]) == kafka_faults

@@ -22,6 +22,7 @@ from kseg.format.messages import (
     kafka_json,
     read_unsigned_varint,
 )
+from kseg.format.messages.compiled import Reader, compiled_reader
 
 METADATA_FRAME_VERSION = 1  # AbstractApiMessageSerde.DEFAULT_FRAME_VERSION
 
@@ -136,11 +137,38 @@ def read_metadata_record(value: bytes | None) -> tuple[str, int, dict[str, Any]]
     ``MetadataRecordSerde`` reads it, without the dump text (the replay of ``kseg metadata`` reads every
     record this way); raises :class:`Failed`.  A record that fits only a historical layout of its message
     (which the dump shows as a ``schemaVariant``) is one Kafka 4.3.0 cannot read: it fails here."""
+    fast = _read_fast(value)
+    if fast is not None:
+        return fast
     schema, version, data = _read_frame(value, "metadata")
     if schema.revision is not None:
         raise Failed("error", "value", f"Failed to deserialize record with type {schema.api_key}",
                      f"only a historical layout of {schema.name} fits ({schema.note})", None)
     return metadata_type_name(schema.name), version, data
+
+
+@cache
+def _fast_reader(api_key: int, version: int) -> tuple[str, Reader] | None:
+    """The type name and compiled reader of a metadata record type at a version (None: not one Kafka knows)."""
+    schema = schemas.by_api_key("metadata").get(api_key)
+    reader = None if schema is None else compiled_reader(schema, version)
+    return None if reader is None or schema is None else (metadata_type_name(schema.name), reader)
+
+
+def _read_fast(value: bytes | None) -> tuple[str, int, dict[str, Any]] | None:
+    """:func:`read_metadata_record` through the compiled reader of its type and version; None when the
+    frame is not the common one-byte-per-field kind or the reader does not take the bytes (the generic
+    reader then decides, with Kafka's words)."""
+    if value is None or len(value) < 3 or value[0] != METADATA_FRAME_VERSION or value[1] >= 0x80 or value[2] >= 0x80:
+        return None
+    found = _fast_reader(value[1], value[2])
+    if found is None:
+        return None
+    try:
+        data, stop = found[1](value, 3)
+    except Exception:
+        return None
+    return (found[0], value[2], data) if stop == len(value) else None
 
 
 def decode_remote_log_record(key: bytes | None, value: bytes | None, offset: int, *,

@@ -18,7 +18,6 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -447,6 +446,8 @@ def atomic_write(
     dest = Path(dest)
     if dest.exists() and not replace:
         raise FileExistsError(f"{dest} exists; refusing to replace it")
+    import tempfile  # only writers need it (it imports random): the reading commands start without it
+
     directory = dest.parent
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=TMP_SUFFIX, dir=directory)
     try:

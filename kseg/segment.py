@@ -15,7 +15,6 @@ import contextlib
 import fcntl
 import mmap
 import os
-import shutil
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -447,7 +446,6 @@ def atomic_write(
     if dest.exists() and not replace:
         raise FileExistsError(f"{dest} exists; refusing to replace it")
     import tempfile  # only writers need it (it imports random): the reading commands start without it
-
     directory = dest.parent
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=TMP_SUFFIX, dir=directory)
     try:
@@ -500,5 +498,6 @@ def keep_backup(path: Path) -> Path:
     try:
         os.link(path, target)
     except OSError:
+        import shutil  # only here: it imports bz2 and lzma, which no reading command needs at start-up
         shutil.copy2(path, target)
     return target

@@ -57,13 +57,13 @@ def _candidates(buf: bytearray, limit: int, needles: tuple[bytes, ...], control:
     kept = []
     for pos, nxt, _, header, _ in walk.frames():
         if header is None:
-            if not legacy:
-                continue
-        elif header[5] & CONTROL_MASK != wanted:
-            continue
-        elif not header[5] & CODEC_MASK and not all(_starts_within(buf, n, pos, nxt, walk.limit) for n in needles):
-            continue
-        kept.append((pos, nxt))
+            keep = legacy
+        else:
+            searched = not header[5] & CODEC_MASK
+            keep = header[5] & CONTROL_MASK == wanted and not (
+                searched and not all(_starts_within(buf, n, pos, nxt, walk.limit) for n in needles))
+        if keep:
+            kept.append((pos, nxt))
     assert walk.end is not None
     return kept, walk.end
 

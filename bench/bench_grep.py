@@ -1,7 +1,7 @@
 """``kseg grep`` benchmark: 1 GiB of uncompressed V2 with no match, against ``cat`` and ``rg`` on a dump.
 
 Builds a log directory of ``--partitions`` partitions (default 2) holding
-``--segments`` segments between them (default 8 x 128 MiB) of 16 KiB batches
+``--segments`` segments between them (default 8 x 128 MiB) of 16 KiB batches (``--batch-kib``)
 of ~100-byte records (bench_dump.py's generator), reads it once into the page
 cache, runs kseg once (its byte-code cached, as an installed package has it),
 then times, in the same run, each as a whole process (start-up included):
@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_dump
 from bench_dump import make_segment
 
 ABSENT = "no-such-value-anywhere"
@@ -81,8 +82,10 @@ def main() -> None:
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--segments", type=int, default=8)
     parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--batch-kib", type=int, default=16, help="batch size: small batches cost per-batch work")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
+    bench_dump.BATCH_BYTES = args.batch_kib << 10
     kseg = f"{sys.executable} -m kseg"
     search = "rg -F" if shutil.which("rg") else "grep -F"
     with tempfile.TemporaryDirectory(prefix="kseg-bench-grep-") as tmp:
@@ -108,7 +111,8 @@ def main() -> None:
              timed(f"{kseg} dump --print-data-log {logs} | {search} {ABSENT}")),
         ]
         floor, floor_cpu = rows[0][1]
-        print(f"{size / 2**20:.0f} MiB in {args.segments} segments of {args.partitions} partitions, page cache warm, "
+        print(f"{size / 2**20:.0f} MiB in {args.segments} segments of {args.partitions} partitions, "
+              f"{args.batch_kib} KiB batches, page cache warm, "
               f"{_cpu()}, {os.cpu_count()} cores, load average {before:.1f} before, "
               f"{os.getloadavg()[0]:.1f} after")
         for name, (seconds, cpu) in rows:

@@ -1,13 +1,14 @@
 """``kseg grep`` benchmark: 1 GiB of uncompressed V2 with no match, against ``cat`` and ``rg`` on a dump.
 
-Builds a partition directory of ``--segments`` segments (default 8 x 128 MiB)
-of 16 KiB batches of ~100-byte records (bench_dump.py's generator), reads it
-once into the page cache, then times, in the same run, each as a whole
-process (start-up included):
+Builds a log directory of ``--partitions`` partitions (default 2) holding
+``--segments`` segments between them (default 8 x 128 MiB) of 16 KiB batches (``--batch-kib``)
+of ~100-byte records (bench_dump.py's generator), reads it once into the page
+cache, runs kseg once (its byte-code cached, as an installed package has it),
+then times, in the same run, each as a whole process (start-up included):
 
 * ``cat`` of the segments to /dev/null: the floor, one core;
 * ``kseg grep --value-regex <absent> -c`` with ``--jobs 1`` and ``--jobs N``
-  (N = the cores, or ``--jobs``);
+  (N = the cores, or ``--jobs``) across the partitions;
 * ``kseg grep --key <absent> -c`` (an exact key: a literal needle);
 * ``kseg grep --key-regex '^<absent>$' -c`` (anchored: its required literal is the needle);
 * ``kseg grep --value-regex '(?i)<absent>' -c`` (case-insensitive: no literal, Python's ``re`` searches);
@@ -15,7 +16,10 @@ process (start-up included):
   reference the issue names -- what people do today.
 
 The issue's target: no-match grep at least 0.5x the speed of ``cat`` on one
-core, and scaling with ``--jobs``.  Usage: python bench/bench_grep.py [--size-mib 1024]
+core, and scaling with ``--jobs``.  Each row gives wall time and the CPU time of its processes: on a
+shared machine wall time measures the load as much as the program, CPU time does not (but cannot show
+``--jobs`` scaling, which only wall time on idle cores shows).  Usage: python bench/bench_grep.py
+[--size-mib 1024] [--partitions 2]
 """
 
 from __future__ import annotations
@@ -31,44 +35,68 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_dump
 from bench_dump import make_segment
 
 ABSENT = "no-such-value-anywhere"
+#: The children's environment: byte-code written and read (a source checkout run with PYTHONDONTWRITEBYTECODE
+#: would compile every module at each start, which no installed kseg does), the C locale for grep/rg.
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "LC_ALL": "C"}
 
 
 def timed(command: str) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the processes it ran): CPU time is what a loaded machine distorts least."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, shell=True, check=False, stdout=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
+    subprocess.run(command, shell=True, check=False, stdout=subprocess.DEVNULL, env=ENV)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def build(part: Path, size_mib: int, segments: int) -> int:
-    """``segments`` copies of one segment, named by their base offsets; returns bytes written."""
-    part.mkdir()
-    first = part / f"{0:020d}.log"
+def build(logdir: Path, size_mib: int, segments: int, partitions: int) -> list[Path]:
+    """``segments`` copies of one segment, named by their base offsets, dealt out to ``partitions`` partition
+    directories of ``logdir``; returns the segment files."""
+    parts = [logdir / f"bench-{index}" for index in range(partitions)]
+    for part in parts:
+        part.mkdir()
+    first = parts[0] / f"{0:020d}.log"
     _, records = make_segment(first, (size_mib << 20) // segments)
     for index in range(1, segments):
-        shutil.copyfile(first, part / f"{index * records:020d}.log")
-    return sum(p.stat().st_size for p in part.iterdir())
+        shutil.copyfile(first, parts[index % partitions] / f"{(index // partitions) * records:020d}.log")
+    return sorted(logdir.glob("*/*.log"))
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "CPU unknown"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--segments", type=int, default=8)
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--batch-kib", type=int, default=16, help="batch size: small batches cost per-batch work")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
+    bench_dump.BATCH_BYTES = args.batch_kib << 10
     kseg = f"{sys.executable} -m kseg"
     search = "rg -F" if shutil.which("rg") else "grep -F"
     with tempfile.TemporaryDirectory(prefix="kseg-bench-grep-") as tmp:
-        part = Path(tmp) / "bench-0"
-        size = build(part, args.size_mib, args.segments)
-        logs = " ".join(str(p) for p in sorted(part.iterdir()))
+        part = Path(tmp) / "logs"
+        part.mkdir()
+        files = build(part, args.size_mib, args.segments, args.partitions)
+        size = sum(p.stat().st_size for p in files)
+        logs = " ".join(str(p) for p in files)
         timed(f"cat {logs} > /dev/null")  # into the page cache
+        timed(f"{kseg} grep --key {ABSENT} -c {part}")  # kseg's byte-code written
+        before = os.getloadavg()[0]
         rows = [
             ("cat > /dev/null", timed(f"cat {logs} > /dev/null")),
             ("kseg grep --value-regex (absent) -c, 1 job", timed(f"{kseg} grep --value-regex {ABSENT} -c {part}")),
@@ -80,11 +108,13 @@ def main() -> None:
             ("kseg grep --value-regex '(?i)(absent)' -c, 1 job (re.search)",
              timed(f"{kseg} grep --value-regex '(?i){ABSENT}' -c {part}")),
             (f"kseg dump --print-data-log | {search.split()[0]}",
-             timed(f"{kseg} dump --print-data-log {part} | {search} {ABSENT}")),
+             timed(f"{kseg} dump --print-data-log {logs} | {search} {ABSENT}")),
         ]
         floor, floor_cpu = rows[0][1]
-        print(f"{size / 2**20:.0f} MiB in {args.segments} segments, page cache warm, {os.cpu_count()} cores, "
-              f"load average {os.getloadavg()[0]:.1f}")
+        print(f"{size / 2**20:.0f} MiB in {args.segments} segments of {args.partitions} partitions, "
+              f"{args.batch_kib} KiB batches, page cache warm, "
+              f"{_cpu()}, {os.cpu_count()} cores, load average {before:.1f} before, "
+              f"{os.getloadavg()[0]:.1f} after")
         for name, (seconds, cpu) in rows:
             print(f"{name:58s} {seconds:7.2f} s  {size / seconds / 2**20:6.0f} MiB/s  {floor / seconds:5.2f}x cat"
                   f"  | CPU {cpu:6.2f} s  {floor_cpu / cpu:5.2f}x cat")

@@ -59,18 +59,24 @@ TXN_ENTRY = struct.Struct(
 
 @dataclass(frozen=True, slots=True)
 class OffsetEntry:
+    """One .index slot: an absolute offset and the byte position of its batch in the .log."""
+
     offset: int  # absolute
     position: int
 
 
 @dataclass(frozen=True, slots=True)
 class TimeEntry:
+    """One .timeindex slot: a timestamp and the absolute offset it points to."""
+
     timestamp: int
     offset: int  # absolute
 
 
 @dataclass(frozen=True, slots=True)
 class AbortedTxn:
+    """One .txnindex entry: an aborted transaction's producer, offsets and the LSO when it was aborted."""
+
     version: int
     producer_id: int
     first_offset: int

@@ -11,9 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,6 +55,8 @@ def atomic_write(
     dest = Path(dest)
     if dest.exists() and not replace:
         raise FileExistsError(f"{dest} exists; refusing to replace it")
+    import tempfile  # only writers need it (it imports random): the reading commands start without it
+
     directory = dest.parent
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=TMP_SUFFIX, dir=directory)
     try:
@@ -109,5 +109,7 @@ def keep_backup(path: Path) -> Path:
     try:
         os.link(path, target)
     except OSError:
+        import shutil  # only here: it imports bz2 and lzma, which no reading command needs at start-up
+
         shutil.copy2(path, target)
     return target

@@ -123,3 +123,17 @@ def test_help_lists_the_commands_own_summaries(width: int) -> None:
         listings.append(formatter.getvalue())
     assert listings[0] == listings[1]
     assert listings[0].count("\n") == len(COMMANDS) + 1
+
+
+#: Not needed by a grep of literal bytes on one core: dump's renderers, the decoders, the pool, the writers.
+NOT_FOR_GREP = (*NOT_FOR_VERIFY, "kseg.ops.grep.decoding", "kseg.ops.grep.txnspans", "kseg.decode", "concurrent",
+                "logging", "tempfile", "random", "shutil", "bz2", "lzma")
+
+
+@pytest.mark.parametrize("argv", [["--key", "k", "-c"], ["--value-regex", "v{50}", "-c"], ["--value", "nowhere", "-l"]])
+def test_grep_of_a_clean_segment_imports_nothing_heavy(tmp_path: Path, argv: list[str]) -> None:
+    segment = _segment(tmp_path)
+    code, modules, out = _loaded(["grep", *argv, str(segment)], tmp_path)
+    assert (code, out) == ((1, "") if "-l" in argv else (0, f"{segment}:50\n"))
+    assert "kseg.ops.grep.search" in modules
+    assert _heavy(modules, NOT_FOR_GREP) == []

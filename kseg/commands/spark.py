@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -93,6 +93,11 @@ def verify_command(
 @click.option("--level", type=click.Choice(["record", "batch"]), default="record", show_default=True,
               help="One row per record, or one per batch.")
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists (default: refuse).")
+@click.option("--decode", is_flag=True,
+              help="Add the decoded key and value (schema registry framing: Avro, Protobuf, JSON Schema) as columns.")
+@click.option("--schemas", type=click.Path(exists=True, path_type=Path), metavar="PATH",
+              help="With --decode, the registry: a _schemas partition directory, a log directory holding _schemas-0, "
+                   "or a REST export (GET /schemas) as JSON. Default: _schemas-0 beside the PATHS.")
 @click.option("--split-bytes", type=click.IntRange(min=1), default=None,
               help="Cut segments larger than this into several tasks [default: total / cores, 4-128 MiB].")
 @options.max_batch_bytes
@@ -100,8 +105,8 @@ def verify_command(
 @options.spark_conf
 def export_command(
     paths: tuple[Path, ...], out: str | None, old_out: str | None, file_format: str | None,
-    old_format: str | None, level: str, overwrite: bool, split_bytes: int | None, master: str | None,
-    conf: list[tuple[str, str]], max_batch_bytes: int,
+    old_format: str | None, level: str, overwrite: bool, decode: bool, schemas: Path | None, split_bytes: int | None,
+    master: str | None, conf: list[tuple[str, str]], max_batch_bytes: int,
 ) -> None:
     """Write the records (or batches) of segments out as Parquet, ORC or JSON with Spark.
 
@@ -118,6 +123,9 @@ def export_command(
     magic, codec, producer_id, producer_epoch, sequence, is_transactional,
     is_control, txn_state (committed, aborted, open: the record's transaction
     by its producer's next COMMIT/ABORT marker; none: not transactional).
+    With --decode also key_decoded, key_schema_id, key_subject,
+    value_decoded, value_schema_id, value_subject (decoded as JSON text) and
+    decode_problem (why a framed key or value did not decode).
 
     \b
     Example:
@@ -133,18 +141,39 @@ def export_command(
         raise click.UsageError(f"nothing to export: no segment files in {', '.join(map(str, paths))}")
     if "://" not in out and os.path.exists(out) and not overwrite:
         raise click.UsageError(f"{out_name} {out}: exists (give --overwrite to replace it)")
+    if schemas is not None and not decode:
+        raise click.UsageError("--schemas is the registry of --decode: give --decode too")
+    registry = _registry(paths, schemas, max_batch_bytes, level) if decode else None
     from kseg.spark.export import export
     from kseg.spark.session import command_session
 
     _need_spark()
     with command_session(master, conf) as session:
         result = export(session, list(paths), out, fmt=fmt, level=level, overwrite=overwrite, split_bytes=split_bytes,
-                        max_batch_bytes=max_batch_bytes)
+                        max_batch_bytes=max_batch_bytes, registry=registry)
     for damaged in result.damaged:
         click.echo(f"kseg: {damaged.path}: {damaged.problem}", err=True)
     click.echo(_export_line(result, out, fmt, level))
     code = EXIT_USAGE if result.unreadable else EXIT_PROBLEMS if result.damaged else EXIT_OK
     click.get_current_context().exit(code)
+
+
+def _registry(paths: tuple[Path, ...], schemas: Path | None, max_batch_bytes: int, level: str) -> Any:
+    """The offline registry of ``--decode`` (as ``kseg grep --decode`` finds it); usage errors before Spark starts."""
+    from kseg.commands.grep import _schemas_beside
+    from kseg.decode.payload import MissingExtra, require_extra
+    from kseg.decode.registry import load_registry
+
+    if level != "record":
+        raise click.UsageError("--decode decodes records: it needs --level record")
+    try:
+        require_extra()
+    except MissingExtra as err:
+        raise click.UsageError(str(err)) from None
+    source = schemas if schemas is not None else _schemas_beside(paths)
+    if source is None:
+        raise click.UsageError("no _schemas-0 beside the PATHS: give the registry with --schemas")
+    return load_registry(source, max_batch_bytes)
 
 
 def _one_spelling(new: tuple[str, str | None], old: tuple[str, str | None], *, required: bool = False) -> tuple[str, str]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from mmap import mmap
 
 from kseg.format._core import CORE, call
+from kseg.format.layout import CODEC_MASK, CONTROL_MASK
+from kseg.format.walk import BatchWalk, WalkEnd
 
 _CORE_FIND = getattr(CORE, "find_bytes", None)
 
@@ -22,3 +24,50 @@ def find_bytes(buf: bytes | bytearray | mmap, needle: bytes, start: int, end: in
         if found is not NotImplemented:
             return -1 if found is None else int(found)
     return buf.find(needle, start, end)
+
+
+_CORE_CANDIDATES = getattr(CORE, "grep_candidates", None)
+
+
+def grep_candidates(buf: bytearray, limit: int, needles: tuple[bytes, ...], control: bool,
+                    legacy: bool) -> tuple[list[tuple[int, int]], WalkEnd]:
+    """The entries of ``buf[:limit]`` that may hold a match, as ``(position, next)``, and where the walk ended.
+
+    A window of ``kseg grep``'s no-match path in one call: the entries framed as
+    ``BatchWalk(strict=False)`` frames them, kept when the entry is a V2 batch
+    whose control flag is ``control`` and that is compressed or holds every
+    needle (each starting inside the batch and lying wholly before ``limit``),
+    or a magic 0/1 entry when ``legacy``.  The core (rust/kseg-py/src/grep.rs)
+    does it without a Python object per batch; :func:`_candidates` is the
+    reference (tests/core/test_core_find.py compares them).
+    """
+    if _CORE_CANDIDATES is not None and limit >= 0:
+        found = call(_CORE_CANDIDATES, 0, buf, limit, list(needles), control, legacy)
+        if found is not NotImplemented:
+            kept, (position, remaining, reason, declared) = found
+            return kept, WalkEnd(position, remaining, reason, declared)
+    return _candidates(buf, limit, needles, control, legacy)
+
+
+def _candidates(buf: bytearray, limit: int, needles: tuple[bytes, ...], control: bool,
+                legacy: bool) -> tuple[list[tuple[int, int]], WalkEnd]:
+    """:func:`grep_candidates` in Python: one ``find`` per needle per batch, over the framed entries."""
+    walk = BatchWalk(buf, 0, limit, strict=False)
+    wanted = CONTROL_MASK if control else 0
+    kept = []
+    for pos, nxt, _, header, _ in walk.frames():
+        if header is None:
+            keep = legacy
+        else:
+            searched = not header[5] & CODEC_MASK
+            keep = header[5] & CONTROL_MASK == wanted and not (
+                searched and not all(_starts_within(buf, n, pos, nxt, walk.limit) for n in needles))
+        if keep:
+            kept.append((pos, nxt))
+    assert walk.end is not None
+    return kept, walk.end
+
+
+def _starts_within(buf: bytearray, needle: bytes, pos: int, nxt: int, limit: int) -> bool:
+    found = buf.find(needle, pos, limit)
+    return 0 <= found < nxt

@@ -40,6 +40,8 @@ _OFFSET_NAME = re.compile(r"^(?P<offset>\d{20})(?:-(?P<epoch>\d{10}))?(?P<suffix
 
 @dataclass(frozen=True, slots=True)
 class PartitionName:
+    """A partition directory's name, ``<topic>-<partition>``, as parsed."""
+
     topic: str
     partition: int
 

@@ -6,7 +6,8 @@ those rows (and counts the good ones) while the write runs, and only the good
 rows -- without the ``problem`` column -- are written.  Damaged batches are
 therefore reported, never exported, and never silently lost.  Record rows
 get ``txn_state`` (:mod:`kseg.spark.txn_state`): whether each record's
-transaction committed, aborted or is still open, or ``none``.
+transaction committed, aborted or is still open, or ``none``; with
+``--decode``, the decoded key and value (:mod:`kseg.spark.decoded`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from kseg.spark import rows
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from kseg.decode.registry import Registry
 
 FORMATS = ("parquet", "orc", "json")
 
@@ -55,8 +58,13 @@ def export(
     overwrite: bool = False,
     split_bytes: int | None = None,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    registry: Registry | None = None,
 ) -> ExportResult:
-    """Write the rows under ``paths`` to ``out``; damaged regions are counted out and listed."""
+    """Write the rows under ``paths`` to ``out``; damaged regions are counted out and listed.
+
+    With a ``registry`` (record level), keys and values in its framing are decoded into the columns of
+    :mod:`kseg.spark.decoded`.
+    """
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -79,6 +87,10 @@ def export(
         from kseg.spark.txn_state import with_txn_state
 
         good = with_txn_state(good)  # committed / aborted / open / none: a marker may be in another task's bytes
+        if registry is not None:
+            from kseg.spark.decoded import with_decoded
+
+            good = with_decoded(good, registry)
     good.write.mode("overwrite" if overwrite else "errorifexists").format(fmt).save(out)
     metrics = observation.get
     order = {path: i for i, path in enumerate(shown)}

@@ -35,3 +35,52 @@ def test_find_bytes_in_a_mapped_file(core, tmp_path):
         assert core.find_bytes(mapped, b"needle", 0, len(mapped)) == 70_000
         assert core.find_bytes(mapped, b"needle", 0, 70_005) is None
         assert core.find_bytes(mapped, b"needle", 70_001, len(mapped)) is None
+
+
+def _window_of_batches() -> bytearray:
+    """V2 data batches (uncompressed, gzip, transactional), a control batch, a magic-1 entry, a zero tail."""
+    from kseg.format import RecordSpec, encode_batch
+
+    parts = []
+    for base in range(0, 60, 6):
+        specs = [RecordSpec(base + i, 1_700_000_000_000 + i, b"k%d" % (base + i), b"v-%d-abc" % (base + i))
+                 for i in range(6)]
+        parts.append(encode_batch(specs, base_offset=base, codec="gzip" if base == 30 else "none"))
+    parts.append(encode_batch([RecordSpec(60, 1_700_000_000_100, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00")],
+                              base_offset=60, producer_id=7, producer_epoch=0, is_transactional=True,
+                              is_control=True))
+    parts.append(encode_batch([RecordSpec(61, 1_700_000_000_200, b"k61", b"v-61-abc")], base_offset=61, magic=1))
+    return bytearray(b"".join(parts) + bytes(40))
+
+
+def test_grep_candidates_is_the_reference(core):
+    """Every window cut and needle set: the core keeps the batches, and ends the walk, as the Python loop does."""
+    from kseg.format.find import _candidates
+
+    buf = _window_of_batches()
+    needles_sets = [(), (b"abc",), (b"v-12-abc",), (b"k13", b"v-13"), (b"v-17-abc", b"k12"), (b"nowhere",),
+                    (b"abck",), (b"-abc\x00",)]
+    for limit in [*range(0, len(buf) + 1, 37), len(buf)]:
+        for needles in needles_sets:
+            for control in (False, True):
+                for legacy in (False, True):
+                    kept, end = core.grep_candidates(buf, limit, list(needles), control, legacy)
+                    want_kept, want_end = _candidates(buf, limit, needles, control, legacy)
+                    assert kept == want_kept, (limit, needles, control, legacy)
+                    assert end == (want_end.position, want_end.remaining, want_end.reason, want_end.declared_size)
+
+
+def test_grep_candidates_keeps_what_holds_the_needles():
+    """Exact answers on a known window: batch 2 alone holds v-12-abc, gzip and legacy entries are always kept."""
+    from kseg.format.find import grep_candidates
+    from kseg.format.walk import BatchWalk
+
+    buf = _window_of_batches()
+    frames = list(BatchWalk(buf, 0, len(buf), strict=False).frames())
+    spans = [(pos, nxt) for pos, nxt, *_ in frames]
+    kept, end = grep_candidates(buf, len(buf), (b"v-12-abc",), False, True)
+    assert kept == [spans[2], spans[5], spans[11]]  # the batch holding it, the gzip batch, the magic-1 entry
+    assert (end.reason, end.position) == ("bad-size", spans[-1][1])
+    assert grep_candidates(buf, len(buf), (b"k13", b"v-13"), True, False)[0] == []  # no control batch holds them
+    assert grep_candidates(buf, len(buf), (b"\x00\x00\x00\x01",), True, False)[0] == [spans[10]]
+    assert grep_candidates(buf, len(buf), (b"k13", b"v-13"), False, False)[0] == [spans[2], spans[5]]

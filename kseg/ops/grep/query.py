@@ -105,6 +105,10 @@ def required_literal(pattern: re.Pattern[bytes]) -> bytes | None:
     return best or None
 
 
+#: Query.needles's answers, per query (a query is frozen and hashable; a run holds one or two).
+_NEEDLES: dict[Query, tuple[bytes | re.Pattern[bytes], ...]] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """The predicates of one ``kseg grep`` run; None (or empty) means "any"."""
@@ -124,7 +128,17 @@ class Query:
     control: bool = False
 
     def needles(self) -> tuple[bytes | re.Pattern[bytes], ...]:
-        """Literals and patterns each of which a matching record's bytes contain (see the module's note)."""
+        """Literals and patterns each of which a matching record's bytes contain (see the module's note).
+
+        Asked once per window of every segment: the answer is kept per query, since finding a pattern's
+        required literal runs Python's regular-expression parser (a tenth of a no-match search's time).
+        """
+        known = _NEEDLES.get(self)
+        if known is None:
+            known = _NEEDLES[self] = self._needles()
+        return known
+
+    def _needles(self) -> tuple[bytes | re.Pattern[bytes], ...]:
         literals = [self.key, self.key_prefix, self.value, *(part for pair in self.headers for part in pair)]
         out: list[bytes | re.Pattern[bytes]] = [literal for literal in literals if literal]
         for pattern in (self.key_regex, self.value_regex):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +23,8 @@ from kseg.ops.grep.search import Counted, Match, Problem, search_segment
 from kseg.segment import base_offset_from_name
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future  # a pool's futures: concurrent.futures costs a run of one job
+
     from kseg.ops.grep.decoding import Decoding
     from kseg.ops.grep.txnspans import TxnSpans
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kseg.errors import Corrupt, KsegError
-from kseg.format import BAD_SIZE, END_OF_DATA, Batch, BatchWalk, read_batch
-from kseg.format.find import find_bytes
+from kseg.format import BAD_SIZE, END_OF_DATA, Batch, BatchWalk, WalkEnd, read_batch
+from kseg.format.find import find_bytes, grep_candidates
 from kseg.format.layout import (
     CODEC_MASK,
     CONTROL_MASK,
@@ -164,14 +164,21 @@ def _walk(fd: int, pos: int, run: Search) -> Iterator[Found]:
     mapped pages or fresh memory; the memory is one window); a batch cut by a window's end starts the next."""
     size = os.fstat(fd).st_size
     buf = bytearray(min(WINDOW, max(0, size - pos)))
+    literals = _literal_needles(run.query)
     while pos < size:
         filled = os.preadv(fd, [memoryview(buf)[: min(len(buf), size - pos)]], pos)
         if filled <= 0:
             return
-        walk = BatchWalk(buf, 0, filled, strict=False)
-        if (yield from _window(buf, walk, pos, run)):
-            return
-        end = walk.end
+        end: WalkEnd | None
+        if literals is not None:  # the whole window's walk and needle search in one call
+            kept, end = grep_candidates(buf, filled, literals, run.query.control, not run.query.control)
+            for at, _ in kept:
+                yield from _batch_matches(buf, at, pos, run)
+        else:
+            walk = BatchWalk(buf, 0, filled, strict=False)
+            if (yield from _window(buf, walk, pos, run)):
+                return
+            end = walk.end
         if end is None or end.reason == END_OF_DATA:
             pos += filled
             continue
@@ -185,6 +192,17 @@ def _walk(fd: int, pos: int, run: Search) -> Iterator[Found]:
         pos += end.position
         if needed > len(buf):  # one batch larger than the window: a window that holds it
             buf = bytearray(needed)
+
+
+def _literal_needles(query: Query) -> tuple[bytes, ...] | None:
+    """The needles when a window's batches can be chosen by :func:`~kseg.format.find.grep_candidates`: no
+    predicate on batch headers but the control flag, and every needle a literal (no pattern); else None."""
+    if query.batch_level:
+        return None
+    needles = query.needles()
+    if not all(isinstance(needle, bytes) for needle in needles):
+        return None
+    return tuple(needle for needle in needles if isinstance(needle, bytes))
 
 
 def _window(window: bytearray, walk: BatchWalk, base: int, run: Search) -> Generator[Found, None, bool]:

@@ -46,13 +46,16 @@ def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def build_pure_wheel(root: Path, out: Path) -> Path:
-    """``kseg-<version>-py3-none-any.whl``: the tree's Python sources and data, no core."""
+def build_pure_wheel(root: Path, out: Path, *, editable: bool = False) -> Path:
+    """``kseg-<version>-py3-none-any.whl``: the tree's Python sources and data, no core.
+
+    ``editable``: instead of the sources, a ``kseg.pth`` naming the tree (``pip install -e``).
+    """
     project = read_project(root)
     name, version = project["name"], project["version"]
     dist_info = f"{name}-{version}.dist-info"
-    files: dict[str, bytes] = {}
-    for path in sorted((root / "kseg").rglob("*")):
+    files: dict[str, bytes] = {"kseg.pth": f"{root}\n".encode()} if editable else {}
+    for path in [] if editable else sorted((root / "kseg").rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts or path.suffix in (".pyc", ".so"):
             continue
         files[path.relative_to(root).as_posix()] = path.read_bytes()

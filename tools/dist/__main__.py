@@ -60,8 +60,19 @@ def main(argv: list[str] | None = None) -> int:
     except DistError as err:
         print(f"tools.dist: {err}", file=sys.stderr)
         return 1
+    if args.what == "pyz" and not _has_core(out):
+        print("tools.dist: note: no compiled core in kseg/ (pip install -e . first, or --kseg-wheel): "
+              "this kseg.pyz runs pure Python", file=sys.stderr)
     print(out)
     return 0
+
+
+def _has_core(pyz: Path) -> bool:
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(pyz) as zf:
+        return bool(json.loads(zf.read("kseg-pyz.json"))["core"])
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="what", required=True)
     wheel = sub.add_parser("wheel", help="the compiled-core abi3 wheel (maturin build --release)")
     wheel.add_argument("--out", type=Path, default=ROOT / "dist")
+    wheel.add_argument(
+        "--manylinux2014", action="store_true",
+        help="link through zig (pip install ziglang) for glibc 2.17+ hosts, not this machine's glibc",
+    )
     pure = sub.add_parser("pure", help="a py3-none-any wheel without the core (no cargo needed)")
     pure.add_argument("--out", type=Path, default=ROOT / "dist")
     pyz = sub.add_parser("pyz", help="kseg.pyz: kseg, its core and its dependencies in one file")
@@ -49,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.what == "wheel":
-            out = build_abi3_wheel(ROOT, args.out)
+            out = build_abi3_wheel(ROOT, args.out, manylinux2014=args.manylinux2014)
         elif args.what == "pure":
             out = build_pure_wheel(ROOT, args.out)
         else:

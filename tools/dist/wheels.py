@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -22,15 +23,29 @@ from tools.dist.pyz import DistError, read_project
 DATE = (1980, 1, 1, 0, 0, 0)
 
 
-def build_abi3_wheel(root: Path, out: Path) -> Path:
-    """``maturin build --release``: a ``cp310-abi3`` wheel for this platform (Linux x86-64 here)."""
+def build_abi3_wheel(root: Path, out: Path, *, manylinux2014: bool = False) -> Path:
+    """``maturin build --release``: a ``cp310-abi3`` wheel for this platform (Linux x86-64 here).
+
+    Linked against this machine's glibc the wheel is tagged with its version (``manylinux_2_34``
+    here), which an older broker host (glibc 2.28, 2.31) cannot install. ``manylinux2014`` links
+    through zig (``pip install ziglang``) against glibc 2.17 instead, in its own target directory
+    so the editable build's artefacts stay valid.
+    """
     maturin = [sys.executable, "-m", "maturin"] if _importable("maturin") else [shutil.which("maturin") or "maturin"]
     if shutil.which("cargo") is None:
         raise DistError("cargo is not on PATH: the abi3 wheel needs Rust (docs/core.md); `pure` needs none")
     before = set(out.glob("kseg-*.whl")) if out.is_dir() else set()
     command = [*maturin, "build", "--release", "--out", str(out), "--manifest-path",
                str(root / "rust/kseg-py/Cargo.toml")]
-    result = subprocess.run(command, cwd=root, check=False)
+    env = None
+    if manylinux2014:
+        if not _importable("ziglang"):
+            raise DistError("--manylinux2014 links through zig: pip install ziglang")
+        command += ["--zig", "--compatibility", "manylinux2014"]
+        bindir = str(Path(sys.executable).parent)
+        env = {**os.environ, "CARGO_TARGET_DIR": str(root / "rust/target/zig"),
+               "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    result = subprocess.run(command, cwd=root, env=env, check=False)
     if result.returncode != 0:
         raise DistError(f"{' '.join(command)} exited {result.returncode}")
     made = [w for w in out.glob("kseg-*-abi3-*.whl") if w not in before] or sorted(

@@ -111,3 +111,24 @@ def test_cache_planted_by_another_mode_is_refused(pyz, bare_python, tmp_path) ->
     assert run.returncode == 2
     assert run.stderr == f"kseg.pyz: cache directory {cache} is not this user's own; set KSEG_PYZ_CACHE\n"
     assert list(cache.iterdir()) == []
+
+
+def test_python_without_wheels_in_the_archive_gets_one_line(pyz, bare_python, tmp_path) -> None:
+    """An archive built for other CPython versions refuses this one before unpacking anything."""
+    other = tmp_path / "other.pyz"
+    with zipfile.ZipFile(pyz) as src, zipfile.ZipFile(other, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "kseg-pyz.json":
+                manifest = json.loads(data)
+                manifest["pythons"] = ["cp398", "cp399"]
+                data = json.dumps(manifest).encode()
+            dst.writestr(info, data)
+    cache = tmp_path / "cache"
+    run = subprocess.run([bare_python, str(other), "--version"], env=_bare_env(cache), cwd=tmp_path,
+                         capture_output=True, text=True)
+    version = subprocess.run([bare_python, "-c", "import sys; print(sys.version.split()[0])"],
+                             capture_output=True, text=True).stdout.strip()
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == f"kseg.pyz: this kseg.pyz holds dependencies for CPython cp398, cp399; this is {version}\n"
+    assert not cache.exists()

@@ -76,10 +76,10 @@ def _unpacked(archive, manifest, tag):
     errors = []
     for root in _cache_roots():
         target = os.path.join(root, "pyz-" + manifest["digest"][:16] + "-" + tag)
-        if os.path.isdir(target):
-            return target
         try:
             _private_dir(root)
+            if os.path.isdir(target):
+                return target
             with zipfile.ZipFile(archive) as zf:
                 names = [n for n in zf.namelist() if n.startswith(("payload/common/", "payload/" + tag + "/"))]
             _extract(archive, names, target)

@@ -169,7 +169,8 @@ def _download(requirements: list[str], version: str, dest: Path, wheelhouse: Pat
         command += ["--no-index", "--find-links", str(wheelhouse)]
     result = subprocess.run(command + requirements, capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise DistError(f"pip download for Python {version} failed: {result.stderr.strip()[-2000:]}")
+        last = (result.stderr.strip().splitlines() or ["no message"])[-1]
+        raise DistError(f"pip download for Python {version} failed: {last}")
 
 
 def _unpack_wheel(wheel: Path, prefix: str) -> Payload:

@@ -68,7 +68,7 @@ def test_the_pool_is_used_and_gives_the_serial_predictions(log_dirs, monkeypatch
 
 
 @pytest.mark.parametrize(("command", "every_partition"), [
-    (["verify"], "t-39/"), (["triage"], f"{PARTITIONS} partitions"), (["txn"], "t-39:"),
+    (["verify"], "t-39/"), (["triage"], f"{PARTITIONS} partitions"), (["txn", "--now", "newest"], "t-39:"),
     (["recover", "--dry-run"], f"{PARTITIONS} partitions"),
 ])
 def test_commands_print_the_same_with_any_jobs(log_dirs, command, every_partition):

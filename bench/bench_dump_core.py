@@ -8,7 +8,7 @@ included), best of ``--runs``, output to /dev/null:
   each with the core ("core") and with ``KSEG_PURE=1`` ("pure");
 * the reference: Kafka's own record reader (kafka-clients 4.3.0 ``FileRecords`` -> batches -> records)
   writing every record as a JSON line to a buffered stdout (bench/KafkaJsonReader.java, compiled here
-  with javac against the jars of tests/interop/jars.py), JVM start-up included. Issue 16's target: kseg
+  with javac against the jars of tests/interop/jars.py), JVM start-up included. The target: kseg
   at least 2x faster than it.
 
 Rows give the best wall time and the best CPU time (user + system of the process and its children), and

@@ -172,7 +172,7 @@ def test_a_partition_directory(tmp_path):
             "recovery-point-offset-checkpoint: it recovers the segments from base offset 18 on"
         ),
     ]
-    # 18, 34 and 52 have no .index: Kafka recovers them in loadSegmentFiles and deletes nothing (issue 13)
+    # 18, 34 and 52 have no .index: Kafka recovers them in loadSegmentFiles and deletes nothing (docs/kafka-log-loading.md)
     assert [line for line in lines if line.startswith("  Kafka:")] == [
         "  Kafka: does not recover it at startup (below the recovery point: flushed before)",
         "  Kafka: recovers it at startup (unclean shutdown, at or after the recovery point) and truncates it to 1006 bytes",

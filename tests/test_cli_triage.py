@@ -1,4 +1,4 @@
-"""``kseg triage`` end to end on a small broker built in tmp_path (issue 13, item 2).
+"""``kseg triage`` end to end on a small broker built in tmp_path.
 
 The broker has two log directories, written by the builders of
 ``tests/logdirs.py`` as a clean shutdown leaves them and then damaged:

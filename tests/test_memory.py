@@ -1,4 +1,4 @@
-"""Bounded memory on hostile input (issue 14): small versions of bench/bench_memory.py's inputs.
+"""Bounded memory on hostile input: small versions of bench/bench_memory.py's inputs.
 
 Exact errors and outputs are asserted here; peak RSS only with generous margins,
 measured on a child started from a small interpreter (a child forked from
@@ -144,7 +144,7 @@ def test_peak_rss_stays_bounded(tmp_path: Path, name: str) -> None:
 def test_convert_holds_a_chunk_of_a_batch_not_its_records(tmp_path: Path) -> None:
     """300 000 tiny records in one gzip batch, split to 100 kB batches: memory does not grow with the records.
 
-    Holding them (as before issue 14's fix) took ~125 MB here (~3.6 GB for the benchmark's 10 M);
+    Holding them (as before the streaming fix) took ~125 MB here (~3.6 GB for the benchmark's 10 M);
     read a chunk at a time, the run stays near the interpreter's own ~30 MB.
     """
     path = BENCH.tiny_records(tmp_path, 0.03)

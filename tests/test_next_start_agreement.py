@@ -1,4 +1,4 @@
-"""verify, ``recover --dry-run`` and triage tell one story about the next broker start (issue 13).
+"""verify, ``recover --dry-run`` and triage tell one story about the next broker start.
 
 Each command is run as a user runs it (the CLI, ``--format json``) on the same
 damaged log directory, and what each says Kafka 4.3.0 does -- the outcome, the

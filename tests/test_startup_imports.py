@@ -1,4 +1,4 @@
-"""Start-up stays small: the read-only paths import only what they use (issue 16, docs/core.md).
+"""Start-up stays small: the read-only paths import only what they use (docs/core.md).
 
 No timing here (speed lives in bench/): each command runs in a fresh interpreter on a clean,
 uncompressed segment and the test lists the modules it left in ``sys.modules``.  A module in

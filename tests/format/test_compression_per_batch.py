@@ -1,4 +1,4 @@
-"""The codecs' per-batch cost (issue 16): a kept zstd context and small outputs without a map.
+"""The codecs' per-batch cost: a kept zstd context and small outputs without a map.
 
 Both are speed paths that must give exactly what the slow paths give: the zstd block decoder with
 a fresh context per frame, and the bounded output reserved as an anonymous map.

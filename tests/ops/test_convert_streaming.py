@@ -1,7 +1,7 @@
 """kseg convert on batches of more records than it reads at a time (``convert_source.CHUNK``).
 
 A batch is read in chunks, encoded through a streaming compressor and split in a
-second read (issue 14: memory stays flat).  Every output batch must still be the
+second read (memory stays flat).  Every output batch must still be the
 batch ``encode_batch`` builds from its own records and the rule's arguments -- the
 bytes of encoding each part at once -- and the cut points those of the greedy rule.
 """

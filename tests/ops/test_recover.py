@@ -462,7 +462,7 @@ def test_unclean_shutdown_recovers_from_the_segment_holding_the_recovery_point_a
         report.startup.recovers_from,
     ) == (20, RP_CHECKPOINT, 18)
     # 18, 34 and 52 have no .index: LogLoader.loadSegmentFiles recovers each at once (R3.4) and deletes
-    # nothing; recoverLog then finds 18 already cut, so no later segment is deleted (issue 13)
+    # nothing; recoverLog then finds 18 already cut, so no later segment is deleted
     assert views(report) == [
         (LOG, False, SKIPPED_FLUSHED, None),
         ("00000000000000000018.log", True, RECOVERS_UNCLEAN, None),

@@ -269,7 +269,7 @@ def test_an_offset_beyond_the_segment_range_fails_like_kafka():
     assert build.stop == STOP_FAILED
     assert build.failure.exception == "LogSegmentOffsetOverflowException"
     assert (build.failure.position, build.valid_bytes) == (len(batch(0)), len(batch(0)))
-    # issue 13: not "the broker splits the segment" -- the split is refused unless the last batch overflows
+    # not "the broker splits the segment" -- the split is refused unless the last batch overflows
     assert build.failure.consequence.startswith("the load splits the segment only if its last batch overflows")
 
 

@@ -1,4 +1,4 @@
-"""verify's statements about the next start: from the log-loading model, on small whole log directories (issue 13).
+"""verify's statements about the next start: from the log-loading model, on small whole log directories.
 
 The log directories are built with tests/logdirs.py's builders (as a
 clean shutdown of Kafka 4.3.0 leaves them), then damaged.  Each test pins the
@@ -52,7 +52,7 @@ def log0(part) -> Path:
     return part.file(".log", 0)
 
 
-# -- the statements issue 13 names as wrong ---------------------------------------------------------
+# -- the statements that used to be wrong ---------------------------------------------------------
 
 
 def test_clean_shutdown_damage_is_not_recovered_and_is_served(logdir, three):

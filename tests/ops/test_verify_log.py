@@ -89,7 +89,7 @@ def test_truncation_at_every_byte_is_a_partial_batch_at_the_cut_batch():
 
 
 def test_partial_batch_message_gives_its_size_and_what_kafka_would_do():
-    # issue 13: what the next start does with the damage is the log-loading model's to say (load_findings);
+    # what the next start does with the damage is the log-loading model's to say (load_findings);
     # the walk only records where the first damage is
     result = walk(DATA[:-5])
     [finding] = result.findings.close()
@@ -124,7 +124,7 @@ def test_a_zero_filled_tail_is_an_error_with_kafkas_reaction():
     [finding] = walk(DATA + bytes(4096)).findings.close()
     assert (finding.kind, finding.position, finding.size) == ("zero-filled", len(DATA), 4096)
     assert finding.message.startswith("4096 zero bytes running to the end of the file")
-    assert finding.message.endswith("(a batch size of 0 is a CorruptRecordException to Kafka).")  # issue 13: no load claim
+    assert finding.message.endswith("(a batch size of 0 is a CorruptRecordException to Kafka).")  # no load claim
 
 
 @pytest.mark.parametrize("k", [0, 1, 2])
@@ -186,7 +186,7 @@ def test_only_the_first_damage_says_where_kafka_would_cut():
     data[POS[2] + 30] ^= 1
     result = walk(bytes(data))
     first, second = result.findings.close()
-    # issue 13: the walk records the first damage; the sentence about the next start comes from the model
+    # the walk records the first damage; the sentence about the next start comes from the model
     assert result.kafka_cut == POS[0]
     assert "Kafka's recovery" not in first.message and "Kafka's recovery" not in second.message
 

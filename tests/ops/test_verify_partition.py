@@ -81,7 +81,7 @@ def test_file_names_missing_indexes_and_leftovers(part):
         ("123.timeindex", "missing-index", "warning", None, 123),
         ("abc.index", "segment-name", "error", None, None),
         ("abc.index", "missing-log", "warning", None, None),
-        # issue 13: the name Long.parseLong refuses stops the broker (R2.6), said by the log-loading model
+        # the name Long.parseLong refuses stops the broker (R2.6), said by the log-loading model
         ("orders-0", "load-fails", "error", None, None),
     ]
 
@@ -106,7 +106,7 @@ def test_leader_epoch_checkpoint_against_the_batches(part):
     finding, load = verify_paths([part]).findings()
     assert (finding.kind, finding.severity, finding.position) == ("leader-epoch", "error", 8)
     assert finding.message == "Expected [3] entries in checkpoint file, but found only [1] (Kafka's loader refuses this file)"
-    # issue 13: what the next start does about it, from the log-loading model (R7.8)
+    # what the next start does about it, from the log-loading model (R7.8)
     assert (load.kind, load.severity, load.path) == ("load-fails", "error", str(checkpoint))
     assert load.message.startswith("the next start fails: org.apache.kafka.common.errors.KafkaStorageException: "
                                    "Error while reading checkpoint file ")
@@ -135,7 +135,7 @@ def test_log_directory_text_files(tmp_path):
         ("partition.metadata", "checkpoint-file", "error", 0, None),
         ("quorum-state", "checkpoint-file", "error", 1, None),
         ("replication-offset-checkpoint", "checkpoint-file", "error", 10, None),
-        # issue 13: the log-loading model says the log directory goes offline for it (R9.4)
+        # the log-loading model says the log directory goes offline for it (R9.4)
         ("replication-offset-checkpoint", "load-fails", "error", None, None),
         # and partition.metadata without a topic_id line fails t-0's load: NullPointerException (R9.6)
         ("t-0", "load-fails", "error", None, None),

@@ -1,4 +1,4 @@
-"""The model of Kafka 4.3.0's log loading on small whole log directories, one path of issue 13 per test.
+"""The model of Kafka 4.3.0's log loading on small whole log directories, one loading path per test.
 
 Each docstring names the rules of docs/kafka-log-loading.md and the Kafka
 method the expected result comes from.  Every test also proves the model

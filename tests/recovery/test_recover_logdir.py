@@ -57,7 +57,7 @@ def fates(report) -> list[tuple[str, str, int | None]]:
 @pytest.mark.parametrize("salvage", [False, True])
 @pytest.mark.parametrize("clean", [True, False])
 def test_missing_index_is_recovered_early_and_nothing_is_deleted(tmp_path, logdir, three, clean, salvage):
-    """R3.4: whatever the shutdown, no later segment is deleted (kseg said it was, issue 13)."""
+    """R3.4: whatever the shutdown, no later segment is deleted (kseg once said it was)."""
     damage(three.file(".log", 5))
     three.file(".index", 5).unlink()
     root = logdir.finish(clean=clean, recovery_points={("t", 0): 3})

@@ -84,3 +84,19 @@ def test_the_text_hands_a_lost_marker_to_kseg_txn(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["diff", "x/t-0", "y/t-0"])
     assert (f"x/t-0 vs y/t-0: transaction of producer {PID} from offset 0: aborted at 1 vs open; "
             "its marker is missing: kseg txn y/t-0") in result.stdout.splitlines()
+
+
+def test_a_transactional_control_batch_of_another_type_is_no_marker_and_no_traceback(tmp_path, monkeypatch):
+    """A LEADER_CHANGE record in a transactional control batch: Kafka's reading throws (IllegalArgumentException:
+    Invalid control record type for end transaction marker); diff compares on, the batch counted as no marker."""
+    key = (0).to_bytes(2, "big") + (2).to_bytes(2, "big")  # LEADER_CHANGE
+    odd = encode_batch([RecordSpec(2, T0 + 2, key, b"\x00\x00")], producer_id=PID, producer_epoch=0,
+                       is_transactional=True, is_control=True, partition_leader_epoch=0)
+    txn = keyed([(0, b"k0", b"v0"), (1, b"k1", b"v1")], producer_id=PID, producer_epoch=0, base_sequence=0,
+                is_transactional=True)
+    replica(tmp_path, "a", {0: [txn, odd]}, [(0, 0)])
+    replica(tmp_path, "b", {0: [txn]}, [(0, 0)])
+    monkeypatch.chdir(tmp_path)
+    out = run("a/t-0", "b/t-0")
+    assert [(o["first"], o["last"], o["kind"]) for o in out if o["type"] == "divergence"] == [
+        (2, 2, "only on a/t-0")]

@@ -34,7 +34,7 @@ from kseg.format.v2 import V2Batch
 from kseg.listing import children
 from kseg.ops.diff.truncation import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, end_offset_for
 from kseg.ops.discover import parse_partition_dir, segment_logs
-from kseg.recovery.producer_state import end_txn_marker
+from kseg.recovery.producer_state import RecoveryAbort, end_txn_marker
 from kseg.segment import Segment
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -78,7 +78,7 @@ def _fold(logs: list[Path], cap: int) -> dict[tuple[str, str, int], tuple[int, i
                 if not isinstance(batch, V2Batch):
                     continue
                 if batch.is_control:
-                    marker = end_txn_marker(batch, cap)
+                    marker = _readable_marker(batch, cap)
                     commits = pending.pop(batch.producer_id, [])
                     if marker is not None and marker[0] != ABORT:
                         _apply(offsets, commits)
@@ -132,3 +132,13 @@ def consequence(commit: Commit, leader_epochs: list[tuple[int, int]], leader_end
     if any(first <= consumed <= last for first, last in thrown_away):
         return TRUNCATED
     return None
+
+
+def _readable_marker(batch: V2Batch, cap: int) -> tuple[int, int] | None:
+    """The batch's end-transaction marker, or None where Kafka's reading throws (a control record of another
+    type in a transactional control batch): the loading model reports that replica's load failing; the
+    comparison treats the batch as no marker rather than stopping."""
+    try:
+        return end_txn_marker(batch, cap)
+    except RecoveryAbort:
+        return None

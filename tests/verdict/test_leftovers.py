@@ -143,9 +143,13 @@ def test_an_open_transaction_after_a_clean_shutdown_without_snapshots_is_served_
         "text": "read_committed consumers read as committed what never committed: producer 8 offsets 0-2 (an open "
                 "transaction; after a clean shutdown without a .snapshot the start does not read the log for "
                 "producer state, and a later marker completes nothing)"}])
+    assert json.loads(lines[0])["next"] == [{
+        "command": "kseg txn ld/open-0",
+        "why": "the open transactions the start forgets (served as committed) and how to abort them"}]
     code, lines, _ = _run("triage", "ld")
     assert code == 1
     assert lines[-2:] == ["result: 1 partition serving uncommitted records as committed", UNCOMMITTED]
+    assert any(line.strip().startswith("next: kseg txn ld/open-0") for line in lines)
 
 
 def test_an_open_transaction_after_an_unclean_shutdown_is_not_a_fact(tmp_path):
@@ -185,6 +189,7 @@ def test_a_misdirected_index_served_as_it_is_names_the_offsets_a_fetch_skips(tmp
     assert code == 1
     assert ("clean      d/t-0  served as it is, unreadable for consumers and followers: 00000000000000000000.index "
             "offsets 12-23 (a fetch there skips to the next segment); log end 45") in lines
+    assert any(line.strip().startswith("next: kseg verify --deep d/t-0") for line in lines)
 
 
 def test_kafka_skips_the_offsets_a_misdirected_index_covers(tmp_path):

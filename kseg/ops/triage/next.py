@@ -15,6 +15,9 @@ as given on the command line.
   can still be saved beyond Kafka's cut, before the broker deletes it) or
   ``kseg recover --dry-run`` otherwise; ``kseg reindex --check`` when the
   log end falls back without a recovery (a stale ``.index``, R5.5);
+* a partition whose start serves what it should not -- records of a transaction the start forgets
+  (``kseg txn``: which transactions, and the command that aborts them) or a damaged batch it
+  serves unread (``kseg verify --deep``: where it is);
 * a log directory whose checkpoint cannot be read: ``kseg dump`` of it.
 """
 
@@ -72,12 +75,28 @@ def _failure_steps(pred: PartitionPrediction, file: str | None) -> list[NextStep
     return steps
 
 
-def partition_steps(pred: PartitionPrediction, file: str | None, lost: bool, committed: bool) -> list[NextStep]:
-    """What to run for one partition: nothing when it loses nothing (healthy, or only renamed ``-stray``)."""
+def served_steps(pred: PartitionPrediction, unreadable: bool, uncommitted: bool) -> list[NextStep]:
+    """A partition that loads but serves what it should not: the command that says what, for each."""
+    steps = []
+    if uncommitted:
+        steps.append(NextStep(_kseg("txn", pred.path),
+                              "the open transactions the start forgets (served as committed) and how to abort them"))
+    if unreadable:
+        steps.append(NextStep(_kseg("verify", "--deep", pred.path),
+                              "the damaged batch the start serves unread (byte position, offset, field)"))
+    return steps
+
+
+def partition_steps(pred: PartitionPrediction, file: str | None, lost: bool, committed: bool,
+                    unreadable: bool = False, uncommitted: bool = False) -> list[NextStep]:
+    """What to run for one partition: nothing when it loses nothing and serves nothing it should not
+    (healthy, or only renamed ``-stray``)."""
     if pred.outcome == FAILS or pred.error is not None:
         return _failure_steps(pred, file)
-    if not lost or pred.kind == "delete":
+    if pred.kind == "delete":
         return []
+    if not lost:
+        return served_steps(pred, unreadable, uncommitted)
     steps = [NextStep(_kseg("verify", pred.path), "where the damage is and what it is")]
     cut = bool(pred.gone_offsets or pred.truncated_bytes or pred.deleted_segments)
     if cut and pred.outcome != "truncated":
@@ -88,7 +107,7 @@ def partition_steps(pred: PartitionPrediction, file: str | None, lost: bool, com
                               "committed data is cut: the intact batches after the damage that can still be saved"))
     elif cut:
         steps.append(NextStep(_kseg("recover", "--dry-run", pred.path), "what Kafka's recovery keeps and cuts"))
-    return steps
+    return steps + [s for s in served_steps(pred, unreadable, uncommitted) if s not in steps]
 
 
 def log_dir_steps(logdir: LogDirPrediction) -> list[NextStep]:

@@ -194,7 +194,8 @@ def triage_partition(log_dir: str, pred: PartitionPrediction, verdict: Verdict) 
     uncommitted = next((f.text for f in verdict.facts if f.kind == UNCOMMITTED_SERVED and f.where == pred.path), None)
     part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray, served is not None or uncommitted is not None),
                            failing_file(pred), unreadable=served, uncommitted=uncommitted)
-    part.next = partition_steps(pred, part.failing_file, loss.lost, loss.committed)
+    part.next = partition_steps(pred, part.failing_file, loss.lost, loss.committed,
+                                unreadable=served is not None, uncommitted=uncommitted is not None)
     return part
 
 

@@ -13,6 +13,7 @@ mod indexed;
 mod encode;
 mod grep;
 mod render;
+mod zstd;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -197,6 +198,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(grep::find_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(grep::grep_candidates, m)?)?;
+    m.add_function(wrap_pyfunction!(zstd::zstd_frames, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;
     encode::register(m)?;

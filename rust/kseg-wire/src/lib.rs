@@ -21,6 +21,7 @@ pub mod records;
 pub mod render;
 pub mod scan;
 pub mod walk;
+pub mod zstd;
 
 pub use index::{index_run, index_run_at, indexed_v2_run, legacy_index_run, IndexOut, IndexState};
 pub use scan::{find_next, plausible, valid_run, RunStop};

@@ -79,10 +79,11 @@ def make_segments(root: Path, frames: int, count: int) -> dict[str, Path]:
     return paths
 
 
-def cpu_of(argv: list[str], env: dict[str, str]) -> float:
-    """CPU seconds (user + system) of one child process run to its end."""
+def cpu_of(argv: list[str], env: dict[str, str], tree: str) -> float:
+    """CPU seconds (user + system) of one child process run to its end, in ``tree`` (``-m kseg`` puts the
+    working directory first on the path)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(argv, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -111,8 +112,8 @@ def main() -> None:
                 times = {}
                 for name, path in paths.items():
                     argv = [sys.executable, "-m", "kseg", *words, str(path)]
-                    cpu_of(argv, env)  # warm-up: bytecode, page cache
-                    times[name] = min(cpu_of(argv, env) for _ in range(args.runs))
+                    cpu_of(argv, env, tree)  # warm-up: bytecode, page cache
+                    times[name] = min(cpu_of(argv, env, tree) for _ in range(args.runs))
                 plain = times["plain"]
                 row = ", ".join(f"{n} {t:.2f} s ({t / plain:.1f}x)" for n, t in times.items())
                 print(f"{label:24} {command:22} {row}")

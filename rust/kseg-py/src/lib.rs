@@ -10,6 +10,7 @@
 mod borrowed;
 mod columns;
 mod indexed;
+mod index_check;
 mod encode;
 mod grep;
 mod render;
@@ -201,6 +202,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(zstd::zstd_frames, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;
+    m.add_class::<index_check::OffsetCross>()?;
+    m.add_class::<index_check::TimeCross>()?;
     encode::register(m)?;
     m.add_function(wrap_pyfunction!(render::render_records, m)?)?;
     Ok(())

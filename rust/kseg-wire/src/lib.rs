@@ -13,6 +13,7 @@
 pub mod columns;
 pub mod encode;
 pub mod index;
+pub mod index_check;
 pub mod invariants;
 pub mod layout;
 pub mod legacy;

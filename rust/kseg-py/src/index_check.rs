@@ -39,6 +39,9 @@ fn each_message(messages: &Bound<'_, PyList>, mut f: impl FnMut(i64, Offset, Off
     Ok(())
 }
 
+/// The log's largest timestamp and its offset, when no `.timeindex` entry has it.
+type Unindexed = Option<(i64, Option<Offset>)>;
+
 /// `OffsetIndexCheck`'s entries and cross-check state.
 #[pyclass(module = "kseg._core")]
 pub struct OffsetCross(OffsetCheck);
@@ -121,7 +124,7 @@ impl TimeCross {
     }
 
     /// The verdicts, and (timestamp, offset) of the log's largest timestamp when no entry has it.
-    fn finish(&self) -> PyResult<(Vec<Verdict>, Option<(i64, Option<Offset>)>)> {
+    fn finish(&self) -> PyResult<(Vec<Verdict>, Unindexed)> {
         guarded(|| Ok(self.0.finish()))
     }
 }

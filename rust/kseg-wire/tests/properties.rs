@@ -516,3 +516,28 @@ fn zstd_frame_walks() {
     }
     assert!(walked > 1000, "only {walked} frames to decode were walked");
 }
+
+/// verify's index cross-check on random index bytes and random batches: no panic, and every verdict
+/// names an entry of the index (tests/core/test_core_index_cross.py compares it with Python's).
+#[test]
+fn index_cross_checks_on_random_input() {
+    use kseg_wire::index_check::{OffsetCheck, TimeCheck};
+    let mut rng = Rng(31);
+    for _ in 0..2000 {
+        let data: Vec<u8> = (0..rng.below(200)).map(|_| rng.next() as u8).collect();
+        let base = [0, i64::MAX, i64::MIN, 1000][rng.below(4)];
+        let mut offsets = OffsetCheck::new(&data, rng.below(30), base);
+        let mut times = TimeCheck::new(&data, rng.below(20), base);
+        for _ in 0..rng.below(20) {
+            let (pos, b) = (rng.next() as i64 >> rng.below(60), i128::from(rng.next() as i64));
+            let last = b + i128::from(rng.below(5) as i64);
+            offsets.observe(pos, b, last);
+            times.observe(pos, b, last, rng.next() as i64);
+        }
+        let verdicts = [offsets.order(), offsets.finish(rng.next() as i64 >> 40), times.order(), times.finish().0];
+        for (k, v) in verdicts.iter().enumerate() {
+            let len = if k < 2 { offsets.len() } else { times.len() };
+            assert!(v.iter().all(|&(i, ..)| i < len), "a verdict past the index: {v:?}");
+        }
+    }
+}

@@ -164,3 +164,18 @@ def test_streams_of_frames_give_the_bytes_or_the_error_fresh_contexts_give(piece
         assert fresh == expected
     else:
         assert isinstance(fresh, str) and fresh.startswith("CodecError: zstd: ")
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_rewind_drops_what_a_failed_frame_produced(mapped: bool) -> None:
+    """``BoundedOutput.mark`` / ``rewind``: as chunks, and across the move to a map in the failed frame."""
+    from kseg.format.compression.core import SMALL_OUTPUT, BoundedOutput
+
+    out = BoundedOutput("zstd", 4 * SMALL_OUTPUT, mapped=mapped)
+    out.append(b"a" * 1000)
+    mark = out.mark()
+    out.append(b"b" * SMALL_OUTPUT)  # past SMALL_OUTPUT: a mapped output moves to its map here
+    out.rewind(mark)
+    assert out.room == 4 * SMALL_OUTPUT - 1000
+    out.append(b"c" * 10)
+    assert bytes(out.result()) == b"a" * 1000 + b"c" * 10

@@ -84,6 +84,17 @@ class BoundedOutput:
             self._chunks.append(chunk if isinstance(chunk, bytes) else bytes(chunk))
         self._length = end
 
+    def mark(self) -> tuple[int, int]:
+        """Where the output is now, for :meth:`rewind` (the bytes and the chunks collected)."""
+        return self._length, len(self._chunks)
+
+    def rewind(self, mark: tuple[int, int]) -> None:
+        """Drop what was produced since ``mark``: a decoder that failed part-way starts again from there."""
+        length, chunks = mark
+        if self._map is None:
+            del self._chunks[chunks:]
+        self._length = length  # in the map, the bytes past it are written over
+
     def _reserve(self) -> mmap.mmap | None:
         """The anonymous map reserved at the cap, holding what was collected so far (None: no address space)."""
         try:

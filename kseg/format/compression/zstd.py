@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kseg.errors import CodecError, EncodeError, LimitExceeded
+from kseg.format._core import CORE, call
 from kseg.format.compression.core import BoundedOutput, OutputBuffer, _need, check_level
 
 ZSTD_MIN_MAGIC = 2  # CompressionType.ZSTD needs RecordBatch.MAGIC_VALUE_V2
@@ -36,6 +37,7 @@ ZSTD_FHD = struct.Struct(
 ZSTD_BLOCK_HEADER_SIZE = 3  # 24 bits LE: last block (bit 0) | block type (bits 1-2) | block size (bits 3-23)
 ZSTD_CHECKSUM_SIZE = 4
 ZSTD_BLOCK_RAW, ZSTD_BLOCK_RLE, ZSTD_BLOCK_COMPRESSED, ZSTD_BLOCK_RESERVED = 0, 1, 2, 3
+_EMPTY_LAST_RAW_BLOCK = b"\x01\x00\x00"  # last block, raw, size 0
 _ZSTD_DICT_ID_SIZES = (0, 1, 2, 4)
 _ZSTD_FCS_SIZES = (0, 2, 4, 8)  # FCS flag 0 means 1 byte when single segment is set
 ZSTD_DEFAULT_LEVEL = 3
@@ -61,8 +63,11 @@ def _zstd_need(view: memoryview, pos: int, size: int) -> None:
         raise CodecError(_ZSTD_TRUNCATED)
 
 
-def _zstd_frame_header_end(view: memoryview, pos: int) -> tuple[int, int | None, bool, bool]:
-    """Skip a frame header; return (position of the first block, content size or None, checksum flag, small window)."""
+def _zstd_frame_header_end(view: memoryview, pos: int) -> tuple[int, int | None, bool, int | None]:
+    """Skip a frame header; return (position of the first block, content size or None, checksum flag, window size).
+
+    The window size is a single segment's content size (None: neither is given).
+    """
     _zstd_need(view, pos, ZSTD_FHD.size)
     (fhd,) = ZSTD_FHD.unpack_from(view, pos)
     pos += ZSTD_FHD.size
@@ -79,8 +84,7 @@ def _zstd_frame_header_end(view: memoryview, pos: int) -> tuple[int, int | None,
         content_size = int.from_bytes(view[pos : pos + fcs_size], "little") + (256 if fcs_size == 2 else 0)
     if window is None:
         window = content_size
-    small = window is not None and window <= SMALL_WINDOW
-    return pos + fcs_size, content_size, bool(fhd & 0x04), small
+    return pos + fcs_size, content_size, bool(fhd & 0x04), window
 
 
 def _window_size(descriptor: int) -> int:
@@ -104,7 +108,10 @@ def _zstd_could_start_frame(tail: memoryview) -> bool:
 
 
 def _zstd_walk_frame(view: memoryview, start: int) -> _ZstdFrame:
-    """Find the blocks of the frame at ``start`` without decoding them, so truncation is detected exactly."""
+    """Find the blocks of the frame at ``start`` without decoding them, so truncation is detected exactly.
+
+    ``skippable`` is also set for an *empty* frame (:func:`_is_empty`): one that decodes to nothing.
+    """
     if len(view) - start < ZSTD_FRAME_MAGIC.size and not _zstd_could_start_frame(view[start:]):
         raise CodecError(_ZSTD_UNKNOWN_FRAME)
     _zstd_need(view, start, ZSTD_FRAME_MAGIC.size)
@@ -118,7 +125,9 @@ def _zstd_walk_frame(view: memoryview, start: int) -> _ZstdFrame:
         return _ZstdFrame(start, (pos + size,), None, skippable=True)
     if frame_magic != ZSTD_MAGIC:
         raise CodecError(_ZSTD_UNKNOWN_FRAME)
-    pos, content_size, has_checksum, small_window = _zstd_frame_header_end(view, pos)
+    fhd = view[pos] if pos < len(view) else 0
+    pos, content_size, has_checksum, window = _zstd_frame_header_end(view, pos)
+    first_block = pos
     pieces = []
     while True:
         _zstd_need(view, pos, ZSTD_BLOCK_HEADER_SIZE)
@@ -135,8 +144,40 @@ def _zstd_walk_frame(view: memoryview, start: int) -> _ZstdFrame:
                 _zstd_need(view, pos, ZSTD_CHECKSUM_SIZE)
                 pos += ZSTD_CHECKSUM_SIZE
             pieces.append(pos)
-            return _ZstdFrame(start, tuple(pieces), content_size, skippable=False, small_window=small_window)
+            empty = pos - first_block == len(_EMPTY_LAST_RAW_BLOCK) and _is_empty(
+                fhd, content_size, window, bytes(view[first_block:pos])
+            )
+            return _ZstdFrame(start, tuple(pieces), content_size, skippable=empty, small_window=_small(window))
         pieces.append(pos)
+
+
+def _small(window: int | None) -> bool:
+    """Whether a frame with this window is decoded with the kept context (:data:`SMALL_WINDOW`)."""
+    return window is not None and window <= SMALL_WINDOW
+
+
+#: The largest window of a frame taken as empty without decoding (:func:`_is_empty`): libzstd refuses
+#: windows above 128 MiB even for an empty frame.
+EMPTY_WINDOW_MAX = 8 << 20
+
+
+def _is_empty(fhd: int, content_size: int | None, window: int | None, blocks: bytes) -> bool:
+    """Whether a frame decodes to nothing whatever reads it, so that it needs no decoding (as a skippable frame).
+
+    zstd's frame for empty input (``28 B5 2F FD 20 00 01 00 00``) and the streaming writer's with no
+    content size: the reserved bit clear, no dictionary id, no checksum, a content size absent or 0,
+    a window of at most :data:`EMPTY_WINDOW_MAX` (or a single segment), and its blocks exactly one
+    last raw block of size 0 (``blocks`` is ``01 00 00``).  libzstd decodes each such frame to
+    nothing without an error (tests/format/test_zstd_frames.py); a batch of 500,000 of them was
+    500,000 decoder calls.  The compiled core's walk (``zstd_frames``) applies the same rule.
+    """
+    return (
+        fhd & 0x0F == 0  # reserved bit, checksum flag, dictionary id flag
+        and window is not None
+        and window <= EMPTY_WINDOW_MAX
+        and not content_size
+        and blocks == _EMPTY_LAST_RAW_BLOCK
+    )
 
 
 #: Frames whose window is at most this are decoded with a decompression context kept per thread.
@@ -194,23 +235,64 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
     """
     if magic < ZSTD_MIN_MAGIC:
         raise CodecError(f"ZStandard compression is not supported for magic {magic}")
-    try:
-        return _decode_frames(view, max_size, mapped, keep_context=True)
-    except (CodecError, LimitExceeded):
-        # A kept context can stop on damaged data at another block, or with another of libzstd's
-        # messages, than a fresh one: the error is the one fresh contexts give (damage is rare).
-        return _decode_frames(view, max_size, mapped, keep_context=False)
-
-
-def _decode_frames(view: memoryview, max_size: int, mapped: bool, keep_context: bool) -> OutputBuffer:
+    frames, walk_error = _walk_frames(view)
     out = BoundedOutput("zstd", max_size, mapped=mapped)
-    pos = 0
-    while pos < len(view):
-        frame = _zstd_walk_frame(view, pos)
-        if not frame.skippable:
-            _zstd_decode_frame(view, frame, out, keep_context and frame.small_window)
-        pos = frame.pieces[-1]
+    for frame in frames:
+        keep = frame.small_window
+        mark = out.mark()
+        try:
+            _zstd_decode_frame(view, frame, out, keep_context=keep)
+        except (CodecError, LimitExceeded):
+            if not keep:
+                raise
+            # A kept context can stop on damaged data at another block, or with another of libzstd's
+            # messages, than a fresh one: this frame again with a fresh context, from the output as it
+            # was before it, gives the error (or the bytes) fresh contexts give -- the frames before it
+            # decoded alike.  Only the failing frame is decoded twice, never the whole batch.
+            out.rewind(mark)
+            _zstd_decode_frame(view, frame, out, keep_context=False)
+    if walk_error is not None:
+        raise walk_error
     return out.result()
+
+
+#: The walk's errors by the compiled core's code (kseg-wire ``zstd::FrameError``).
+_WALK_ERRORS = {
+    1: _ZSTD_TRUNCATED,
+    2: _ZSTD_UNKNOWN_FRAME,
+    3: "zstd: Decompression error: Data corruption detected (reserved block type)",
+}
+
+
+def _walk_frames(view: memoryview) -> tuple[list[_ZstdFrame], CodecError | None]:
+    """Every frame of the stream to decode, in order (skippable and empty frames dropped), and the error
+    that stopped the walk, raised once the frames before it are decoded (their errors come first).
+
+    One call of the compiled core when it is in use (``zstd_frames``: a batch of a million skippable
+    frames took 30-77 s walked here frame by frame); this loop is the reference (tests/core/test_core_zstd.py).
+    """
+    found = call(CORE.zstd_frames, 0, view) if CORE is not None else NotImplemented
+    if found is not NotImplemented:
+        listed, code = found
+        frames = [_ZstdFrame(start, tuple(pieces), size, skippable=False, small_window=_small(window))
+                  for start, pieces, size, window in listed]
+        return frames, (CodecError(_WALK_ERRORS[code]) if code is not None else None)
+    return _python_walk_frames(view)
+
+
+def _python_walk_frames(view: memoryview) -> tuple[list[_ZstdFrame], CodecError | None]:
+    """:func:`_walk_frames` in Python, frame by frame."""
+    frames = []
+    pos = 0
+    try:
+        while pos < len(view):
+            frame = _zstd_walk_frame(view, pos)
+            if not frame.skippable:
+                frames.append(frame)
+            pos = frame.pieces[-1]
+    except CodecError as err:
+        return frames, err
+    return frames, None
 
 
 #: Levels up to this compress with a ``zstandard.ZstdCompressor`` kept per thread and level: making

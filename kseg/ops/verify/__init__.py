@@ -13,6 +13,8 @@ this list, never this ``__init__``):
 * ``plan`` -- the arguments expanded into units of work (a segment, or one other file);
 * ``log_state``, ``log_deep``, ``log_batches``, ``log_gaps``, ``log_walk`` -- the
   walk over a .log or KRaft .checkpoint, from its state up to the fast loop;
+* ``index_reference`` -- the pure-Python cross-check of an .index / .timeindex against the
+  log's batches (the compiled core's twin: kseg/format/index_cross.py);
 * ``index_checks`` -- .index, .timeindex and .txnindex, on their own and against the log;
 * ``segment_unit`` -- one segment: the log walked once, its indexes checked against it;
 * ``other_files`` -- producer snapshots, text checkpoints, leftovers;

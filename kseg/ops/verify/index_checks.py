@@ -24,6 +24,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from kseg.format.index_cross import (
+    BELOW_BASE,
+    BEYOND_LAST,
+    IN_NO_BATCH,
+    INSIDE_BATCH,
+    KEY_ORDER,
+    NOT_A_BATCH,
+    NOT_ABOVE_PREVIOUS,
+    NOT_BATCH_MAX,
+    PAST_END,
+    offset_cross,
+    time_cross,
+)
 from kseg.format.layout import Buffer
 from kseg.index import (
     OFFSET_ENTRY,
@@ -38,6 +51,8 @@ from kseg.index import (
     written_slots,
     zero_steps,
 )
+from kseg.ops.verify.index_reference import OffsetCross, PythonOffsetCross, PythonTimeCross, TimeCross
+from kseg.ops.verify.log_state import Observer
 from kseg.ops.verify.model import ERROR, INFO, WARNING, Collector
 
 
@@ -64,6 +79,12 @@ def _preallocated(findings: Collector, live: int, slots: int, entry_size: int, n
 
 
 # -- .index --------------------------------------------------------------------------------------
+#
+# Each check against the log runs in the compiled core (kseg/format/index_cross.py: the index's
+# entries, the walk's runs of batches in one call each, and only the entries with a finding come
+# back) or, on the pure-Python path, in :mod:`~kseg.ops.verify.index_reference` (the reference).
+# Both name each entry with a finding by a *verdict* (entry, code, a, b); the finding's words come
+# from the verdict alone, so both paths report the same text.
 
 
 class OffsetIndexCheck:
@@ -76,74 +97,55 @@ class OffsetIndexCheck:
         self.findings = Collector(path)
         slots = len(data) // OFFSET_ENTRY.size
         live = written_slots(data, OFFSET_ENTRY.size)
-        with memoryview(data) as view:  # only the written slots, decoded in place
-            self.entries = [(base + rel, pos) for rel, pos in OFFSET_ENTRY.iter_unpack(view[: live * OFFSET_ENTRY.size])]
+        cross = offset_cross(data, live, base)
+        self.cross: OffsetCross = cross if cross is not None else PythonOffsetCross(data, live, base)
+        self.count = len(self.cross)
+        self.observe: Observer = self.cross.observe
+        self.observe_run = self.cross.observe_run
+        self.observe_messages = self.cross.observe_messages
         _report_sanity(self.findings, offset_index_sanity(data, base, os.path.basename(path)))
         _preallocated(self.findings, live, slots, OFFSET_ENTRY.size)
         self._order()
-        # against the log
-        self._by_position: dict[int, list[int]] = {}
-        self._by_last: dict[int, list[int]] = {}
-        for i, (offset, pos) in enumerate(self.entries):
-            self._by_position.setdefault(pos, []).append(i)
-            self._by_last.setdefault(offset, []).append(i)
-        self._at: dict[int, tuple[int, int, int | None]] = {}  # entry -> (batch base, batch last, previous last)
-        self._last_match: dict[int, int] = {}  # entry -> position of a batch whose last offset is the entry's
-        self._previous_last: int | None = None
-        self._log_last: int | None = None
 
     def _order(self) -> None:
-        add = self.findings.add
-        for i, (offset, pos) in enumerate(self.entries):
-            if offset < self.base:
-                add("index-entry", ERROR, i * OFFSET_ENTRY.size, offset,
+        add, entry = self.findings.add, self.cross.entry
+        for i, code, previous, _ in self.cross.order():
+            offset, pos = entry(i)
+            where = i * OFFSET_ENTRY.size
+            if code == BELOW_BASE:
+                add("index-entry", ERROR, where, offset,
                     f"entry {i}: offset {offset} is below the segment's base offset {self.base}", field="relative_offset")
-            if i == 0:
-                continue
-            prev_offset, prev_pos = self.entries[i - 1]
-            if offset <= prev_offset:
-                add("index-order", ERROR, i * OFFSET_ENTRY.size, offset,
-                    f"entry {i}: offset {offset} is not above the previous entry's {prev_offset}", field="relative_offset")
-            if pos <= prev_pos:
-                add("index-order", ERROR, i * OFFSET_ENTRY.size, offset,
-                    f"entry {i}: position {pos} is not above the previous entry's {prev_pos}", field="position")
-
-    def observe(self, pos: int, base: int, last: int, max_timestamp: int) -> None:
-        for i in self._by_position.get(pos, ()):
-            self._at[i] = (base, last, self._previous_last)
-        for i in self._by_last.get(last, ()):
-            self._last_match.setdefault(i, pos)
-        self._previous_last = last
-        self._log_last = last if self._log_last is None else max(self._log_last, last)
+            elif code == KEY_ORDER:
+                add("index-order", ERROR, where, offset,
+                    f"entry {i}: offset {offset} is not above the previous entry's {previous}", field="relative_offset")
+            else:
+                add("index-order", ERROR, where, offset,
+                    f"entry {i}: position {pos} is not above the previous entry's {previous}", field="position")
 
     def finish(self, log_size: int) -> None:
-        add = self.findings.add
-        for i, (offset, pos) in enumerate(self.entries):
+        add, entry = self.findings.add, self.cross.entry
+        for i, code, a, b in self.cross.finish(log_size):
+            offset, pos = entry(i)
             where = i * OFFSET_ENTRY.size
-            if pos >= log_size or pos < 0:
+            if code == PAST_END:
                 add("index-entry", ERROR, where, offset,
-                    f"entry {i} ({offset} -> byte {pos}) points past the end of the log ({log_size} bytes): "
+                    f"entry {i} ({offset} -> byte {pos}) points past the end of the log ({a} bytes): "
                     "a stale index", field="position")
-                continue
-            if i not in self._at:
+            elif code == NOT_A_BATCH:
                 add("index-entry", ERROR, where, offset,
                     f"entry {i} ({offset} -> byte {pos}) does not point at the start of a valid batch "
                     "(Kafka would read from the middle of the data)", field="position")
-                continue
-            batch_base, batch_last, previous_last = self._at[i]
-            if self._log_last is not None and offset > self._log_last:
+            elif code == BEYOND_LAST:
                 add("index-entry", ERROR, where, offset,
-                    f"entry {i}: offset {offset} is beyond the last offset {self._log_last} in the log: a stale index",
+                    f"entry {i}: offset {offset} is beyond the last offset {a} in the log: a stale index",
                     field="relative_offset")
-            elif previous_last is not None and offset <= previous_last:
+            elif code == NOT_ABOVE_PREVIOUS:
                 add("index-entry", ERROR, where, offset,
-                    f"entry {i}: offset {offset} is not above {previous_last}, the last offset of the batch before "
+                    f"entry {i}: offset {offset} is not above {a}, the last offset of the batch before "
                     f"byte {pos}: lookups for offset {offset} would start after its data", field="relative_offset")
-            elif offset == batch_last or self._last_match.get(i, -1) > pos:
-                continue  # the batch's last offset, or the last offset of a multi-batch append
-            elif offset < batch_last:
+            elif code == INSIDE_BATCH:
                 add("index-entry", WARNING, where, offset,
-                    f"entry {i}: offset {offset} is inside the batch at byte {pos} ({batch_base}..{batch_last}); "
+                    f"entry {i}: offset {offset} is inside the batch at byte {pos} ({a}..{b}); "
                     "Kafka indexes a batch by its last offset (lookups still work)", field="relative_offset")
             else:
                 add("index-entry", WARNING, where, offset,
@@ -164,16 +166,14 @@ class TimeIndexCheck:
         self.findings = Collector(path)
         slots = len(data) // TIME_ENTRY.size
         live = written_slots(data, TIME_ENTRY.size)
-        with memoryview(data) as view:  # only the written slots, decoded in place
-            self.entries = [(ts, base + rel) for ts, rel in TIME_ENTRY.iter_unpack(view[: live * TIME_ENTRY.size])]
+        cross = time_cross(data, live, base)
+        self.cross: TimeCross = cross if cross is not None else PythonTimeCross(data, live, base)
+        self.count = len(self.cross)
+        self.observe: Observer = self.cross.observe
+        self.observe_run = self.cross.observe_run
+        self.observe_messages = self.cross.observe_messages
         self._sanity(data, slots, live)
         self._order()
-        self._sorted = sorted(range(len(self.entries)), key=lambda i: self.entries[i][1])
-        self._next = 0
-        self._matched: dict[int, tuple[int, int, int, int]] = {}  # entry -> (position, last, max ts, max before)
-        self._running_max = -1
-        self._running_max_offset: int | None = None
-        self._log_last: int | None = None
 
     def _sanity(self, data: Buffer, slots: int, live: int) -> None:
         failures = time_index_sanity(data, self.base, os.path.basename(self.path))
@@ -188,61 +188,45 @@ class TimeIndexCheck:
         _report_sanity(self.findings, failures)
 
     def _order(self) -> None:
-        add = self.findings.add
-        for i, (ts, offset) in enumerate(self.entries):
+        add, entry = self.findings.add, self.cross.entry
+        for i, code, previous, _ in self.cross.order():
+            ts, offset = entry(i)
             where = i * TIME_ENTRY.size
-            if offset < self.base:
+            if code == BELOW_BASE:
                 add("timeindex-entry", ERROR, where, offset,
                     f"entry {i}: offset {offset} is below the segment's base offset {self.base}", field="relative_offset")
-            if i == 0:
-                continue
-            prev_ts, prev_offset = self.entries[i - 1]
-            if ts <= prev_ts:
+            elif code == KEY_ORDER:
                 add("index-order", ERROR, where, offset,
-                    f"entry {i}: timestamp {ts} is not above the previous entry's {prev_ts}", field="timestamp")
-            if offset < prev_offset:
+                    f"entry {i}: timestamp {ts} is not above the previous entry's {previous}", field="timestamp")
+            else:
                 add("index-order", ERROR, where, offset,
-                    f"entry {i}: offset {offset} is below the previous entry's {prev_offset}", field="relative_offset")
-
-    def observe(self, pos: int, base: int, last: int, max_timestamp: int) -> None:
-        order, entries, n = self._sorted, self.entries, len(self._sorted)
-        j = self._next
-        while j < n and entries[order[j]][1] < base:
-            j += 1  # offset between batches: left unmatched
-        while j < n and entries[order[j]][1] <= last:
-            self._matched[order[j]] = (pos, last, max_timestamp, self._running_max)
-            j += 1
-        self._next = j
-        if max_timestamp > self._running_max:
-            self._running_max, self._running_max_offset = max_timestamp, last
-        self._log_last = last if self._log_last is None else max(self._log_last, last)
+                    f"entry {i}: offset {offset} is below the previous entry's {previous}", field="relative_offset")
 
     def finish(self, log_size: int) -> None:
-        add = self.findings.add
-        for i, (ts, offset) in enumerate(self.entries):
+        add, entry = self.findings.add, self.cross.entry
+        verdicts, unindexed = self.cross.finish()
+        for i, code, a, b in verdicts:
+            ts, offset = entry(i)
             where = i * TIME_ENTRY.size
-            if self._log_last is not None and offset > self._log_last:
+            if code == BEYOND_LAST:
                 add("timeindex-entry", ERROR, where, offset,
-                    f"entry {i}: offset {offset} is beyond the last offset {self._log_last} in the log: a stale index",
+                    f"entry {i}: offset {offset} is beyond the last offset {a} in the log: a stale index",
                     field="relative_offset")
-                continue
-            if i not in self._matched:
+            elif code == IN_NO_BATCH:
                 add("timeindex-entry", ERROR, where, offset,
                     f"entry {i}: offset {offset} is in no valid batch of the log", field="relative_offset")
-                continue
-            pos, _last, batch_max, max_before = self._matched[i]
-            if ts != batch_max:
+            elif code == NOT_BATCH_MAX:
                 add("timeindex-entry", ERROR, where, offset,
-                    f"entry {i}: timestamp {ts} is not the maxTimestamp {batch_max} of the batch at byte {pos} "
+                    f"entry {i}: timestamp {ts} is not the maxTimestamp {b} of the batch at byte {a} "
                     f"holding offset {offset}", field="timestamp")
-            elif ts < max_before:
+            else:
                 add("timeindex-entry", ERROR, where, offset,
-                    f"entry {i}: timestamp {ts} is below {max_before}, the largest timestamp of an earlier batch "
+                    f"entry {i}: timestamp {ts} is below {a}, the largest timestamp of an earlier batch "
                     "(Kafka indexes the largest timestamp so far)", field="timestamp")
-        largest = max((ts for ts, _ in self.entries), default=-1)
-        if self._running_max >= 0 and self._running_max > largest:
-            add("timeindex-entry", INFO, len(self.entries) * TIME_ENTRY.size, self._running_max_offset,
-                f"the log's largest timestamp {self._running_max} (offset {self._running_max_offset}) has no entry; "
+        if unindexed is not None:
+            running_max, running_max_offset = unindexed
+            add("timeindex-entry", INFO, self.count * TIME_ENTRY.size, running_max_offset,
+                f"the log's largest timestamp {running_max} (offset {running_max_offset}) has no entry; "
                 "Kafka adds it when the segment is rolled or closed (lookups still work)")
 
 

@@ -22,6 +22,7 @@ from kseg.format.layout import (
     TRANSACTIONAL_MASK,
     Buffer,
 )
+from kseg.format.walk import V2Header
 from kseg.ops.verify.model import Collector
 from kseg.recovery.clean_prefix import PrefixRecorder
 
@@ -39,6 +40,10 @@ USUAL_V2_ATTRIBUTES = frozenset(
 )
 
 Observer = Callable[[int, int, int, int], None]  # (position, base_offset, last_offset, max_timestamp)
+#: ``observe`` for a run of the fast path's V2 headers at once, the first batch at the position given
+RunObserver = Callable[[int, list[V2Header]], None]
+#: ``observe`` for a run of clean V0/V1 messages at once: their (position, offset, timestamp)
+MessagesObserver = Callable[[list[tuple[int, int, int]]], None]
 
 
 class WalkState:
@@ -97,6 +102,9 @@ class WalkState:
         #: reads the file from a position into a buffer (MappedFile.read_into): the fast path then
         #: reads windows of the file instead of walking the mapping
         self.read_into: Callable[[memoryview, int], int] | None = None
+        #: ``observe`` for whole runs (the fast paths), so that the index checks cost one call per run
+        self.observe_run: RunObserver | None = None
+        self.observe_messages: MessagesObserver | None = None
         self._window: bytearray | None = None  # the buffer read_into fills, allocated once per walk
 
     def close(self) -> None:

@@ -29,7 +29,13 @@ from kseg.format.legacy_run import LegacyRun, clean_legacy_run
 from kseg.format.walk import BatchWalk, V2Header, cut_by_window
 from kseg.index import DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE
 from kseg.ops.verify.log_gaps import GapChecks
-from kseg.ops.verify.log_state import PROGRESS_STEP, USUAL_V2_ATTRIBUTES, Observer
+from kseg.ops.verify.log_state import (
+    PROGRESS_STEP,
+    USUAL_V2_ATTRIBUTES,
+    MessagesObserver,
+    Observer,
+    RunObserver,
+)
 from kseg.recovery.clean_prefix import PrefixRecorder
 from kseg.segment import MappedFile
 
@@ -156,8 +162,11 @@ class LogWalk(GapChecks):
         """What ``_check_legacy`` does for a message with nothing to report, for a whole run at once."""
         observe = self.observe
         if observe is not None and run.messages is not None:
-            for pos, offset, timestamp in run.messages:
-                observe(pos, offset, offset, timestamp)
+            if self.observe_messages is not None:
+                self.observe_messages(run.messages)
+            else:
+                for pos, offset, timestamp in run.messages:
+                    observe(pos, offset, offset, timestamp)
         if self.first_offset is None:
             self.first_offset = run.first_offset
         self.floor = run.last_offset  # the run's offsets go up strictly from above the floor
@@ -180,6 +189,9 @@ class LogWalk(GapChecks):
         anything unusual goes to ``_check_v2_header``.
         """
         observe, deep, epochs = self.observe, self.deep, self.epochs
+        if observe is not None and self.observe_run is not None:
+            self.observe_run(start, headers)  # the index checks see the run in one call
+            observe = None
         per_batch_extras = observe is not None or deep
         floor, max_epoch, overflow_at = self.floor, self.max_epoch, self.overflow_at
         usual_attributes, transactional, overhead = USUAL_V2_ATTRIBUTES, TRANSACTIONAL_MASK, LOG_OVERHEAD
@@ -229,15 +241,21 @@ def walk_log(
     progress: Callable[[int], None] | None = None,
     max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED,
     recovery_prefix: bool = False,
+    observe_run: RunObserver | None = None,
+    observe_messages: MessagesObserver | None = None,
 ) -> tuple[LogWalk, int]:
     """Map ``path`` read-only and walk it; returns the finished walk and the file size.
 
     ``recovery_prefix``: also run ``LogSegment.recover``'s loop over the leading clean batches
     (``walk.recorder``, :mod:`kseg.recovery.clean_prefix`), for the load model.
+    ``observe_run`` / ``observe_messages``: ``observe`` for a fast path's whole run at once (both
+    with ``observe``, which the slow paths call batch by batch).
     """
     with MappedFile(path, readable=not deep) as mapped:
         walk = LogWalk(path, mapped.buf, name_base=name_base, deep=deep, observe=observe, progress=progress,
                        release=mapped.release, max_batch_bytes=max_batch_bytes)
+        if observe is not None:
+            walk.observe_run, walk.observe_messages = observe_run, observe_messages
         if recovery_prefix and name_base is not None:
             walk.recorder = PrefixRecorder(name_base, mapped.size, DEFAULT_INDEX_INTERVAL_BYTES, DEFAULT_MAX_INDEX_SIZE)
         if READ_WINDOWS and not deep:  # a deep walk reads every record from the mapping anyway

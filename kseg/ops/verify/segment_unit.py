@@ -46,6 +46,20 @@ def _combine(observers: list[Observer]) -> Observer | None:
     return observe
 
 
+def _each(functions: list[Callable[..., None]]) -> Callable[..., None] | None:
+    """One function calling each of ``functions`` with the same arguments (None: there are none)."""
+    if not functions:
+        return None
+    if len(functions) == 1:
+        return functions[0]
+
+    def each(*args: object) -> None:
+        for fn in functions:
+            fn(*args)
+
+    return each
+
+
 def _index_checks(unit: Unit, base: int, reports: dict[str, FileReport]) -> list[IndexCheck]:
     """Read each requested index and run its own checks; unreadable ones get a report right away."""
     checks: list[IndexCheck] = []
@@ -63,8 +77,7 @@ def _index_checks(unit: Unit, base: int, reports: dict[str, FileReport]) -> list
             reports[path] = unreadable_report(path, kind, err)
             continue
         checks.append(check)
-        count = check.count if isinstance(check, TxnIndexCheck) else len(check.entries)
-        reports[path] = FileReport(path, kind, size, entries=count)
+        reports[path] = FileReport(path, kind, size, entries=check.count)
     return checks
 
 
@@ -120,12 +133,15 @@ def check_segment_unit(
     log_requested = unit.log is not None and unit.log in unit.paths
     walk, size, facts = None, 0, None
     if unit.log is not None and (log_requested or checks):
-        observers: list[Observer] = [c.observe for c in checks if not isinstance(c, TxnIndexCheck)]
+        against = [c for c in checks if not isinstance(c, TxnIndexCheck)]
+        observers: list[Observer] = [c.observe for c in against]
         try:
             walk, size = walk_log(unit.log, name_base=name_base, deep=deep and log_requested,
                                   observe=_combine(observers), progress=progress if log_requested else None,
                                   max_batch_bytes=max_batch_bytes,
-                                  recovery_prefix=unit.recovery_prefix and log_requested)
+                                  recovery_prefix=unit.recovery_prefix and log_requested,
+                                  observe_run=_each([c.observe_run for c in against]),
+                                  observe_messages=_each([c.observe_messages for c in against]))
         except OSError as err:
             if log_requested:
                 reports[unit.log] = unreadable_report(unit.log, "log", err)

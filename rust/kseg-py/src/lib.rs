@@ -10,9 +10,11 @@
 mod borrowed;
 mod columns;
 mod indexed;
+mod index_check;
 mod encode;
 mod grep;
 mod render;
+mod zstd;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -197,8 +199,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(grep::find_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(grep::grep_candidates, m)?)?;
+    m.add_function(wrap_pyfunction!(zstd::zstd_frames, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;
+    m.add_class::<index_check::OffsetCross>()?;
+    m.add_class::<index_check::TimeCross>()?;
     encode::register(m)?;
     m.add_function(wrap_pyfunction!(render::render_records, m)?)?;
     Ok(())

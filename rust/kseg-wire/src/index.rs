@@ -166,13 +166,8 @@ pub fn legacy_index_run(
         let Some((offset, timestamp, next)) = crate::legacy::valid_message(buf, pos, limit) else {
             break;
         };
-        let before = out.lens();
-        match advance(state, offset, timestamp, next, out) {
-            Some(n) => *state = n,
-            None => {
-                out.truncate(before);
-                break;
-            }
+        if !take_with(state, out, |s, out| advance(s, offset, timestamp, next, out)) {
+            break;
         }
         pos = next;
     }
@@ -246,14 +241,25 @@ pub fn index_run_at(
 
 /// One batch through [`step`]: the state and `out` updated, or both left as they were (false).
 fn take(state: &mut IndexState, h: &V2Header, next: usize, out: &mut IndexOut) -> bool {
+    take_with(state, out, |s, out| step(s, h, next, out))
+}
+
+/// One entry (a V2 batch or a V0/V1 message) through `apply`, shared by the V2 and the legacy run:
+/// the new state kept and `true`, or -- where `apply` says the Python loop must take this entry --
+/// the entries it appended dropped and `state` left as it was (`false`), so the run stops before it.
+fn take_with(
+    state: &mut IndexState,
+    out: &mut IndexOut,
+    apply: impl FnOnce(&IndexState, &mut IndexOut) -> Option<IndexState>,
+) -> bool {
     let before = out.lens();
-    match step(state, h, next, out) {
+    match apply(state, out) {
         Some(n) => {
             *state = n;
             true
         }
         None => {
-            out.truncate(before); // stop before this batch, with the state as it was
+            out.truncate(before); // stop before this entry, with the state as it was
             false
         }
     }

@@ -301,3 +301,24 @@ fn in_parts(buf: &[u8], start: usize, end: usize, count: usize, base: &BatchBase
     assert_eq!(pos, end, "parts end where the whole ends");
     out
 }
+
+/// The zstd frame walk ([`crate::zstd::frames`]) on any bytes: the frames to decode lie in order
+/// inside the buffer, each frame's block ends go up and stay inside it, and every prefix of the
+/// buffer that ends where a frame ends walks to the same frames up to there, without an error.
+pub fn check_zstd_frames(buf: &[u8]) -> usize {
+    let (frames, error) = crate::zstd::frames(buf);
+    let mut at = 0;
+    for f in &frames {
+        assert!(f.start >= at && !f.pieces.is_empty(), "frames out of order at {}", f.start);
+        let mut piece = f.start;
+        for &end in &f.pieces {
+            assert!(end > piece && end <= buf.len(), "block end {end} after {piece} (buffer {})", buf.len());
+            piece = end;
+        }
+        at = piece;
+        let (before, cut_error) = crate::zstd::frames(&buf[..at]);
+        assert_eq!((before.last(), cut_error), (Some(f), None), "a prefix ending at {at}");
+    }
+    assert!(error.is_some() || frames.last().map_or(0, |f| f.start) <= buf.len());
+    frames.len()
+}

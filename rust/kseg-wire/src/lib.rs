@@ -13,6 +13,7 @@
 pub mod columns;
 pub mod encode;
 pub mod index;
+pub mod index_check;
 pub mod invariants;
 pub mod layout;
 pub mod legacy;
@@ -21,6 +22,7 @@ pub mod records;
 pub mod render;
 pub mod scan;
 pub mod walk;
+pub mod zstd;
 
 pub use index::{index_run, index_run_at, indexed_v2_run, legacy_index_run, IndexOut, IndexState};
 pub use scan::{find_next, plausible, valid_run, RunStop};

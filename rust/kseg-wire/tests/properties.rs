@@ -7,7 +7,9 @@ use std::fs;
 use std::path::Path;
 
 use kseg_wire::columns::{check_columns, increment_sequence, BatchBases};
-use kseg_wire::invariants::{check_index_runs, check_legacy, check_records, check_render, check_walk, WalkCase};
+use kseg_wire::invariants::{
+    check_index_runs, check_legacy, check_records, check_render, check_walk, check_zstd_frames, WalkCase,
+};
 use kseg_wire::render::BatchBase;
 use kseg_wire::walk::crc32c;
 use kseg_wire::index::NONE;
@@ -415,6 +417,7 @@ fn saved_fuzz_crashes_replay_clean() {
         check_records(buf, c.start.min(buf.len()), buf.len(), c.max_frames);
         check_index_runs(buf, 1 + c.max_bytes as i64, 1000, c.max_frames * 61);
         check_legacy(buf, (c.start % 2) as i8, c.max_bytes as i64, c.max_bytes as i64);
+        check_zstd_frames(buf);
         replayed += 1;
     }
     assert!(replayed >= 1, "no regression inputs in {}", dir.display());
@@ -464,4 +467,77 @@ fn legacy_sets_encode_and_read_back() {
         checked += check_legacy(&buf, rng.below(2) as i8, wrapper_offset, 1 + rng.below(400) as i64);
     }
     assert!(checked > 6000, "only {checked} encodings were checked");
+}
+
+/// zstd streams of data, empty and skippable frames (hand-made headers, no libzstd here), cut,
+/// flipped or random: the walk's invariants ([`check_zstd_frames`]).
+#[test]
+fn zstd_frame_walks() {
+    let mut rng = Rng(25);
+    let mut walked = 0;
+    for _ in 0..3000 {
+        let mut buf = Vec::new();
+        for _ in 0..rng.below(6) {
+            match rng.below(4) {
+                0 => buf.extend([0x28, 0xB5, 0x2F, 0xFD, 0x20, 0x00, 0x01, 0x00, 0x00]),
+                1 => {
+                    let size = rng.below(9);
+                    buf.extend((0x184D_2A50u32 | rng.below(16) as u32).to_le_bytes());
+                    buf.extend((size as u32).to_le_bytes());
+                    buf.extend(std::iter::repeat_n(0xAA, size));
+                }
+                2 => {
+                    // a window descriptor, raw blocks of random sizes, maybe a checksum
+                    let fhd = (rng.next() as u8) & 0xC4;
+                    buf.extend([0x28, 0xB5, 0x2F, 0xFD, fhd, rng.next() as u8]);
+                    buf.extend(std::iter::repeat_n(0, [0, 2, 4, 8][usize::from(fhd >> 6)]));
+                    let blocks = 1 + rng.below(3);
+                    for b in 0..blocks {
+                        let size = rng.below(40);
+                        let header = u32::from(b + 1 == blocks) | ((size as u32) << 3);
+                        buf.extend(&header.to_le_bytes()[..3]);
+                        buf.extend(std::iter::repeat_n(0x55, size));
+                    }
+                    if fhd & 0x04 != 0 {
+                        buf.extend([1, 2, 3, 4]);
+                    }
+                }
+                _ => buf.extend((0..rng.below(5)).map(|_| rng.next() as u8)),
+            }
+        }
+        if !buf.is_empty() && rng.below(3) == 0 {
+            let at = rng.below(buf.len());
+            buf[at] ^= 1 << rng.below(8);
+        }
+        if rng.below(3) == 0 {
+            buf.truncate(rng.below(buf.len() + 1));
+        }
+        walked += check_zstd_frames(&buf);
+    }
+    assert!(walked > 1000, "only {walked} frames to decode were walked");
+}
+
+/// verify's index cross-check on random index bytes and random batches: no panic, and every verdict
+/// names an entry of the index (tests/core/test_core_index_cross.py compares it with Python's).
+#[test]
+fn index_cross_checks_on_random_input() {
+    use kseg_wire::index_check::{OffsetCheck, TimeCheck};
+    let mut rng = Rng(31);
+    for _ in 0..2000 {
+        let data: Vec<u8> = (0..rng.below(200)).map(|_| rng.next() as u8).collect();
+        let base = [0, i64::MAX, i64::MIN, 1000][rng.below(4)];
+        let mut offsets = OffsetCheck::new(&data, rng.below(30), base);
+        let mut times = TimeCheck::new(&data, rng.below(20), base);
+        for _ in 0..rng.below(20) {
+            let (pos, b) = (rng.next() as i64 >> rng.below(60), i128::from(rng.next() as i64));
+            let last = b + i128::from(rng.below(5) as i64);
+            offsets.observe(pos, b, last);
+            times.observe(pos, b, last, rng.next() as i64);
+        }
+        let verdicts = [offsets.order(), offsets.finish(rng.next() as i64 >> 40), times.order(), times.finish().0];
+        for (k, v) in verdicts.iter().enumerate() {
+            let len = if k < 2 { offsets.len() } else { times.len() };
+            assert!(v.iter().all(|&(i, ..)| i < len), "a verdict past the index: {v:?}");
+        }
+    }
 }

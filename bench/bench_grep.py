@@ -16,10 +16,12 @@ then times, in the same run, each as a whole process (start-up included):
   reference the issue names -- what people do today.
 
 The issue's target: no-match grep at least 0.5x the speed of ``cat`` on one
-core, and scaling with ``--jobs``.  Each row gives wall time and the CPU time of its processes: on a
-shared machine wall time measures the load as much as the program, CPU time does not (but cannot show
-``--jobs`` scaling, which only wall time on idle cores shows).  Usage: python bench/bench_grep.py
-[--size-mib 1024] [--partitions 2]
+core, and scaling with ``--jobs``.  Each row gives wall time and the CPU time of its processes, the
+best of ``--repeat`` runs (3): on a shared machine wall time measures the load as much as the program,
+CPU time does not.  For kseg, the CPU is split into the main process's own (``main``: start-up,
+planning, the pool, merging results -- the serial part) and its workers' (``workers``: the search,
+which ``--jobs`` spreads over cores): ``--jobs`` scales when the workers' CPU stays that of one job
+and the main process's stays small.  Usage: python bench/bench_grep.py [--size-mib 1024] [--partitions 2]
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -44,14 +47,49 @@ ABSENT = "no-such-value-anywhere"
 ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "LC_ALL": "C"}
 
 
-def timed(command: str) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the processes it ran): CPU time is what a loaded machine distorts least."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(command, shell=True, check=False, stdout=subprocess.DEVNULL, env=ENV)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+#: Runs kseg's CLI in-process, then appends its own CPU seconds and its children's (the workers) to a file.
+RUNNER = """
+import os, resource, sys
+from kseg.cli import main
+sys.argv = ["kseg", *sys.argv[2:]]
+try:
+    main()
+except SystemExit:
+    pass
+me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(os.environ["BENCH_RUSAGE"], "a") as out:
+    out.write(f"{me.ru_utime + me.ru_stime} {kids.ru_utime + kids.ru_stime}\\n")
+"""
+REPEAT = 3
+
+
+@dataclass
+class Timing:
+    """Best wall seconds, best CPU seconds of all processes, and for kseg the main process's share."""
+
+    wall: float
+    cpu: float
+    main: float | None = None
+
+
+def timed(command: str, report: Path | None = None) -> Timing:
+    """The best of :data:`REPEAT` runs: CPU time is what a loaded machine distorts least."""
+    best = Timing(float("inf"), float("inf"))
+    for _ in range(REPEAT):
+        if report is not None:
+            report.write_text("")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(command, shell=True, check=False, stdout=subprocess.DEVNULL, env=ENV)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        main = float(report.read_text().split()[0]) if report is not None else None
+        if cpu < best.cpu:
+            best = Timing(min(wall, best.wall), cpu, main)
+        else:
+            best.wall = min(wall, best.wall)
+    return best
 
 
 def build(logdir: Path, size_mib: int, segments: int, partitions: int) -> list[Path]:
@@ -84,9 +122,15 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--batch-kib", type=int, default=16, help="batch size: small batches cost per-batch work")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--repeat", type=int, default=REPEAT, help="runs per row; the best is shown")
     args = parser.parse_args()
+    globals()["REPEAT"] = args.repeat
     bench_dump.BATCH_BYTES = args.batch_kib << 10
-    kseg = f"{sys.executable} -m kseg"
+    runner = Path(tempfile.mkdtemp(prefix="kseg-bench-grep-runner-"))
+    (runner / "run.py").write_text(RUNNER)
+    report = runner / "rusage"
+    ENV["BENCH_RUSAGE"] = str(report)
+    kseg = f"{sys.executable} {runner / 'run.py'} kseg"
     search = "rg -F" if shutil.which("rg") else "grep -F"
     with tempfile.TemporaryDirectory(prefix="kseg-bench-grep-") as tmp:
         part = Path(tmp) / "logs"
@@ -99,25 +143,29 @@ def main() -> None:
         before = os.getloadavg()[0]
         rows = [
             ("cat > /dev/null", timed(f"cat {logs} > /dev/null")),
-            ("kseg grep --value-regex (absent) -c, 1 job", timed(f"{kseg} grep --value-regex {ABSENT} -c {part}")),
+            ("kseg grep --value-regex (absent) -c, 1 job",
+             timed(f"{kseg} grep --value-regex {ABSENT} -c {part}", report)),
             (f"kseg grep --value-regex (absent) -c, {args.jobs} jobs",
-             timed(f"{kseg} grep --jobs {args.jobs} --value-regex {ABSENT} -c {part}")),
-            ("kseg grep --key (absent) -c, 1 job", timed(f"{kseg} grep --key {ABSENT} -c {part}")),
+             timed(f"{kseg} grep --jobs {args.jobs} --value-regex {ABSENT} -c {part}", report)),
+            ("kseg grep --key (absent) -c, 1 job", timed(f"{kseg} grep --key {ABSENT} -c {part}", report)),
             ("kseg grep --key-regex '^(absent)$' -c, 1 job (its literal)",
-             timed(f"{kseg} grep --key-regex '^{ABSENT}$' -c {part}")),
+             timed(f"{kseg} grep --key-regex '^{ABSENT}$' -c {part}", report)),
             ("kseg grep --value-regex '(?i)(absent)' -c, 1 job (re.search)",
-             timed(f"{kseg} grep --value-regex '(?i){ABSENT}' -c {part}")),
+             timed(f"{kseg} grep --value-regex '(?i){ABSENT}' -c {part}", report)),
             (f"kseg dump --print-data-log | {search.split()[0]}",
              timed(f"{kseg} dump --print-data-log {logs} | {search} {ABSENT}")),
         ]
-        floor, floor_cpu = rows[0][1]
+        floor, floor_cpu = rows[0][1].wall, rows[0][1].cpu
         print(f"{size / 2**20:.0f} MiB in {args.segments} segments of {args.partitions} partitions, "
               f"{args.batch_kib} KiB batches, page cache warm, "
               f"{_cpu()}, {os.cpu_count()} cores, load average {before:.1f} before, "
               f"{os.getloadavg()[0]:.1f} after")
-        for name, (seconds, cpu) in rows:
+        for name, row in rows:
+            seconds, cpu = row.wall, row.cpu
+            split = "" if row.main is None else f"  (main {row.main:5.2f} s, workers {cpu - row.main:5.2f} s)"
             print(f"{name:58s} {seconds:7.2f} s  {size / seconds / 2**20:6.0f} MiB/s  {floor / seconds:5.2f}x cat"
-                  f"  | CPU {cpu:6.2f} s  {floor_cpu / cpu:5.2f}x cat")
+                  f"  | CPU {cpu:6.2f} s  {floor_cpu / cpu:5.2f}x cat{split}")
+        shutil.rmtree(runner)
 
 
 if __name__ == "__main__":

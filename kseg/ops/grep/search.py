@@ -7,10 +7,12 @@ time, producer id, control, transaction state) and, when it is stored
 uncompressed, every needle of :meth:`~kseg.ops.grep.query.Query.needles`
 occurs inside it -- found by ``bytes.find``/``re.search`` at C speed
 (:class:`Needles`).  Only then are its records decoded (the core's scanner)
-and tested one by one.  The file is read a window at a time with ``pread``
-(the .index and .timeindex are mapped only to find where a window starts),
-so memory stays flat whatever the file size: one window, 1 MiB, or one
-batch when a batch is larger.
+and tested one by one.  The file is read a window at a time -- mapped (16 MiB,
+``MAP_POPULATE``) when every needle is a literal and the core picks a
+window's candidates in one call, else copied with ``preadv`` (1 MiB) -- (the
+.index and .timeindex are mapped only to find where a window starts), so
+memory stays flat whatever the file size: one window, or one batch when a
+batch is larger.
 
 A batch whose records cannot be read is a :class:`Problem` (file, byte,
 Kafka's message) and the search goes on with the next batch; a size field

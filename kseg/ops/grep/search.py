@@ -206,10 +206,15 @@ def _mapped_walk(fd: int, pos: int, size: int, literals: tuple[bytes, ...], run:
     while pos < size:
         base = pos - pos % mmap.ALLOCATIONGRANULARITY
         length = min(pos - base + want, size - base)
-        window = mmap.mmap(fd, length, flags=mmap.MAP_SHARED | mmap.MAP_POPULATE, prot=mmap.PROT_READ, offset=base)
+        try:
+            window = mmap.mmap(fd, length, flags=mmap.MAP_SHARED | mmap.MAP_POPULATE, prot=mmap.PROT_READ,
+                               offset=base)
+        except ValueError:  # the file is now shorter than the window: another process truncated it
+            raise _shrank(run.display, size, fd) from None
         try:
             kept, end = grep_candidates(window, length, literals, run.query.control, not run.query.control,
                                         pos - base)
+            mapguard.check_unchanged(run.display, size, faults)  # a page vanished: zeros, not the file
             for at, _ in kept:
                 yield from _batch_matches(window, at, base, run)
         finally:
@@ -223,6 +228,14 @@ def _mapped_walk(fd: int, pos: int, size: int, literals: tuple[bytes, ...], run:
         pos, needed = step
         want = max(MAPPED_WINDOW, needed)
     mapguard.check_unchanged(run.display, size, faults)  # zeros read past a cut are not the file: an error
+
+
+def _shrank(display: str, size: int, fd: int) -> mapguard.FileShrank:
+    """The error of a file found shorter than when the search began (the words of kseg.mapguard's own)."""
+    now = os.fstat(fd).st_size
+    return mapguard.FileShrank(
+        f"the file shrank from {size} to {now} bytes while kseg read it (another process truncated it): "
+        "nothing read from it is reported; run again when nothing writes it", offset=now, path=display)
 
 
 def _next_window(end: WalkEnd | None, base: int, limit: int, size: int,

@@ -2,8 +2,10 @@
 
 Builds a log directory of ``--partitions`` partitions (default 2) holding
 ``--segments`` segments between them (default 8 x 128 MiB) of 16 KiB batches (``--batch-kib``)
-of ~100-byte records (bench_dump.py's generator), reads it once into the page
-cache, runs kseg once (its byte-code cached, as an installed package has it),
+of ~100-byte records (bench_dump.py's generator), writes it back, drops its pages
+and reads it in again, as segments read from disk sit in the page cache
+(``--as-written`` keeps the pages the writes left), runs kseg once (its
+byte-code cached, as an installed package has it),
 then times, in the same run, each as a whole process (start-up included):
 
 * ``cat`` of the segments to /dev/null: the floor, one core;
@@ -105,6 +107,44 @@ def build(logdir: Path, size_mib: int, segments: int, partitions: int) -> list[P
     return sorted(logdir.glob("*/*.log"))
 
 
+def read_back(files: list[Path]) -> None:
+    """Write the files back, drop their pages (theirs only: ``POSIX_FADV_DONTNEED``) and let ``cat`` read them
+    in again.  The page cache then holds them as a read from disk leaves them (readahead's large folios), which
+    map in fewer steps than the pages a run of small writes leaves (README: "Speed depends on how a file sits
+    in the page cache")."""
+    os.sync()
+    for path in files:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def against(tree: Path, part: Path, logs: str, rounds: int) -> None:
+    """This tree's ``python -m kseg grep`` and ``tree``'s, and ``cat``, alternated: the best CPU of each."""
+    here = Path(__file__).resolve().parent.parent
+    runs = {"cat": f"cat {logs} > /dev/null"}
+    for name, root in (("this tree", here), (str(tree), tree.resolve())):
+        for option in ("--key", "--value-regex"):
+            runs[f"{name}: grep {option} (absent) -c"] = (
+                f"cd / && PYTHONPATH={root} {sys.executable} -m kseg grep {option} {ABSENT} -c {part}")
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(rounds):
+        for name, command in runs.items():
+            best[name] = min(best[name], _cpu_of(command))
+    print(f"best CPU of {rounds} alternated rounds, load average {os.getloadavg()[0]:.1f}")
+    for name, cpu in best.items():
+        print(f"{name:60s} CPU {cpu:6.3f} s  {best['cat'] / cpu:5.2f}x cat")
+
+
+def _cpu_of(command: str) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, shell=True, check=False, stdout=subprocess.DEVNULL, env=ENV)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def _cpu() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -123,6 +163,12 @@ def main() -> None:
     parser.add_argument("--batch-kib", type=int, default=16, help="batch size: small batches cost per-batch work")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--repeat", type=int, default=REPEAT, help="runs per row; the best is shown")
+    parser.add_argument("--as-written", action="store_true",
+                        help="keep the page cache as the writes left it (default: written back, dropped for these "
+                             "files only and read back, as segments read from disk sit in it)")
+    parser.add_argument("--against", type=Path, metavar="TREE",
+                        help="another kseg tree (a checkout with its core): its no-match grep and this tree's, "
+                             "alternated run by run with cat, best CPU of --repeat rounds (a fair A/B on a loaded machine)")
     args = parser.parse_args()
     globals()["REPEAT"] = args.repeat
     bench_dump.BATCH_BYTES = args.batch_kib << 10
@@ -138,8 +184,14 @@ def main() -> None:
         files = build(part, args.size_mib, args.segments, args.partitions)
         size = sum(p.stat().st_size for p in files)
         logs = " ".join(str(p) for p in files)
+        if not args.as_written:
+            read_back(files)
         timed(f"cat {logs} > /dev/null")  # into the page cache
         timed(f"{kseg} grep --key {ABSENT} -c {part}")  # kseg's byte-code written
+        if args.against is not None:
+            against(args.against, part, logs, args.repeat)
+            shutil.rmtree(runner)
+            return
         before = os.getloadavg()[0]
         rows = [
             ("cat > /dev/null", timed(f"cat {logs} > /dev/null")),

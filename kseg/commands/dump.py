@@ -136,9 +136,7 @@ def _targets(paths: tuple[str, ...], files: tuple[str, ...]) -> list[DumpTarget]
 @click.option("--decode", is_flag=True,
               help="Add each record's key and value decoded through the schema registry (Avro, Protobuf, JSON "
                    "Schema; the kseg[decode] extra; docs/grep.md). Text and JSON.")
-@click.option("--schemas", type=click.Path(exists=True, path_type=Path), metavar="PATH",
-              help="--decode's registry: a _schemas partition, a log directory holding _schemas-0, or a REST "
-                   "export. Default: _schemas-0 beside the PATHS.")
+@options.schemas
 @options.max_batch_bytes
 def dump(paths: tuple[str, ...], files: tuple[str, ...], output_format: str, payload: str, **flags: Any) -> None:
     """Dump segments, indexes and snapshots as kafka-dump-log.sh does.
@@ -239,22 +237,12 @@ def _check_windows(
 
 
 def _registry(paths: tuple[str, ...], schemas: Path | None, max_batch_bytes: int, output_format: str) -> Any:
-    """``--decode``'s registry: ``--schemas`` or ``_schemas-0`` beside the PATHS (usage errors otherwise)."""
-    from kseg.decode.payload import MissingExtra, require_extra
-    from kseg.decode.registry import load_registry
+    """``--decode``'s registry (:func:`kseg.commands.options.schema_registry`; usage errors otherwise)."""
+    from kseg.commands.options import schema_registry
 
     if output_format == "table":
         raise click.UsageError("--decode shows in --format text and json")
-    try:
-        require_extra()
-    except MissingExtra as err:
-        raise click.UsageError(str(err)) from None
-    if schemas is None:
-        beside = [d / "_schemas-0" for p in map(Path, paths) for d in (p, p.parent, p.parent.parent)]
-        schemas = next((d for d in beside if d.is_dir()), None)
-    if schemas is None:
-        raise click.UsageError("no _schemas-0 beside the PATHS: give the registry with --schemas")
-    return load_registry(schemas, max_batch_bytes)
+    return schema_registry(tuple(map(Path, paths)), schemas, max_batch_bytes)
 
 
 def _run(

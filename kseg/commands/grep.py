@@ -38,9 +38,7 @@ TXN_STATES = ("committed", "aborted", "open")
 @click.option("--control", is_flag=True, help="Search control records (transaction markers) instead of data records.")
 @click.option("--decode", is_flag=True,
               help="Decode keys and values in the schema registry's framing (Avro, Protobuf, JSON Schema) offline.")
-@click.option("--schemas", type=click.Path(exists=True, path_type=Path), metavar="PATH",
-              help="The registry: a _schemas partition directory, a log directory holding _schemas-0, or a REST "
-                   "export (GET /schemas) as JSON. Default: _schemas-0 beside the PATHS.")
+@options.schemas
 @click.option("--where", "wheres", metavar="EXPR", multiple=True,
               help='A condition on the decoded (or JSON) key and value, e.g. \'value.customer.id == "C-17"\'; '
                    "repeatable, all must hold.")
@@ -186,34 +184,16 @@ def _no_file() -> Iterator[None]:
 
 
 def _decoding(paths: tuple[Path, ...], schemas: Path | None, wheres: tuple[str, ...], max_batch_bytes: int) -> Any:
-    """The registry (``--schemas``, or a ``_schemas-0`` beside the inputs) and the ``--where`` tests."""
-    from kseg.decode.payload import MissingExtra, require_extra
-    from kseg.decode.registry import load_registry
+    """The registry (:func:`kseg.commands.options.schema_registry`) and the ``--where`` tests."""
     from kseg.decode.where import WhereError
     from kseg.ops.grep.decoding import Decoding
 
-    try:
-        require_extra()
-    except MissingExtra as err:
-        raise click.UsageError(str(err)) from None
-    source = schemas if schemas is not None else _schemas_beside(paths)
-    if source is None:
-        raise click.UsageError("no _schemas-0 beside the PATHS: give the registry with --schemas")
-    decoding = Decoding(load_registry(source, max_batch_bytes), wheres)
+    decoding = Decoding(options.schema_registry(paths, schemas, max_batch_bytes), wheres)
     try:
         decoding.check()
     except WhereError as err:
         raise click.UsageError(f"--where: {err}") from None
     return decoding
-
-
-def _schemas_beside(paths: tuple[Path, ...]) -> Path | None:
-    """``_schemas-0`` in a log directory given, or beside a partition (or a segment's partition) given."""
-    for path in paths:
-        for directory in (path, path.parent, path.parent.parent):
-            if (directory / "_schemas-0").is_dir():
-                return directory / "_schemas-0"
-    return None
 
 
 def _write_to_sink(write: Any) -> None:

@@ -167,3 +167,40 @@ def job_count(jobs: int | None) -> int:
     import os
 
     return jobs if jobs is not None else (os.cpu_count() or 1)
+
+# -- decoding (kseg grep --decode and kseg spark export --decode) -----------------------------------------
+
+#: ``--schemas PATH`` into the parameter ``schemas``: where ``--decode`` finds the schema registry.
+schemas = click.option(
+    "--schemas", type=click.Path(exists=True, path_type=Path), metavar="PATH",
+    help="The registry --decode reads: a _schemas partition directory, a log directory holding _schemas-0, or a "
+         "REST export (GET /schemas) as JSON. Default: _schemas-0 beside the PATHS.",
+)
+
+
+def schema_registry(paths: tuple[Path, ...], schemas: Path | None, max_batch_bytes: int) -> Any:
+    """The offline registry ``--decode`` decodes with: ``--schemas``, else ``_schemas-0`` beside the PATHS.
+
+    Usage errors (exit 2, before any record is read) when the ``kseg[decode]`` extra is missing or no
+    registry is found; the decoders are imported only here, so a command without ``--decode`` never pays.
+    """
+    from kseg.decode.payload import MissingExtra, require_extra
+    from kseg.decode.registry import load_registry
+
+    try:
+        require_extra()
+    except MissingExtra as err:
+        raise click.UsageError(str(err)) from None
+    source = schemas if schemas is not None else schemas_beside(paths)
+    if source is None:
+        raise click.UsageError("no _schemas-0 beside the PATHS: give the registry with --schemas")
+    return load_registry(source, max_batch_bytes)
+
+
+def schemas_beside(paths: tuple[Path, ...]) -> Path | None:
+    """``_schemas-0`` in a log directory given, or beside a partition (or a segment's partition) given."""
+    for path in paths:
+        for directory in (path, path.parent, path.parent.parent):
+            if (directory / "_schemas-0").is_dir():
+                return directory / "_schemas-0"
+    return None

@@ -95,9 +95,7 @@ def verify_command(
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists (default: refuse).")
 @click.option("--decode", is_flag=True,
               help="Add the decoded key and value (schema registry framing: Avro, Protobuf, JSON Schema) as columns.")
-@click.option("--schemas", type=click.Path(exists=True, path_type=Path), metavar="PATH",
-              help="With --decode, the registry: a _schemas partition directory, a log directory holding _schemas-0, "
-                   "or a REST export (GET /schemas) as JSON. Default: _schemas-0 beside the PATHS.")
+@options.schemas
 @click.option("--split-bytes", type=click.IntRange(min=1), default=None,
               help="Cut segments larger than this into several tasks [default: total / cores, 4-128 MiB].")
 @options.max_batch_bytes
@@ -159,21 +157,11 @@ def export_command(
 
 
 def _registry(paths: tuple[Path, ...], schemas: Path | None, max_batch_bytes: int, level: str) -> Any:
-    """The offline registry of ``--decode`` (as ``kseg grep --decode`` finds it); usage errors before Spark starts."""
-    from kseg.commands.grep import _schemas_beside
-    from kseg.decode.payload import MissingExtra, require_extra
-    from kseg.decode.registry import load_registry
-
+    """The offline registry of ``--decode`` (:func:`kseg.commands.options.schema_registry`, as ``kseg grep
+    --decode`` finds it); usage errors before Spark starts."""
     if level != "record":
         raise click.UsageError("--decode decodes records: it needs --level record")
-    try:
-        require_extra()
-    except MissingExtra as err:
-        raise click.UsageError(str(err)) from None
-    source = schemas if schemas is not None else _schemas_beside(paths)
-    if source is None:
-        raise click.UsageError("no _schemas-0 beside the PATHS: give the registry with --schemas")
-    return load_registry(source, max_batch_bytes)
+    return options.schema_registry(paths, schemas, max_batch_bytes)
 
 
 def _one_spelling(new: tuple[str, str | None], old: tuple[str, str | None], *, required: bool = False) -> tuple[str, str]:

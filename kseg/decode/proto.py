@@ -3,8 +3,10 @@
 The text is parsed by ``proto-schema-parser`` (pure Python) and turned here
 into a ``FileDescriptorProto``: package, imports, messages (nested), enums,
 map fields (as protoc writes them: a nested ``<Name>Entry`` with
-``map_entry``), oneofs, proto3 ``optional`` (a synthetic oneof) and
-``[packed=...]``.  Type names are left as written; the pool resolves them
+``map_entry``), proto2 groups (as protoc writes them: a nested message of
+the group's name and a field of type group named by it in lower case, whose
+records the runtime reads as wire types 3 and 4), oneofs, proto3
+``optional`` (a synthetic oneof) and ``[packed=...]``.  Type names are left as written; the pool resolves them
 by protobuf's scoping rules, as protoc would.  Imports are the schema's
 references (each its own file, added first, by the name it is imported by)
 and the well-known types (``google/protobuf/*.proto``, from the protobuf
@@ -33,7 +35,7 @@ SCALARS = {
     "string": 9, "bytes": 12, "uint32": 13, "sfixed32": 15, "sfixed64": 16, "sint32": 17, "sint64": 18,
 }
 LABEL_OPTIONAL, LABEL_REQUIRED, LABEL_REPEATED = 1, 2, 3
-TYPE_MESSAGE = 11
+TYPE_GROUP, TYPE_MESSAGE = 10, 11
 #: The well-known types' modules, each after the files it imports.
 WELL_KNOWN = ("descriptor", "any", "duration", "empty", "field_mask", "source_context", "struct", "timestamp",
               "wrappers", "type", "api")
@@ -152,13 +154,26 @@ def _message(node: Any, out: Any, proto3: bool) -> None:
             for member in element.elements:
                 if isinstance(member, ast.Field):
                     _field(member, out, proto3, index)
+                elif isinstance(member, ast.Group):
+                    _group(member, out, proto3, index)
         elif isinstance(element, ast.Message):
             _message(element, out.nested_type.add(), proto3)
         elif isinstance(element, ast.Enum):
             _enum(element, out.enum_type.add())
         elif isinstance(element, ast.Group):
-            raise ValueError(f"group {element.name!r}: proto2 groups are not supported")
+            _group(element, out, proto3, None)
     _synthetic_oneofs_last(out)
+
+
+def _group(node: Any, out: Any, proto3: bool, oneof: int | None) -> None:
+    """A proto2 group, as protoc writes it: the nested message ``node.name`` (added where the group stands,
+    so message indexes count it as protoc's descriptor does) and a field of type group named ``node.name``
+    in lower case.  proto3 has no groups: the pool refuses the file, a problem on the schema."""
+    _message(node, out.nested_type.add(), proto3)
+    field = out.field.add(name=node.name.lower(), number=node.number, type=TYPE_GROUP, type_name=node.name)
+    field.label = _label(node.cardinality)
+    if oneof is not None:
+        field.oneof_index = oneof
 
 
 def _field(node: Any, out: Any, proto3: bool, oneof: int | None) -> None:
@@ -166,8 +181,7 @@ def _field(node: Any, out: Any, proto3: bool, oneof: int | None) -> None:
 
     field = out.field.add(name=node.name, number=node.number)
     cardinality = node.cardinality
-    field.label = {ast.FieldCardinality.REPEATED: LABEL_REPEATED,
-                   ast.FieldCardinality.REQUIRED: LABEL_REQUIRED}.get(cardinality, LABEL_OPTIONAL)
+    field.label = _label(cardinality)
     _type(field, node.type)
     if oneof is not None:
         field.oneof_index = oneof
@@ -176,6 +190,13 @@ def _field(node: Any, out: Any, proto3: bool, oneof: int | None) -> None:
     for option in node.options:
         if option.name == "packed":
             field.options.packed = bool(option.value)
+
+
+def _label(cardinality: Any) -> int:
+    from proto_schema_parser import ast
+
+    return {ast.FieldCardinality.REPEATED: LABEL_REPEATED,
+            ast.FieldCardinality.REQUIRED: LABEL_REQUIRED}.get(cardinality, LABEL_OPTIONAL)
 
 
 def _synthetic_oneofs_last(out: Any) -> None:

@@ -29,9 +29,10 @@ def find_bytes(buf: bytes | bytearray | mmap, needle: bytes, start: int, end: in
 _CORE_CANDIDATES = getattr(CORE, "grep_candidates", None)
 
 
-def grep_candidates(buf: bytearray, limit: int, needles: tuple[bytes, ...], control: bool,
-                    legacy: bool) -> tuple[list[tuple[int, int]], WalkEnd]:
-    """The entries of ``buf[:limit]`` that may hold a match, as ``(position, next)``, and where the walk ended.
+def grep_candidates(buf: bytearray | mmap, limit: int, needles: tuple[bytes, ...], control: bool,
+                    legacy: bool, start: int = 0) -> tuple[list[tuple[int, int]], WalkEnd]:
+    """The entries of ``buf[start:limit]`` that may hold a match, as ``(position, next)`` (positions in
+    ``buf``), and where the walk ended.
 
     A window of ``kseg grep``'s no-match path in one call: the entries framed as
     ``BatchWalk(strict=False)`` frames them, kept when the entry is a V2 batch
@@ -41,18 +42,18 @@ def grep_candidates(buf: bytearray, limit: int, needles: tuple[bytes, ...], cont
     does it without a Python object per batch; :func:`_candidates` is the
     reference (tests/core/test_core_find.py compares them).
     """
-    if _CORE_CANDIDATES is not None and limit >= 0:
-        found = call(_CORE_CANDIDATES, 0, buf, limit, list(needles), control, legacy)
+    if _CORE_CANDIDATES is not None and limit >= 0 and start >= 0:
+        found = call(_CORE_CANDIDATES, 0, buf, limit, list(needles), control, legacy, start)
         if found is not NotImplemented:
             kept, (position, remaining, reason, declared) = found
             return kept, WalkEnd(position, remaining, reason, declared)
-    return _candidates(buf, limit, needles, control, legacy)
+    return _candidates(buf, limit, needles, control, legacy, start)
 
 
-def _candidates(buf: bytearray, limit: int, needles: tuple[bytes, ...], control: bool,
-                legacy: bool) -> tuple[list[tuple[int, int]], WalkEnd]:
+def _candidates(buf: bytearray | mmap, limit: int, needles: tuple[bytes, ...], control: bool,
+                legacy: bool, start: int = 0) -> tuple[list[tuple[int, int]], WalkEnd]:
     """:func:`grep_candidates` in Python: one ``find`` per needle per batch, over the framed entries."""
-    walk = BatchWalk(buf, 0, limit, strict=False)
+    walk = BatchWalk(buf, min(start, limit), limit, strict=False)
     wanted = CONTROL_MASK if control else 0
     kept = []
     for pos, nxt, _, header, _ in walk.frames():
@@ -68,6 +69,6 @@ def _candidates(buf: bytearray, limit: int, needles: tuple[bytes, ...], control:
     return kept, walk.end
 
 
-def _starts_within(buf: bytearray, needle: bytes, pos: int, nxt: int, limit: int) -> bool:
+def _starts_within(buf: bytearray | mmap, needle: bytes, pos: int, nxt: int, limit: int) -> bool:
     found = buf.find(needle, pos, limit)
     return 0 <= found < nxt

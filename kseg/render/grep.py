@@ -11,19 +11,18 @@ Problems go to stderr as one line each (``kseg: warning: <file> byte N: ...``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kseg.format.jvm_text import java_utf8
 from kseg.format.model import Record
 from kseg.ops.grep.run import Event, UnitDone
 from kseg.ops.grep.search import Match, Problem
-from kseg.render.records_json import json_string
 
-if TYPE_CHECKING:  # dump's renderers are imported only when records are printed (-c and -l start faster)
+# json, the JVM's text and dump's renderers are imported only where records (or JSON) are printed:
+# ``-c`` and ``-l`` in text start without them (tests/test_startup_imports.py).
+if TYPE_CHECKING:
     from kseg.ops.dump import ControlRecord
     from kseg.render.dump.common import Sink
 
@@ -44,12 +43,14 @@ class RecordWriter:
         from kseg.ops.dump import DumpOptions
         from kseg.render.dump.jsonl import JsonRenderer
         from kseg.render.dump.text import TextRenderer
+        from kseg.render.records_json import json_string
 
         options = DumpOptions(deep_iteration=True, print_data_log=True)
         self.sink = sink
         self.fmt = fmt
         self.text = TextRenderer(sink, options)
         self.json = JsonRenderer(sink, options)
+        self.json_string = json_string
         self.matches = 0
         self.problems = 0
 
@@ -75,10 +76,12 @@ class RecordWriter:
         record = match.record
         extra = "" if match.decoded is None else f',"decoded":{_compact(match.decoded)}'
         body = self.json.control_json(_control(record)) if record[12] else self.json.record_json(record, extra)
-        return f'{{"path":{json_string(match.path)},"position":{match.position},{body[1:]}'
+        return f'{{"path":{self.json_string(match.path)},"position":{match.position},{body[1:]}'
 
 
 def _compact(value: object) -> str:
+    import json
+
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -105,6 +108,8 @@ def count_lines(events: Iterable[Event], fmt: str, line: Callable[[str], None], 
         if only_matching and not count:
             continue
         if fmt == "json":
+            from kseg.render.records_json import json_string
+
             line(f'{{"path":{json_string(source)},"matches":{count}}}')
         elif only_matching:
             line(source)
@@ -123,6 +128,8 @@ def _utc(ms: int) -> str:
 def _short(data: bytes | None, width: int = 40) -> str:
     if data is None:
         return "null"
+    from kseg.format.jvm_text import java_utf8
+
     text = java_utf8(data)
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -130,6 +137,8 @@ def _short(data: bytes | None, width: int = 40) -> str:
 def table_rows(match: Match) -> tuple[str, ...]:
     """One table row: file, position, offset, time (UTC), key, value, headers."""
     record = match.record
+    from kseg.format.jvm_text import java_utf8
+
     headers = ", ".join(f"{java_utf8(k)}={_short(v, 20)}" for k, v in record[4])
     value = _control(record).control.text if record[12] else _short(record[3])
     decoded = (match.decoded or {}).get("value")

@@ -60,14 +60,34 @@ def test_grep_candidates_is_the_reference(core):
     buf = _window_of_batches()
     needles_sets = [(), (b"abc",), (b"v-12-abc",), (b"k13", b"v-13"), (b"v-17-abc", b"k12"), (b"nowhere",),
                     (b"abck",), (b"-abc\x00",)]
+    second = _frame_spans(buf)[1][0]
     for limit in [*range(0, len(buf) + 1, 37), len(buf)]:
         for needles in needles_sets:
             for control in (False, True):
-                for legacy in (False, True):
-                    kept, end = core.grep_candidates(buf, limit, list(needles), control, legacy)
-                    want_kept, want_end = _candidates(buf, limit, needles, control, legacy)
-                    assert kept == want_kept, (limit, needles, control, legacy)
+                for legacy, start in ((False, 0), (True, 0), (True, second), (False, second + 3), (True, limit + 1)):
+                    kept, end = core.grep_candidates(buf, limit, list(needles), control, legacy, start)
+                    want_kept, want_end = _candidates(buf, limit, needles, control, legacy, start)
+                    assert kept == want_kept, (limit, needles, control, legacy, start)
                     assert end == (want_end.position, want_end.remaining, want_end.reason, want_end.declared_size)
+
+
+def _frame_spans(buf: bytearray) -> list[tuple[int, int]]:
+    from kseg.format import BatchWalk
+
+    return [(pos, nxt) for pos, nxt, *_ in BatchWalk(buf, 0, len(buf), strict=False).frames()]
+
+
+def test_grep_candidates_from_a_start_inside_the_buffer():
+    """A window mapped from a page boundary: the walk starts at the first batch, positions stay the buffer's."""
+    from kseg.format.find import grep_candidates
+
+    buf = _window_of_batches()
+    spans = _frame_spans(buf)
+    kept, end = grep_candidates(buf, len(buf), (b"abc",), False, False, spans[4][0])
+    assert kept == spans[4:10]  # batches 4..9 (the gzip one too), not the control batch, not the magic-1 entry
+    assert (end.reason, end.position) == ("bad-size", spans[-1][1])
+    # v-2-abc is in batch 0, before the start: only the gzip batch (compressed: never searched) is kept
+    assert grep_candidates(buf, len(buf), (b"v-2-abc",), False, False, spans[1][0])[0] == [spans[5]]
 
 
 def test_grep_candidates_keeps_what_holds_the_needles():

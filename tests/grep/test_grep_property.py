@@ -77,9 +77,10 @@ def _reference(path: Path, query: Query) -> list[int]:
 def test_search_finds_what_plain_comparisons_find(tmp_path: Path, batches: list, query: Query, window: int,
                                                   cut: int, monkeypatch) -> None:
     """``window``: the bytes read at once; small ones cut batches at window ends and hold batches larger
-    than a window, so the re-reading of a cut batch and the grown buffer are exercised too.  ``cut``: bytes
+    than a window, so the re-reading of a cut batch and the grown buffer (or mapping) are exercised too.  ``cut``: bytes
     torn off the end (a partial last batch, as a crash leaves it: Kafka's reader stops there quietly)."""
     monkeypatch.setattr(search, "WINDOW", window)
+    monkeypatch.setattr(search, "MAPPED_WINDOW", window)  # a literal-only query's mapped windows (from a page)
     path = tmp_path / "00000000000000000000.log"
     _write(path, batches)
     if cut:

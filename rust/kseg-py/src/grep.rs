@@ -72,7 +72,10 @@ impl<'a> Memo<'a> {
 /// `(position, next)` of those that may hold a match -- a V2 batch whose control flag is `control` and
 /// that is compressed or holds every needle, or a magic 0/1 entry when `legacy` -- with the walk's end
 /// `(position, remaining, reason, declared size)`.  Batches that cannot match never reach Python.
+/// The walk starts at `start` (a window mapped at a page boundary holds bytes before its first batch);
+/// positions are the buffer's.
 #[pyfunction]
+#[pyo3(signature = (buf, limit, needles, control, legacy, start=0))]
 #[allow(clippy::type_complexity)]
 pub fn grep_candidates(
     buf: &Bound<'_, PyAny>,
@@ -80,13 +83,15 @@ pub fn grep_candidates(
     needles: Vec<Vec<u8>>,
     control: bool,
     legacy: bool,
+    start: usize,
 ) -> PyResult<(Vec<(usize, usize)>, (usize, usize, &'static str, Option<i32>))> {
     guarded(|| {
         let borrowed = Borrowed::new(buf)?;
         let all = borrowed.as_slice();
         let limit = limit.min(all.len());
+        let start = start.min(limit);
         let mut frames = Vec::new();
-        let step = kseg_wire::walk(all, 0, limit, false, usize::MAX, usize::MAX, &mut frames);
+        let step = kseg_wire::walk(all, start, limit, false, usize::MAX, usize::MAX, &mut frames);
         let end = match step {
             kseg_wire::Step::Ended(e) => (e.position, e.remaining, e.reason.name(), e.declared_size),
             kseg_wire::Step::More(_) => unreachable!("an unbounded walk ends"),

@@ -13,6 +13,7 @@ import click
 from kseg.commands import options
 from kseg.commands.options import Timestamp as _Timestamp
 from kseg.commands.options import progress as progress_option
+from kseg.commands.options import schemas_only_with_decode
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 from kseg.format.records_render import core_renders
 from kseg.ops.discover import check_named_inputs
@@ -159,6 +160,7 @@ def dump(paths: tuple[str, ...], files: tuple[str, ...], output_format: str, pay
     """
     show_progress = flags.pop("show_progress")
     decode, schemas = flags.pop("decode"), flags.pop("schemas")
+    schemas_only_with_decode(schemas, decode)
     options = _dump_options(output_format, payload, **flags)
     registry = None
     if decode:

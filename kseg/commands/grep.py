@@ -12,7 +12,7 @@ from typing import IO, Any
 import click
 
 from kseg.commands import options
-from kseg.commands.options import Timestamp
+from kseg.commands.options import Timestamp, schemas_only_with_decode
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS
 
 FORMATS = ("text", "json", "table")
@@ -97,6 +97,7 @@ def grep(paths: tuple[Path, ...], fmt: str, jobs: int, max_batch_bytes: int, cou
         query = _query(predicates)
     except BadQuery as err:
         raise click.UsageError(err.message) from None
+    schemas_only_with_decode(schemas, decode or bool(wheres) or schema_usage)
     decoding = None
     if decode or wheres or schema_usage:
         decoding = _decoding(paths, schemas, wheres, max_batch_bytes)

@@ -178,6 +178,13 @@ schemas = click.option(
 )
 
 
+def schemas_only_with_decode(schemas: Path | None, decoding: bool) -> None:
+    """``--schemas`` names the registry ``--decode`` reads: alone it would be ignored without a word, so
+    it is a usage error (exit 2) in every command that takes it."""
+    if schemas is not None and not decoding:
+        raise click.UsageError("--schemas is the registry of --decode: give --decode too")
+
+
 def schema_registry(paths: tuple[Path, ...], schemas: Path | None, max_batch_bytes: int) -> Any:
     """The offline registry ``--decode`` decodes with: ``--schemas``, else ``_schemas-0`` beside the PATHS.
 

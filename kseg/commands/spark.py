@@ -139,8 +139,7 @@ def export_command(
         raise click.UsageError(f"nothing to export: no segment files in {', '.join(map(str, paths))}")
     if "://" not in out and os.path.exists(out) and not overwrite:
         raise click.UsageError(f"{out_name} {out}: exists (give --overwrite to replace it)")
-    if schemas is not None and not decode:
-        raise click.UsageError("--schemas is the registry of --decode: give --decode too")
+    options.schemas_only_with_decode(schemas, decode)
     registry = _registry(paths, schemas, max_batch_bytes, level) if decode else None
     from kseg.spark.export import export
     from kseg.spark.session import command_session

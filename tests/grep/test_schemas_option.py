@@ -54,3 +54,14 @@ def test_schemas_beside_a_segment_a_partition_or_the_log_directory():
     for given in (LOGS, LOGS / "orders-avro-0", LOGS / "orders-avro-0" / "00000000000000000000.log"):
         assert options.schemas_beside((given,)) == beside
     assert options.schemas_beside((FIXTURES,)) is None
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_schemas_without_decode_is_the_same_usage_error(name: str, tmp_path: Path):
+    """Alone, --schemas would be ignored without a word (grep and dump once did): every command refuses it."""
+    argv = [str(tmp_path / a) if a == "OUT" else a for a in COMMANDS[name]]
+    result = CliRunner().invoke(cli, [*argv, "--schemas", str(LOGS / "_schemas-0"), str(LOGS / "orders-avro-0")])
+    assert result.exit_code == 2
+    assert result.stderr == (f"kseg: error: --schemas is the registry of --decode: give --decode too "
+                             f"(see 'kseg {name} --help')\n")
+    assert list(tmp_path.iterdir()) == []  # nothing written

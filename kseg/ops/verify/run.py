@@ -134,13 +134,18 @@ def _merge(plan: Plan, results: list[UnitResult], jobs: int = 1) -> tuple[list[F
     reports.extend(((-1, 0, 0), missing_report(path)) for path in plan.missing)
 
     by_path = {report.path: report for _, report in reports}
+    keys: dict[str, SortKey] = {}
+    for key, report in reports:
+        keys.setdefault(report.path, key)
     found, verdict = _load_checks(plan, results, jobs)
     for finding_path, finding, anchor in found:
         target = by_path.get(finding_path)
         if target is None:
             target = FileReport(finding_path, _kind_of_missing(finding_path), None)
             by_path[finding_path] = target
-            reports.append((_anchor_key(anchor, reports, finding_path), target))
+            key = _anchor_key(anchor, keys, finding_path)
+            keys.setdefault(finding_path, key)
+            reports.append((key, target))
         target.findings.append(finding)
 
     reports.sort(key=lambda item: item[0])
@@ -170,12 +175,13 @@ def _kind_of_missing(path: str) -> str:
     return "checkpoint" if os.path.isfile(path) else "missing"
 
 
-def _anchor_key(anchor: str | None, reports: list[tuple[SortKey, FileReport]], path: str) -> SortKey:
-    """Sort key placing a report for a missing file among the files of the segment it belongs to."""
-    for key, report in reports:
-        if report.path == anchor:
-            return (key[0], _suffix_rank(path), 0)
-    return (float("inf"), 0, 0)
+def _anchor_key(anchor: str | None, keys: dict[str, SortKey], path: str) -> SortKey:
+    """Sort key placing a report for a missing file among the files of the segment it belongs to.
+
+    ``keys``: each report's path -> the key of the first report with it (a dict, so that thousands of
+    missing indexes cost one lookup each, not a scan of every report)."""
+    key = keys.get(anchor) if anchor is not None else None
+    return (float("inf"), 0, 0) if key is None else (key[0], _suffix_rank(path), 0)
 
 
 def _suffix_rank(path: str) -> int:

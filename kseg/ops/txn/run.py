@@ -42,7 +42,7 @@ from kseg.ops.txn.cut import cut_batches
 from kseg.ops.txn.state import BrokerState, broker_state, last_stable_offset
 from kseg.ops.txn.verdict import Group, TxnView, classify, groups_of
 from kseg.recovery.loading import PartitionPrediction
-from kseg.recovery.loading.logdir import METADATA_TOPIC
+from kseg.recovery.loading.logdir import METADATA_TOPIC, POOL_MIN_PARTITIONS
 from kseg.recovery.verdict.paths import predict_paths
 from kseg.recovery.verdict.table import Verdict
 
@@ -218,8 +218,7 @@ def txn(
     predictions = [p for p in predicted if p.topic != METADATA_TOPIC]
     view = _coordinator(predictions, max_batch_bytes)
     parts: list[PartitionTxn] = []
-    for pred in predictions:
-        state = broker_state(pred, advance, max_batch_bytes)
+    for pred, state in zip(predictions, _states(predictions, advance, max_batch_bytes, jobs), strict=True):
         part = PartitionTxn(pred.path, pred.topic, pred.partition, state)
         part.transactions = classify(pred.topic, pred.partition, pred.path, state, view, timeout_ms, bootstrap,
                                      now_ms, tuple(cut_batches(pred)))
@@ -231,6 +230,35 @@ def txn(
         parts.append(part)
     parts.sort(key=lambda p: (not p.hanging, not p.problem, p.topic, p.partition, p.path))
     return TxnResult(parts, view, timeout_ms, bootstrap, now_ms, verdict)
+
+
+def _states(predictions: list[PartitionPrediction], advance: Advance | None, cap: int, jobs: int) -> list[BrokerState]:
+    """Each partition's replay (:func:`broker_state`), in order: here, or spread over ``jobs`` processes.
+
+    A replay reads only its own partition's files and its prediction, so the partitions are
+    independent (as the model's are, loading/logdir.py); the coordinator view and the
+    classification that need all of them stay here.  The progress advances as each partition's
+    replay comes back, by the bytes it read.
+    """
+    if jobs <= 1 or len(predictions) < POOL_MIN_PARTITIONS:
+        return [broker_state(pred, advance, cap) for pred in predictions]
+    from concurrent.futures import ProcessPoolExecutor  # only for a pool
+
+    states: list[BrokerState] = []
+    chunk = max(1, len(predictions) // (jobs * 8))
+    with ProcessPoolExecutor(max_workers=min(jobs, len(predictions))) as pool:
+        for state, read in pool.map(_state_of, [(pred, cap) for pred in predictions], chunksize=chunk):
+            states.append(state)
+            if advance is not None:
+                advance(read)
+    return states
+
+
+def _state_of(task: tuple[PartitionPrediction, int]) -> tuple[BrokerState, int]:
+    """One partition's replay in a worker process, and the bytes of segments it read (for the parent's progress)."""
+    pred, cap = task
+    read: list[int] = []
+    return broker_state(pred, read.append, cap), sum(read)
 
 
 def total_bytes(paths: Sequence[str | Path]) -> int:

@@ -71,3 +71,23 @@ def test_verify_txn_and_triage_give_one_verdict(dirs):
     verify = runner.invoke(cli, ["verify", str(real)])
     verdicts = [[line for line in r.output.splitlines() if line.startswith("verdict:")] for r in (triage, verify)]
     assert verdicts[0] == verdicts[1] and len(verdicts[0]) == 1
+
+
+def test_predictions_pickle_by_their_fields(dirs):
+    """--jobs workers send predictions back pickled as (class, fields): equal after the round trip."""
+    import pickle
+
+    real, other = dirs
+    broken = other.parent / "broken"
+    shutil.copytree(other, broken)
+    (broken / "recovery-point-offset-checkpoint").write_text("0\n2\nt 0 1\n")  # too few entries: an IOException
+    predicted = predict_paths([real, broken])
+    log_dirs = list(predicted.log_dirs.values())
+    assert any(c.reports_offline for d in log_dirs for c in d.checkpoints.values())  # a CheckpointRead that fails
+    for prediction in predicted.partitions():
+        copy = pickle.loads(pickle.dumps(prediction))
+        assert copy == prediction and type(copy) is type(prediction)
+        assert pickle.dumps(prediction).count(b"changes_content") == 0  # no field names on the wire
+    for log_dir in log_dirs:
+        for read in log_dir.checkpoints.values():
+            assert pickle.loads(pickle.dumps(read)) == read

@@ -8,13 +8,18 @@ Generates, in a temporary directory (or ``--keep DIR``):
 * ``partitions``: ``--partitions`` partitions of one small segment each, run with ``--jobs 1`` and
   ``--jobs N``;
 * ``legacy``: a ``--mib`` MiB V2 segment and its ``kseg convert --to-magic 1`` and ``0`` copies
-  (each in a partition of its own): verify and the other commands must walk them at V2 speed.
+  (each in a partition of its own): verify and the other commands must walk them at V2 speed;
+* ``copies``: ``--copies`` copies of the real ``fixtures/real/kafka-logs/foo-0`` (204 batches,
+  8,730 bytes, no indexes, no checkpoints) in one log directory, each command with ``--jobs 1`` and
+  ``--jobs N`` run through ``bench/cpu_split.py``: the main process's CPU before the first pool,
+  while pools run and after the last, and the workers' CPU -- the serial part Amdahl's law
+  charges (``--baseline DIR`` runs another checkout beside this one, for before/after figures).
 
 Every command runs as a process, best of ``--runs``; CPU (user + system of the child) and wall
 time are printed, with the machine's core count.  Speed targets live here, never in tests.
 
-Usage: python bench/bench_many.py [--segments N] [--partitions N] [--mib N] [--jobs N] [--runs N]
-       [--only segments,partitions,legacy] [--keep DIR]
+Usage: python bench/bench_many.py [--segments N] [--partitions N] [--mib N] [--copies N] [--jobs N] [--runs N]
+       [--only segments,partitions,legacy,copies] [--keep DIR] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -144,14 +149,59 @@ def bench_legacy(root: Path, mib: int, runs: int) -> None:
         row(f"dump {name}/....log", ["dump", str(log)], runs)
 
 
+def write_copies(logdir: Path, copies: int) -> None:
+    """``copies`` partitions ``foo-0`` .. ``foo-<copies - 1>``, each the real foo-0's one segment."""
+    source = ROOT / "fixtures" / "real" / "kafka-logs" / "foo-0" / f"{0:020d}.log"
+    data = source.read_bytes()
+    for p in range(copies):
+        (logdir / f"foo-{p}").mkdir(parents=True)
+        (logdir / f"foo-{p}" / source.name).write_bytes(data)
+
+
+def split(tree: Path, argv: list[str]) -> dict[str, float]:
+    """One run of ``bench/cpu_split.py argv`` with ``tree``'s kseg: its JSON line."""
+    import json
+
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    done = subprocess.run([sys.executable, str(HERE / "cpu_split.py"), *argv], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=False)
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def bench_copies(root: Path, copies: int, jobs: int, runs: int, baseline: Path | None) -> None:
+    logdir = root / f"copies-{copies}"
+    if not logdir.exists():
+        write_copies(logdir, copies)
+    print(f"{copies} copies of fixtures/real/kafka-logs/foo-0 in one log directory; CPU seconds (best of {runs}): "
+          "main before the first pool / while pools ran / after the last, workers; the serial share (before + "
+          f"after); the wall time {jobs} idle cores would take (before + after + (while + workers) / {jobs}: the "
+          "main process's work in the pool competes for the same cores) and the speed-up over --jobs 1's CPU")
+    trees = [("this", ROOT)] + ([("baseline", baseline)] if baseline is not None else [])
+    for command in COMMANDS:
+        for label, tree in trees:
+            one = 0.0
+            for j in sorted({1, jobs}):
+                best = min((split(tree, [*command.split(), "--jobs", str(j), str(logdir)]) for _ in range(runs)),
+                           key=lambda r: r["before"] + r["during"] + r["after"] + r["workers"])
+                total = best["before"] + best["during"] + best["after"] + best["workers"]
+                serial = best["before"] + best["after"]
+                idle = serial + (best["during"] + best["workers"]) / j
+                one = one or total
+                print(f"  {label:<8} {command + ' --jobs ' + str(j):<28} {best['before']:6.2f} {best['during']:6.2f} "
+                      f"{best['after']:6.2f} {best['workers']:6.2f}  total {total:6.2f}  serial {serial / total:4.0%}  "
+                      f"idle {idle:6.2f} ({one / idle:4.2f}x)  wall {best['wall']:6.2f}  exit {best['exit']}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--segments", type=int, default=3000)
     parser.add_argument("--partitions", type=int, default=2000)
     parser.add_argument("--mib", type=int, default=64)
+    parser.add_argument("--copies", type=int, default=5000)
+    parser.add_argument("--baseline", type=Path, default=None, help="another checkout to run beside this one")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--only", default="segments,partitions,legacy")
+    parser.add_argument("--only", default="segments,partitions,legacy,copies")
     parser.add_argument("--keep", type=Path, default=None, help="generate into (and reuse) this directory")
     args = parser.parse_args()
     print(f"machine: {os.uname().machine}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; python {sys.version.split()[0]}")
@@ -165,6 +215,8 @@ def main() -> None:
             bench_segments(root, args.segments, args.runs)
         if "partitions" in only:
             bench_partitions(root, args.partitions, args.jobs, args.runs)
+        if "copies" in only:
+            bench_copies(root, args.copies, args.jobs, args.runs, args.baseline)
     finally:
         if args.keep is None:
             shutil.rmtree(root)

@@ -27,3 +27,25 @@ def names(directory: str | os.PathLike[str]) -> list[str]:
 def children(directory: str | os.PathLike[str]) -> list[Path]:
     """``Path(directory).iterdir()`` as a list, listed by :func:`names`."""
     return [Path(directory) / name for name in names(directory)]
+
+
+def kinds(directory: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
+    """(names of regular files, names of directories) in ``directory``, from one ``O_NOATIME`` listing.
+
+    ``os.scandir`` on the descriptor reads each entry's type from the listing itself, so a directory
+    of thousands of partitions costs one ``getdents``, not a ``stat`` per entry (a symbolic link is
+    still followed with a ``stat`` relative to the descriptor, as ``Path.is_file`` follows it).
+    """
+    fd = open_read_only(directory, directory=True)
+    files: list[str] = []
+    dirs: list[str] = []
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if entry.is_file():
+                    files.append(entry.name)
+                elif entry.is_dir():
+                    dirs.append(entry.name)
+    finally:
+        os.close(fd)
+    return files, dirs

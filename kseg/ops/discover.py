@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kseg.errors import KsegError
-from kseg.listing import children
+from kseg.listing import children, kinds
 from kseg.segment import base_offset_from_name, check_regular
 
 #: Kinds of file, by name.  Order within one base offset follows this tuple.
@@ -61,7 +61,11 @@ UNFINISHED_OUTPUT = "KSEG-UNFINISHED"
 
 def file_kind(path: Path) -> str:
     """log | index | timeindex | txnindex | snapshot | checkpoint | temp | <plain file name> | unknown."""
-    name = path.name
+    return _name_kind(path.name)
+
+
+def _name_kind(name: str) -> str:
+    """:func:`file_kind` of a bare file name."""
     if name in PLAIN_FILES:
         return name
     if name.endswith(TEMP_SUFFIXES):
@@ -88,11 +92,12 @@ LOG_DIR_ONLY_FILES = ("bootstrap.checkpoint", "meta.properties")
 
 
 def _holds_segments(directory: Path) -> bool:
-    return any(
-        file_kind(p) in ("log", "checkpoint") and p.name not in LOG_DIR_ONLY_FILES
-        for p in children(directory)
-        if p.is_file()
-    )
+    return _segment_files(kinds(directory)[0])
+
+
+def _segment_files(files: Iterable[str]) -> bool:
+    """Any of these file names a segment (``.log``) or a checkpoint a partition keeps."""
+    return any(_name_kind(name) in ("log", "checkpoint") and name not in LOG_DIR_ONLY_FILES for name in files)
 
 
 def is_partition_dir(path: Path) -> bool:
@@ -104,18 +109,19 @@ def is_partition_dir(path: Path) -> bool:
     one holding ``meta.properties`` or KRaft's ``bootstrap.checkpoint`` (a
     ``.checkpoint``, but only ever at a log directory's root).
     """
-    if any((path / name).is_file() for name in LOG_DIR_ONLY_FILES):
+    files, dirs = kinds(path)  # one listing for the three tests
+    if any(name in LOG_DIR_ONLY_FILES for name in files):
         return False
-    if _holds_segments(path):
+    if _segment_files(files):
         return True
-    if any(sub.is_dir() and _holds_segments(sub) for sub in children(path)):
+    if any(_holds_segments(path / sub) for sub in dirs):
         return False
     return parse_partition_dir(path) is not None
 
 
 def partition_files(directory: Path) -> list[Path]:
     """The files of one partition directory in Kafka's load order."""
-    return sorted((p for p in children(directory) if p.is_file()), key=_file_order)
+    return sorted((directory / name for name in kinds(directory)[0]), key=_file_order)
 
 
 def _partition_order(path: Path) -> tuple:
@@ -125,7 +131,7 @@ def _partition_order(path: Path) -> tuple:
 
 def partition_dirs(log_dir: Path) -> list[Path]:
     """Partition directories under a log directory, by topic then partition number."""
-    dirs = [p for p in children(log_dir) if p.is_dir() and is_partition_dir(p)]
+    dirs = [p for p in (log_dir / name for name in kinds(log_dir)[1]) if is_partition_dir(p)]
     return sorted(dirs, key=_partition_order)
 
 

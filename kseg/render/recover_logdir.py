@@ -76,8 +76,9 @@ def log_dir_lines(report: LogDirReport, width: int, quiet: bool = False) -> Iter
     yield _head(report)
     yield from _log_dir_error(report)
     healthy = [p for p in report.partitions if quiet and not partition_says_something(p)]
+    skipped = {id(p) for p in healthy}  # by identity: a list's ``in`` compares reports field by field
     for partition in report.partitions:
-        if partition in healthy:
+        if id(partition) in skipped:
             continue
         yield f"== {partition.path.name}"
         yield from partition_lines(partition, width, quiet)

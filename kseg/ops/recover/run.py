@@ -262,16 +262,37 @@ def _recover_log_dir(
         refuse_log_dir_outputs(path, sources, out_dir)
     prediction = predict_log_dir(path, cap, jobs=jobs)
     by_path = {Path(p.path).name: p for p in prediction.partitions}
-    reports = []
+    tasks: list[_Task] = []
     for source in sources:
         name = partition_name(source.directory)
         startup = startup_from(source.directory, name, prediction.clean_shutdown, prediction.checkpoints)
         predicted = by_path.get(source.directory.name) or predict(startup, name, cap)
         part_out = None if out_dir is None else out_dir / source.directory.name
-        reports.append(recover_partition(source.directory, source, startup, predicted, target, part_out,
-                                         salvage, interval, cap))
+        tasks.append((source, startup, predicted, target, part_out, salvage, interval, cap))
+    reports = _partition_reports(tasks, jobs if target == DRY_RUN else 1)
     written, carried, changes = write_log_dir_files(path, out_dir, reports) if out_dir is not None else ((), (), ())
     return LogDirReport(path, salvage, target, out_dir, prediction, tuple(reports), written, carried, changes)
+
+
+_Task = tuple[Input, Startup, PartitionPrediction, str, "Path | None", bool, int, int]
+
+
+def _partition_reports(tasks: list[_Task], jobs: int) -> list[Report]:
+    """:func:`recover_partition` of each partition, in order: here, or -- a dry run, which writes
+    nothing -- spread over ``jobs`` processes (each partition reads only its own files)."""
+    from kseg.recovery.loading.logdir import POOL_MIN_PARTITIONS
+
+    if jobs <= 1 or len(tasks) < POOL_MIN_PARTITIONS:
+        return [_report(task) for task in tasks]
+    from concurrent.futures import ProcessPoolExecutor  # only for a pool
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        return list(pool.map(_report, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))
+
+
+def _report(task: _Task) -> Report:
+    source, startup, predicted, target, part_out, salvage, interval, cap = task
+    return recover_partition(source.directory, source, startup, predicted, target, part_out, salvage, interval, cap)
 
 
 def recover_partition(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import errno
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import overload
@@ -187,16 +187,28 @@ def _order(part: PartitionTriage) -> tuple[object, ...]:
             -len(pred.deleted_segments), pred.outcome != FAILS, pred.topic, pred.partition, pred.path)
 
 
-def triage_partition(log_dir: str, pred: PartitionPrediction, verdict: Verdict) -> PartitionTriage:
+def triage_partition(log_dir: str, pred: PartitionPrediction, verdict: Verdict,
+                     served_at: Mapping[tuple[str, str], str] | None = None) -> PartitionTriage:
+    """One partition's triage; ``served_at`` is :func:`first_texts` of the verdict (built once for all)."""
     loss = measure(pred)
     stray = any(a.kind == RENAME and a.rule == "R1.5" for a in pred.actions)
-    served = next((f.text for f in verdict.facts if f.kind == UNREADABLE_SERVED and f.where == pred.path), None)
-    uncommitted = next((f.text for f in verdict.facts if f.kind == UNCOMMITTED_SERVED and f.where == pred.path), None)
+    texts = first_texts(verdict) if served_at is None else served_at
+    served = texts.get((UNREADABLE_SERVED, pred.path))
+    uncommitted = texts.get((UNCOMMITTED_SERVED, pred.path))
     part = PartitionTriage(log_dir, pred, loss, rank(pred, loss, stray, served is not None or uncommitted is not None),
                            failing_file(pred), unreadable=served, uncommitted=uncommitted)
     part.next = partition_steps(pred, part.failing_file, loss.lost, loss.committed,
                                 unreadable=served is not None, uncommitted=uncommitted is not None)
     return part
+
+
+def first_texts(verdict: Verdict) -> dict[tuple[str, str], str]:
+    """(kind, where) -> the first such fact's text: one pass, so each partition's lookup is O(1), not O(facts)."""
+    texts: dict[tuple[str, str], str] = {}
+    for fact in verdict.facts:
+        if fact.kind in (UNREADABLE_SERVED, UNCOMMITTED_SERVED):
+            texts.setdefault((fact.kind, fact.where), fact.text)
+    return texts
 
 
 # -- inputs ---------------------------------------------------------------------------------------------------
@@ -289,7 +301,8 @@ def triage(
     broker = predict_broker(_Announced(log_dirs, progress), max_batch_bytes, jobs=jobs)
     dirs = [LogDirTriage(d, log_dir_steps(d)) for d in broker.log_dirs]
     verdict = verdict_of(broker.log_dirs, broker.broker_stops)
-    parts = [triage_partition(d.path, p, verdict) for d in broker.log_dirs for p in d.partitions]
+    texts = first_texts(verdict)
+    parts = [triage_partition(d.path, p, verdict, texts) for d in broker.log_dirs for p in d.partitions]
     parts.sort(key=_order)
     return TriageResult(dirs, parts, broker.broker_stops, verdict)
 

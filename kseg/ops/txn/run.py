@@ -41,25 +41,9 @@ from kseg.ops.txn.coordinator import (
 from kseg.ops.txn.cut import cut_batches
 from kseg.ops.txn.state import BrokerState, broker_state, last_stable_offset
 from kseg.ops.txn.verdict import Group, TxnView, classify, groups_of
-from kseg.recovery.loading import (
-    BrokerPrediction,
-    LogDirPrediction,
-    PartitionPrediction,
-    predict_log_dir,
-    predict_partition,
-)
-from kseg.recovery.loading.logdir import (
-    CLEAN_SHUTDOWN,
-    HIGH_WATERMARK,
-    LOG_START,
-    METADATA_TOPIC,
-    RECOVERY_POINT,
-    mark_duplicates,
-    read_offsets,
-    stray_rule_alone,
-)
-from kseg.recovery.loading.partition import LoadInputs
-from kseg.recovery.verdict.partition import broker_facts, partition_facts
+from kseg.recovery.loading import PartitionPrediction
+from kseg.recovery.loading.logdir import METADATA_TOPIC, POOL_MIN_PARTITIONS
+from kseg.recovery.verdict.paths import predict_paths
 from kseg.recovery.verdict.table import Verdict
 
 #: ``transaction.max.timeout.ms``'s default (TransactionStateManagerConfig), and find-hanging's 15 minutes.
@@ -171,33 +155,20 @@ class TxnResult:
 
 def _predictions(paths: Sequence[Path], cap: int, jobs: int = 1) -> tuple[list[PartitionPrediction], Verdict]:
     """The loading model's view of every partition meant by ``paths`` (log or partition directories),
-    and the one verdict of their next start."""
-    found: list[PartitionPrediction] = []
-    log_dirs: list[LogDirPrediction] = []
-    facts = []
-    for path in paths:
-        if is_partition_dir(path):
-            found.append(_lone_partition(path, cap))
-            facts.extend(partition_facts(found[-1]))
-        else:
-            log_dirs.append(predict_log_dir(path, cap, jobs=jobs))
-            found.extend(p for p in log_dirs[-1].partitions if not p.kind)
-    mark_duplicates(log_dirs)
-    return found, Verdict(broker_facts(log_dirs, BrokerPrediction(log_dirs).broker_stops) + facts)
+    and the one verdict of their next start (:func:`~kseg.recovery.verdict.paths.predict_paths`, as verify
+    asks it): a partition directory named on its own gets the checkpoints of the directory above it."""
+    log_dirs = [path for path in paths if not is_partition_dir(path)]
+    alone = [(path, *_name(path)) for path in paths if is_partition_dir(path)]
+    predicted = predict_paths(log_dirs, alone, max_batch_bytes=cap, jobs=jobs)
+    found = [p for d in predicted.log_dirs.values() for p in d.partitions if not p.kind]
+    return found + list(predicted.alone.values()), predicted.verdict()
 
 
-def _lone_partition(path: Path, cap: int) -> PartitionPrediction:
-    """A partition directory named on its own: the checkpoints of the directory above it, as LogManager reads them."""
+def _name(path: Path) -> tuple[str, int, str]:
+    """(topic, partition, kind) of a partition directory named on its own; a name that is not
+    ``<topic>-<partition>`` is loaded as topic = the name, partition -1."""
     name = parse_partition_dir(path)
-    topic, number = (name.topic, name.partition) if name else (path.name, -1)
-    parent, key = path.parent, (topic, number)
-    inputs = LoadInputs((parent / CLEAN_SHUTDOWN).exists(),
-                        read_offsets(parent, RECOVERY_POINT).entries.get(key, 0),
-                        read_offsets(parent, LOG_START).entries.get(key, 0),
-                        read_offsets(parent, HIGH_WATERMARK).entries.get(key), max_batch_bytes=cap)
-    prediction = predict_partition(path, topic, number, inputs)
-    stray_rule_alone(prediction)
-    return prediction
+    return (name.topic, name.partition, "") if name else (path.name, -1, "")
 
 
 def _coordinator(predictions: list[PartitionPrediction], cap: int) -> CoordinatorView:
@@ -247,8 +218,7 @@ def txn(
     predictions = [p for p in predicted if p.topic != METADATA_TOPIC]
     view = _coordinator(predictions, max_batch_bytes)
     parts: list[PartitionTxn] = []
-    for pred in predictions:
-        state = broker_state(pred, advance, max_batch_bytes)
+    for pred, state in zip(predictions, _states(predictions, advance, max_batch_bytes, jobs), strict=True):
         part = PartitionTxn(pred.path, pred.topic, pred.partition, state)
         part.transactions = classify(pred.topic, pred.partition, pred.path, state, view, timeout_ms, bootstrap,
                                      now_ms, tuple(cut_batches(pred)))
@@ -260,6 +230,35 @@ def txn(
         parts.append(part)
     parts.sort(key=lambda p: (not p.hanging, not p.problem, p.topic, p.partition, p.path))
     return TxnResult(parts, view, timeout_ms, bootstrap, now_ms, verdict)
+
+
+def _states(predictions: list[PartitionPrediction], advance: Advance | None, cap: int, jobs: int) -> list[BrokerState]:
+    """Each partition's replay (:func:`broker_state`), in order: here, or spread over ``jobs`` processes.
+
+    A replay reads only its own partition's files and its prediction, so the partitions are
+    independent (as the model's are, loading/logdir.py); the coordinator view and the
+    classification that need all of them stay here.  The progress advances as each partition's
+    replay comes back, by the bytes it read.
+    """
+    if jobs <= 1 or len(predictions) < POOL_MIN_PARTITIONS:
+        return [broker_state(pred, advance, cap) for pred in predictions]
+    from concurrent.futures import ProcessPoolExecutor  # only for a pool
+
+    states: list[BrokerState] = []
+    chunk = max(1, len(predictions) // (jobs * 8))
+    with ProcessPoolExecutor(max_workers=min(jobs, len(predictions))) as pool:
+        for state, read in pool.map(_state_of, [(pred, cap) for pred in predictions], chunksize=chunk):
+            states.append(state)
+            if advance is not None:
+                advance(read)
+    return states
+
+
+def _state_of(task: tuple[PartitionPrediction, int]) -> tuple[BrokerState, int]:
+    """One partition's replay in a worker process, and the bytes of segments it read (for the parent's progress)."""
+    pred, cap = task
+    read: list[int] = []
+    return broker_state(pred, read.append, cap), sum(read)
 
 
 def total_bytes(paths: Sequence[str | Path]) -> int:

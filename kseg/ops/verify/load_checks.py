@@ -17,8 +17,6 @@ from kseg.ops.verify.logdir_findings import log_dir_findings
 from kseg.ops.verify.model import INFO, Finding, Plan, SegmentFacts, UnitResult
 from kseg.ops.verify.next_start import Predictions, key, predict_scopes
 from kseg.ops.verify.partition import PartitionFinding, check_partition
-from kseg.recovery.loading import BrokerPrediction
-from kseg.recovery.verdict.partition import broker_facts, partition_facts
 from kseg.recovery.verdict.table import Verdict
 
 
@@ -55,13 +53,7 @@ def _verdict(predictions: Predictions) -> Verdict | None:
     """The one verdict (kseg.recovery.verdict) of what the model predicted."""
     if not predictions.log_dirs and not predictions.partitions:
         return None
-    log_dirs = list(predictions.log_dirs.values())
-    inside = {key(p.path) for d in log_dirs for p in d.partitions}
-    alone = [p for where, p in predictions.partitions.items() if where not in inside]
-    stops = BrokerPrediction(log_dirs).broker_stops
-    facts = broker_facts(log_dirs, stops) + [fact for p in alone for fact in partition_facts(p)]
-    return Verdict(facts, frozenset(predictions.log_dirs) | frozenset(predictions.partitions))
-
+    return predictions.paths.verdict()
 
 
 def _next_start(predictions: Predictions, results: list[UnitResult], files: dict[str, str]) -> list[PartitionFinding]:

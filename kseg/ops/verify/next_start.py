@@ -24,24 +24,9 @@ from pathlib import Path
 
 from kseg.ops.verify.model import LoadScope
 from kseg.recovery.clean_prefix import CleanPrefix
-from kseg.recovery.loading import (
-    LoadInputs,
-    LogDirPrediction,
-    PartitionPrediction,
-    predict_log_dir,
-    predict_partition,
-)
-from kseg.recovery.loading.logdir import (
-    CLEAN_SHUTDOWN,
-    HIGH_WATERMARK,
-    LOG_START,
-    METADATA_TOPIC,
-    RECOVERY_POINT,
-    mark_duplicates,
-    parse_topic_partition,
-    read_offsets,
-    stray_rule_alone,
-)
+from kseg.recovery.loading import LogDirPrediction, PartitionPrediction
+from kseg.recovery.loading.logdir import CLEAN_SHUTDOWN, METADATA_TOPIC, parse_topic_partition
+from kseg.recovery.verdict.paths import Alone, PathPredictions, predict_paths
 
 SPECIAL_KINDS = ("delete", "future", "stray")
 
@@ -55,6 +40,7 @@ class Predictions:
     scopes: dict[str, tuple[str, ...] | None] = field(default_factory=dict)  # partition -> files to speak of
     clean_shutdown: dict[str, bool] = field(default_factory=dict)  # partition -> its log directory had the marker
     failures: dict[str, str] = field(default_factory=dict)  # directory -> why the model could not run
+    paths: PathPredictions = field(default_factory=PathPredictions)  # the shared answer the verdict is read from
 
 
 def key(path: str) -> str:
@@ -64,25 +50,31 @@ def key(path: str) -> str:
 def predict_scopes(
     scopes: tuple[LoadScope, ...], prefixes: Mapping[str, CleanPrefix] | None = None, jobs: int = 1
 ) -> Predictions:
-    """Run the model once per log directory and once per partition directory not inside one.
+    """Run the model once per log directory and once per partition directory not inside one
+    (:func:`~kseg.recovery.verdict.paths.predict_paths`, as txn asks it).
 
     ``prefixes``: recover's loop over the leading clean batches of the .log files verify walked,
     by absolute path: the model goes on from there instead of walking them again.
     """
     out = Predictions()
-    for scope in scopes:
-        if scope.kind == "log-dir":
-            _predict_log_dir(out, scope.directory, prefixes, jobs)
-    mark_duplicates(list(out.log_dirs.values()))  # verify d1 d2: one broker's log.dirs
-    for scope in scopes:
-        if scope.kind != "partition":
-            continue
+    log_dirs = [scope.directory for scope in scopes if scope.kind == "log-dir"]
+    partitions = [scope for scope in scopes if scope.kind == "partition"]
+    alone: list[Alone] = [(scope.directory, *name) for scope in partitions
+                          if (name := _loaded_name(Path(scope.directory))) is not None]
+    out.paths = predict_paths(log_dirs, alone, prefixes=prefixes, jobs=jobs, catch=True)
+    out.log_dirs.update(out.paths.log_dirs)
+    for prediction in out.paths.log_dirs.values():
+        for part in prediction.partitions:
+            out.partitions[key(part.path)] = part
+            out.clean_shutdown[key(part.path)] = prediction.clean_shutdown
+            out.scopes.setdefault(key(part.path), None)
+    for scope in partitions:  # after the log directories': a partition of one stays whole
         where = key(scope.directory)
         out.scopes[where] = _wider(out.scopes, where, scope.only)
-        if os.path.dirname(where) in out.log_dirs:
-            continue  # its log directory was predicted whole: loaded there, or not loaded at all
-        if where not in out.partitions and where not in out.failures:
-            _predict_partition(out, scope.directory, prefixes)
+    for where, part in out.paths.alone.items():
+        out.partitions[where] = part
+        out.clean_shutdown[where] = (Path(where).parent / CLEAN_SHUTDOWN).exists()
+    out.failures.update(out.paths.failures)
     return out
 
 
@@ -93,47 +85,12 @@ def _wider(known: dict[str, tuple[str, ...] | None], where: str, only: tuple[str
     return (*(known.get(where) or ()), *(only or ()))
 
 
-def _predict_log_dir(out: Predictions, directory: str, prefixes: Mapping[str, CleanPrefix] | None,
-                     jobs: int = 1) -> None:
-    try:
-        prediction = predict_log_dir(directory, prefixes=prefixes, jobs=jobs)
-    except Exception as err:  # a model failure must not stop verify: reported as load-model instead
-        out.failures[key(directory)] = f"{type(err).__name__}: {err}"
-        return
-    out.log_dirs[key(directory)] = prediction
-    for part in prediction.partitions:
-        out.partitions[key(part.path)] = part
-        out.clean_shutdown[key(part.path)] = prediction.clean_shutdown
-        out.scopes.setdefault(key(part.path), None)
-
-
-def load_inputs(directory: Path) -> LoadInputs | None:
-    """What ``LogManager.loadLog`` passes for this partition directory, read from its parent (R1.1, R1.2)."""
+def _loaded_name(directory: Path) -> tuple[str, int, str] | None:
+    """(topic, partition, kind) as ``LocalLog.parseTopicPartitionName`` reads the name; None for a name
+    Kafka refuses (the log directory's own prediction reports it) or the KRaft metadata log, which
+    ``LogManager.loadLogs`` does not load."""
     try:
         topic, partition, kind = parse_topic_partition(directory)
-    except Exception:  # a name Kafka refuses: the log directory's own prediction reports it
+    except Exception:
         return None
-    if topic == METADATA_TOPIC:
-        return None  # the KRaft metadata log is not loaded by LogManager.loadLogs
-    parent = directory.parent
-    tp = (topic, partition)
-    points = read_offsets(parent, RECOVERY_POINT).entries
-    starts = read_offsets(parent, LOG_START).entries
-    marks = read_offsets(parent, HIGH_WATERMARK).entries
-    clean = (parent / CLEAN_SHUTDOWN).exists()
-    return LoadInputs(clean, points.get(tp, 0), starts.get(tp, 0), marks.get(tp), kind)
-
-
-def _predict_partition(out: Predictions, directory: str, prefixes: Mapping[str, CleanPrefix] | None) -> None:
-    path = Path(directory)
-    try:
-        inputs = load_inputs(path)
-        if inputs is None:
-            return
-        topic, partition, _ = parse_topic_partition(path)
-        prediction = predict_partition(path, topic, partition, inputs, prefixes)
-        stray_rule_alone(prediction)
-        out.partitions[key(directory)] = prediction
-        out.clean_shutdown[key(directory)] = inputs.clean_shutdown
-    except Exception as err:  # a model failure must not stop verify: reported as load-model instead
-        out.failures[key(directory)] = f"{type(err).__name__}: {err}"
+    return None if topic == METADATA_TOPIC else (topic, partition, kind)

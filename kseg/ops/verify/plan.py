@@ -52,10 +52,14 @@ class _Planner:
         self.partitions: list[PartitionPlan] = []
         self.missing: list[str] = []
         self.loads: list[LoadScope] = []
+        self._marker: dict[Path, bool] = {}
 
-    def add_load(self, kind: str, directory: Path, only: tuple[str, ...] | None = None) -> None:
-        """Ask the log-loading model about ``directory`` -- only where Kafka would load it as a partition."""
-        if kind == "partition" and (parse_partition_dir(directory) is None or not is_partition_dir(directory)):
+    def add_load(self, kind: str, directory: Path, only: tuple[str, ...] | None = None, known: bool = False) -> None:
+        """Ask the log-loading model about ``directory`` -- only where Kafka would load it as a partition.
+
+        ``known``: the caller has already found it a partition directory (``is_partition_dir``)."""
+        if kind == "partition" and (parse_partition_dir(directory) is None
+                                    or not (known or is_partition_dir(directory))):
             return  # Kafka loads no such directory as a partition: verify says nothing about the next start
         self.loads.append(LoadScope(kind, str(directory), only))
 
@@ -94,11 +98,21 @@ class _Planner:
         return added
 
     def add_partition(self, directory: Path) -> None:
+        """A directory ``is_partition_dir`` has said is a partition: its files, its units, its load."""
         files = partition_files(directory)
         units = self.add_files(files, str(directory))
         self._ask_recovery_prefixes(units, {str(f) for f in files}, directory)
         self.partitions.append(PartitionPlan(str(directory), [str(f) for f in files], units))
-        self.add_load("partition", directory)
+        self.add_load("partition", directory, known=True)
+
+    def _unclean(self, log_dir: Path) -> bool:
+        """No clean-shutdown marker in ``log_dir``: looked up once per log directory, not per partition."""
+        from kseg.recovery.loading.logdir import CLEAN_SHUTDOWN  # a directory: the model loads it anyway
+
+        found = self._marker.get(log_dir)
+        if found is None:
+            found = self._marker[log_dir] = not (log_dir / CLEAN_SHUTDOWN).exists()
+        return found
 
     def _ask_recovery_prefixes(self, added: list[int], files: set[str], directory: Path) -> None:
         """Mark the segments the next start is likely to recover, so their walk runs recover's loop too.
@@ -109,13 +123,11 @@ class _Planner:
         from the recovery point, which is most often in the last segment).  Other segments the
         model recovers are walked again, as before; the marks only bound what the walks keep.
         """
-        from kseg.recovery.loading.logdir import CLEAN_SHUTDOWN  # a directory: the model loads it anyway
-
         units = self.units
         logs = [i for i in added if units[i].kind == "segment" and units[i].log in units[i].paths]
         if not logs:
             return
-        unclean = not (directory.parent / CLEAN_SHUTDOWN).exists()
+        unclean = self._unclean(directory.parent)
         last = max(logs, key=lambda i: segment_base(units[i].paths[0]) or -1)
         for i in logs:
             log = units[i].log

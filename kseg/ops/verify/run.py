@@ -83,16 +83,46 @@ def _run_units(
 
     results: list[UnitResult] = [UnitResult([])] * len(units)
     done = 0
-    with ProcessPoolExecutor(max_workers=min(jobs, len(units))) as pool:
-        futures = {pool.submit(check_unit, unit, deep, None, max_batch_bytes): i for i, unit in enumerate(units)}
-        # (one future per unit: with many small units, chunks would cost less to send; see bench/bench_many.py)
+    chunks = unit_chunks(sizes, jobs)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+        futures = {pool.submit(_check_chunk, units[a:b], deep, max_batch_bytes): (a, b) for a, b in chunks}
         for future in as_completed(futures):
-            i = futures[future]
-            results[i] = future.result()
+            a, b = futures[future]
+            results[a:b] = future.result()
             if progress is not None:
-                done += sizes[i]
+                done += sum(sizes[a:b])
                 progress(done, total)
     return results
+
+
+#: Chunks per worker: enough that one slow chunk does not leave the other workers idle at the end,
+#: few enough that a task's round trip (pickling, a pipe write, a wake-up: ~0.2 ms) stays small
+#: beside thousands of small units.
+CHUNKS_PER_JOB = 8
+
+
+def unit_chunks(sizes: list[int], jobs: int) -> list[tuple[int, int]]:
+    """Consecutive ``[start, end)`` runs of units, each about ``1 / (jobs * CHUNKS_PER_JOB)`` of the
+    units and of the bytes, whichever comes first: a large segment is a chunk of its own, thousands
+    of small partitions go out a few hundred at a time."""
+    parts = jobs * CHUNKS_PER_JOB
+    most_units = max(1, -(-len(sizes) // parts))
+    most_bytes = max(1, sum(sizes) // parts)
+    chunks: list[tuple[int, int]] = []
+    start, held = 0, 0
+    for i, size in enumerate(sizes):
+        held += size
+        if i + 1 - start >= most_units or held >= most_bytes:
+            chunks.append((start, i + 1))
+            start, held = i + 1, 0
+    if start < len(sizes):
+        chunks.append((start, len(sizes)))
+    return chunks
+
+
+def _check_chunk(units: list[Unit], deep: bool, max_batch_bytes: int) -> list[UnitResult]:
+    """:func:`check_unit` for consecutive units, in a worker: one task, one result message."""
+    return [check_unit(unit, deep, None, max_batch_bytes) for unit in units]
 
 
 def verify_paths(
@@ -134,13 +164,18 @@ def _merge(plan: Plan, results: list[UnitResult], jobs: int = 1) -> tuple[list[F
     reports.extend(((-1, 0, 0), missing_report(path)) for path in plan.missing)
 
     by_path = {report.path: report for _, report in reports}
+    keys: dict[str, SortKey] = {}
+    for key, report in reports:
+        keys.setdefault(report.path, key)
     found, verdict = _load_checks(plan, results, jobs)
     for finding_path, finding, anchor in found:
         target = by_path.get(finding_path)
         if target is None:
             target = FileReport(finding_path, _kind_of_missing(finding_path), None)
             by_path[finding_path] = target
-            reports.append((_anchor_key(anchor, reports, finding_path), target))
+            key = _anchor_key(anchor, keys, finding_path)
+            keys.setdefault(finding_path, key)
+            reports.append((key, target))
         target.findings.append(finding)
 
     reports.sort(key=lambda item: item[0])
@@ -170,12 +205,13 @@ def _kind_of_missing(path: str) -> str:
     return "checkpoint" if os.path.isfile(path) else "missing"
 
 
-def _anchor_key(anchor: str | None, reports: list[tuple[SortKey, FileReport]], path: str) -> SortKey:
-    """Sort key placing a report for a missing file among the files of the segment it belongs to."""
-    for key, report in reports:
-        if report.path == anchor:
-            return (key[0], _suffix_rank(path), 0)
-    return (float("inf"), 0, 0)
+def _anchor_key(anchor: str | None, keys: dict[str, SortKey], path: str) -> SortKey:
+    """Sort key placing a report for a missing file among the files of the segment it belongs to.
+
+    ``keys``: each report's path -> the key of the first report with it (a dict, so that thousands of
+    missing indexes cost one lookup each, not a scan of every report)."""
+    key = keys.get(anchor) if anchor is not None else None
+    return (float("inf"), 0, 0) if key is None else (key[0], _suffix_rank(path), 0)
 
 
 def _suffix_rank(path: str) -> int:

@@ -10,7 +10,7 @@ the Kafka method it comes from, so a caller can show *why* as well as *what*.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 #: ``PartitionPrediction.outcome`` (docs/triage.md, docs/kafka-log-loading.md §13).
 CLEAN = "clean"  # no file of the partition directory changes
@@ -42,6 +42,14 @@ def merge_ranges(ranges: list[tuple[int, int]]) -> list[list[int]]:
     return merged
 
 
+def _by_fields(self: object) -> tuple[object, tuple[object, ...]]:
+    """``__reduce__`` of a prediction's dataclasses: the class and its fields in order, rebuilt by
+    ``__init__``.  A ``--jobs`` worker sends a prediction per partition back to the parent; the default
+    pickling of a slotted dataclass goes through a Python ``__getstate__`` per object (with its field
+    names): this form is about 40% smaller and takes about 40% less CPU each way (docs/core.md)."""
+    return type(self), tuple(getattr(self, f.name) for f in fields(self))  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """One change Kafka makes on disk while loading.
@@ -63,6 +71,8 @@ class Action:
     size: int | None = None
     changes_content: bool = True
 
+    __reduce__ = _by_fields  # compact pickling for --jobs workers
+
 
 @dataclass(frozen=True, slots=True)
 class LoadError:
@@ -74,6 +84,8 @@ class LoadError:
     rule: str
     method: str
     cause: str | None = None  # "<class>: <message>" of the cause, for a KafkaStorageException
+
+    __reduce__ = _by_fields  # compact pickling for --jobs workers
 
     def as_json(self) -> dict[str, str]:
         """The ``error`` object of the triage contract."""
@@ -97,6 +109,8 @@ class CheckpointRead:
     entries: dict[tuple[str, int], int]  # (topic, partition) -> offset; empty when the read failed
     problem: str | None = None  # "<class>: <message>" of the read failure, swallowed by LogManager
     reports_offline: bool = False  # an IOException went through CheckpointFileWithFailureHandler (R9.4)
+
+    __reduce__ = _by_fields  # compact pickling for --jobs workers
 
 
 @dataclass(slots=True)
@@ -132,6 +146,8 @@ class PartitionPrediction:
     lost_offsets_behind_damage: list[list[int]] = field(default_factory=list)
     #: batches beyond the log end Kafka computes: they stay on disk but are never served (R5.5)
     unserved_offsets: list[list[int]] = field(default_factory=list)
+
+    __reduce__ = _by_fields  # compact pickling for --jobs workers
 
     @property
     def gone_offsets(self) -> list[list[int]]:

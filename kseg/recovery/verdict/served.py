@@ -26,20 +26,25 @@ from kseg.errors import LimitExceeded
 from kseg.format import Batch
 from kseg.format.scan import Gap, scan
 from kseg.index import read_offset_index
-from kseg.listing import children
+from kseg.listing import names
 from kseg.recovery.loading import PartitionPrediction
 from kseg.recovery.salvage import first_offset_of
 from kseg.segment import MappedFile, read_small_file
 
 
-def _untouched_logs(pred: PartitionPrediction) -> list[str]:
-    """Segment ``.log`` files the start serves as they are: not recovered, changed or deleted."""
+def _segment_logs(pred: PartitionPrediction) -> list[str]:
+    """The partition's segment ``.log`` names (20 digits), sorted: one listing per partition."""
+    return sorted(n for n in names(pred.path) if n.endswith(".log") and len(n) == 24 and n[:20].isdigit())
+
+
+def _untouched_logs(pred: PartitionPrediction, logs: list[str]) -> list[str]:
+    """Of ``logs``, the segment ``.log`` files the start serves as they are: not recovered, changed or deleted."""
+    if not logs:
+        return []
     touched = set(pred.files_changed) | set(pred.files_deleted)
     recovered = {a.path.rsplit("/", 1)[-1] for a in pred.actions if a.method == "LogSegment.recover"}
     recovered = {name.split(".", 1)[0] + ".log" for name in recovered}
-    directory = Path(pred.path)
-    names = sorted(p.name for p in children(directory) if p.name.endswith(".log") and len(p.name) == 24 and p.name[:20].isdigit())
-    return [n for n in names if n not in touched and n not in recovered]
+    return [n for n in logs if n not in touched and n not in recovered]
 
 
 def _first_offset(item: Batch) -> int:
@@ -111,8 +116,9 @@ def served_damage(pred: PartitionPrediction) -> list[tuple[str, int, int | None]
     if pred.error is not None or pred.log_end_offset is None or pred.kind == "delete":
         return []
     out: list[tuple[str, int, int | None]] = []
-    bases = sorted(int(n.name[:20]) for n in children(pred.path) if n.name.endswith(".log") and len(n.name) == 24 and n.name[:20].isdigit())
-    for name in _untouched_logs(pred):
+    logs = _segment_logs(pred)
+    bases = sorted(int(n[:20]) for n in logs)
+    for name in _untouched_logs(pred, logs):
         base = int(name[:20])
         later = [b for b in bases if b > base]
         end = later[0] if later else pred.log_end_offset

@@ -34,10 +34,16 @@ def plain_table(
     caps: Sequence[int | None],
     floors: Sequence[int | None],
     width: int,
+    bold_header: bool = False,
 ) -> str | None:
     """The text rich's ``Table(box=SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))``
     prints for these no-wrap, ellipsis columns on a console ``width`` cells wide, or None where a
-    cell holds a control character or a column is reduced into its padding."""
+    cell holds a control character or a column is reduced into its padding.
+
+    ``bold_header``: the console writes styles (a terminal with a colour system), where rich draws
+    the header row in its ``table.header`` style, bold: each header cell's padding and content
+    each wrapped in ``ESC[1m`` ... ``ESC[0m`` (one segment each, as rich writes them); nothing
+    else of the table is styled.  A table wider than the console is then left to rich."""
     count = len(columns)
     if any(_SPECIAL.search(" ".join(row)) for row in rows) or _SPECIAL.search(" ".join(columns)):
         return None
@@ -56,9 +62,11 @@ def plain_table(
     if min(contents) < 1:
         return None  # a column reduced into its padding: rich's own cropping, kept
     total = sum(widths) + count - 1
+    if bold_header and total > width:
+        return None
     fit = _fitter(contents, justify, pads)
-    lines = [fit(columns), "─" * total]
-    lines.extend(fit(row) for row in rows)
+    lines = [_bold(fit, columns) if bold_header else " ".join("".join(p) for p in fit(columns)), "─" * total]
+    lines.extend(" ".join("".join(p) for p in fit(row)) for row in rows)
     if total > width:
         lines = [line if cell_len(line) <= width else set_cell_size(line, width) for line in lines]
     return "\n".join(lines) + "\n"
@@ -78,11 +86,20 @@ def _measure(widest: int, within: int, floor: int | None, cap: int | None, paddi
     return high
 
 
-def _fitter(widths: list[int], justify: Sequence[Justify], pads: list[tuple[int, int]]) -> Callable[[Sequence[str]], str]:
-    """The function drawing one row of cells at the columns' widths."""
+_Pieces = list[tuple[str, str, str]]
+
+
+def _bold(fit: Callable[[Sequence[str]], _Pieces], cells: Sequence[str]) -> str:
+    """The header row as rich writes it in bold: every non-empty piece a segment of its own."""
+    return " ".join("".join(f"\x1b[1m{piece}\x1b[0m" for piece in pieces if piece) for pieces in fit(cells))
+
+
+def _fitter(widths: list[int], justify: Sequence[Justify], pads: list[tuple[int, int]]) -> Callable[[Sequence[str]], _Pieces]:
+    """The function laying out one row of cells at the columns' widths: (left padding, content, right
+    padding) per column, joined by one space."""
     layout = list(zip(widths, justify, pads, strict=True))
 
-    def fit(cells: Sequence[str]) -> str:
+    def fit(cells: Sequence[str]) -> _Pieces:
         out = []
         for text, (w, how, (left, right)) in zip(cells, layout, strict=True):
             if how == "right":
@@ -92,7 +109,7 @@ def _fitter(widths: list[int], justify: Sequence[Justify], pads: list[tuple[int,
                 text = set_cell_size(text, w - 1) + "…" if w > 0 else ""
                 size = cell_len(text)
             gap = " " * max(0, w - size)
-            out.append(" " * left + (text + gap if how == "left" else gap + text) + " " * right)
-        return " ".join(out)
+            out.append((" " * left, text + gap if how == "left" else gap + text, " " * right))
+        return out
 
     return fit

@@ -6,7 +6,9 @@ loading model predicts (a damaged tail the load cuts is not part of the replica)
 Segments are walked one at a time through :class:`kseg.segment.Segment`
 (read-only mappings), and the pages behind the walk are released as it goes
 (:func:`kseg.segment.release_pages`), so the resident set holds a window of
-each log, not the log.
+each log, not the log.  The walk is :func:`kseg.format.digest.batch_digests`: with
+the compiled core one call per window of batches gives each batch's header
+fields and its content and records digests (docs/diff.md §3).
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from hashlib import blake2b
+
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.format.digest import batch_digests, flags_of
 from kseg.format.layout import Buffer
 from kseg.format.model import NO_PARTITION_LEADER_EPOCH, Record
 from kseg.format.v0v1 import LegacyBatch
@@ -24,7 +29,12 @@ from kseg.segment import RELEASE_EVERY, Segment, release_pages
 
 
 class BatchRef(NamedTuple):
-    """Where one batch is and what its header says; ``crc`` is the batch's stored checksum."""
+    """Where one batch is and what its header says; ``crc`` is the batch's stored checksum.
+
+    ``content``: the content digest (V2: of the CRC-covered bytes; V0/V1: of the whole entry);
+    ``digest``: the records digest, or None where the records must be decoded first
+    (:func:`kseg.format.digest.records_digest` of :meth:`records`).
+    """
 
     base: int
     last: int
@@ -35,6 +45,15 @@ class BatchRef(NamedTuple):
     position: int
     size: int
     buf: Buffer  # the segment's mapping: valid while the walk that yielded this batch stays in its segment
+    attributes: int
+    producer_id: int
+    content: bytes
+    digest: bytes | None
+
+    @property
+    def flags(self) -> int:
+        """The canonical record's flags (transactional, control) of this batch's records."""
+        return flags_of(self.attributes) if self.magic >= 2 else 0
 
     def data(self) -> bytes:
         """The batch's bytes exactly as stored."""
@@ -63,19 +82,22 @@ def iter_batches(logs: list[Path], log_start: int, log_end: int) -> Iterator[Bat
     for log in logs:
         with Segment(log) as seg:
             buf, mark = seg.buf, 0
-            for pos, nxt, magic, header, _ in seg.walk(strict=False).frames():
+            for pos, nxt, magic, header, content, digest in batch_digests(buf, len(buf)):
                 if pos - mark >= RELEASE_EVERY:  # pages behind the walk: re-read from the page cache if needed
                     mark = release_pages(buf, mark, pos)
                 if header is not None:
                     base = header[0]
-                    epoch, crc, last = header[2], header[4], base + header[6]
+                    epoch, crc, last, attributes, producer = header[2], header[4], base + header[6], header[5], header[9]
                 else:
                     legacy = LegacyBatch(buf, pos)
                     base, last, epoch, crc = legacy.base_offset, legacy.last_offset, NO_PARTITION_LEADER_EPOCH, legacy.crc
+                    attributes, producer = legacy.attributes, -1
+                    content = blake2b(buf[pos:nxt], digest_size=16).digest()
                 if base >= log_end:
                     return
                 if last >= log_start:
-                    yield make((base, last, epoch, crc, magic, log, pos, nxt - pos, buf))
+                    yield make((base, last, epoch, crc, magic, log, pos, nxt - pos, buf, attributes, producer,
+                                content, digest))
 
 
 def epochs_of_batches(batches: Iterator[BatchRef]) -> list[tuple[int, int]]:

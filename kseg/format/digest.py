@@ -151,3 +151,88 @@ def _v2_records_digest(buf: Buffer, pos: int, nxt: int, header: tuple[int, ...])
                                                   strict=True):
         total += share(canonical_record(offset, stamp, producer_id, flags, key, value, headers))
     return (total & MASK_128).to_bytes(16, "little")
+
+
+# -- keyed records, for the read_committed state of kseg diff ----------------------------------------
+
+#: (key fingerprint, offset, value fingerprint or None for a tombstone)
+Keyed = tuple[int, int, "int | None"]
+#: (position, next, magic, V2 header tuple or None, keyed records of the bucket or None)
+KeyedEntry = tuple[int, int, int, "tuple[int, ...] | None", "list[Keyed] | None"]
+
+
+def fingerprint(part: bytes) -> int:
+    """A key's or value's 64-bit fingerprint: the first 8 bytes (little-endian) of its BLAKE2b-128."""
+    return int.from_bytes(blake2b(part, digest_size=16).digest()[:8], "little")
+
+
+def in_bucket(key: int, bits: int, bucket: int) -> bool:
+    """Whether a key fingerprint lies in bucket ``bucket`` of ``2**bits`` (its top ``bits`` bits)."""
+    return bits == 0 or key >> (64 - bits) == bucket
+
+
+def keyed_digests(buf: Buffer, limit: int, bits: int, bucket: int) -> Iterator[KeyedEntry]:
+    """The entries of ``buf[:limit]`` a read_committed fold of one key bucket needs.
+
+    Each entry carries the keyed records whose key fingerprint lies in the bucket, or None where
+    the caller must read the batch itself (magic 0/1, a V2 entry without a header, a control batch,
+    compressed records, records the scanner does not read exactly); a non-transactional V2 batch
+    with no keyed record in the bucket is left out.
+    """
+    if CORE is not None and 0 <= bits <= 63:
+        try:
+            CORE.keyed_digests(buf, 0, 0, 1, 0, 0)  # can the core borrow this buffer?
+        except NOT_FOR_CORE:
+            pass
+        else:
+            return _core_keyed(buf, limit, bits, bucket)
+    return _keyed(buf, limit, bits, bucket)
+
+
+def _core_keyed(buf: Buffer, limit: int, bits: int, bucket: int) -> Iterator[KeyedEntry]:
+    assert CORE is not None
+    pos: int | None = 0
+    while pos is not None:
+        try:
+            chunk, pos = CORE.keyed_digests(buf, pos, limit, DIGEST_CHUNK, bits, bucket)
+        except Exception as err:
+            if is_core_failure(err):
+                raise core_failure(err, pos or 0) from None
+            raise
+        yield from chunk
+
+
+def _keyed(buf: Buffer, limit: int, bits: int, bucket: int) -> Iterator[KeyedEntry]:
+    """:func:`keyed_digests` in Python: the reference."""
+    for pos, nxt, magic, header, _ in BatchWalk(buf, 0, limit, strict=False).frames():
+        if header is None:
+            yield pos, nxt, magic, None, None
+            continue
+        keyed = _keyed_v2(buf, pos, nxt, header, bits, bucket)
+        if keyed == [] and not header[5] & TRANSACTIONAL_MASK:
+            continue
+        yield pos, nxt, magic, header, keyed
+
+
+def _keyed_v2(buf: Buffer, pos: int, nxt: int, header: tuple[int, ...], bits: int, bucket: int) -> list[Keyed] | None:
+    attributes, count = header[5], header[12]
+    if attributes & (CODEC_MASK | CONTROL_MASK) or count < 0:
+        return None
+    if count == 0:
+        return [] if pos + RECORD_BATCH_OVERHEAD == nxt else None
+    scan = scan_records(buf, pos + RECORD_BATCH_OVERHEAD, nxt, count, header[0], header[7])
+    if scan is None:
+        return None
+    return keyed_of(zip(scan.keys(), scan.offsets(), scan.values(), strict=True), bits, bucket)
+
+
+def keyed_of(records: Iterable[tuple[bytes | None, int, bytes | None]], bits: int, bucket: int) -> list[Keyed]:
+    """(key, offset, value) triples as the bucket's keyed records (unkeyed records dropped)."""
+    out: list[Keyed] = []
+    for key, offset, value in records:
+        if key is None:
+            continue
+        k = fingerprint(key)
+        if in_bucket(k, bits, bucket):
+            out.append((k, offset, None if value is None else fingerprint(value)))
+    return out

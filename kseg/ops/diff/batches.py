@@ -76,13 +76,18 @@ class BatchRef(NamedTuple):
         return batch.producer_id, batch.is_transactional
 
 
-def iter_batches(logs: list[Path], log_start: int, log_end: int) -> Iterator[BatchRef]:
-    """Every batch of ``logs`` (by base offset) with ``last >= log_start`` and ``base < log_end``."""
+def iter_batches(logs: list[Path], log_start: int, log_end: int, *, digests: bool = True) -> Iterator[BatchRef]:
+    """Every batch of ``logs`` (by base offset) with ``last >= log_start`` and ``base < log_end``.
+
+    ``digests=False``: a walk that only needs offsets and headers skips the hashing (``content``
+    is empty and ``digest`` None).
+    """
     make = BatchRef._make
     for log in logs:
         with Segment(log) as seg:
             buf, mark = seg.buf, 0
-            for pos, nxt, magic, header, content, digest in batch_digests(buf, len(buf)):
+            entries = batch_digests(buf, len(buf)) if digests else _frames(seg)
+            for pos, nxt, magic, header, content, digest in entries:
                 if pos - mark >= RELEASE_EVERY:  # pages behind the walk: re-read from the page cache if needed
                     mark = release_pages(buf, mark, pos)
                 if header is not None:
@@ -92,12 +97,18 @@ def iter_batches(logs: list[Path], log_start: int, log_end: int) -> Iterator[Bat
                     legacy = LegacyBatch(buf, pos)
                     base, last, epoch, crc = legacy.base_offset, legacy.last_offset, NO_PARTITION_LEADER_EPOCH, legacy.crc
                     attributes, producer = legacy.attributes, -1
-                    content = blake2b(buf[pos:nxt], digest_size=16).digest()
+                    if digests:
+                        content = blake2b(buf[pos:nxt], digest_size=16).digest()
                 if base >= log_end:
                     return
                 if last >= log_start:
                     yield make((base, last, epoch, crc, magic, log, pos, nxt - pos, buf, attributes, producer,
                                 content, digest))
+
+
+def _frames(seg: Segment) -> Iterator[tuple[int, int, int, tuple[int, ...] | None, bytes, None]]:
+    for pos, nxt, magic, header, _ in seg.walk(strict=False).frames():
+        yield pos, nxt, magic, header, b"", None
 
 
 def epochs_of_batches(batches: Iterator[BatchRef]) -> list[tuple[int, int]]:

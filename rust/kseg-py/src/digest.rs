@@ -39,3 +39,38 @@ pub fn batch_digests<'py>(
         })
     })
 }
+
+/// `kseg diff`'s keyed records of one bucket for a window: ([(position, next, magic, header or
+/// None, [(key fingerprint, offset, value fingerprint or None)] or None)], next position or None).
+#[pyfunction]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+pub fn keyed_digests<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    limit: usize,
+    max_frames: usize,
+    bits: u32,
+    bucket: u64,
+) -> PyResult<(Bound<'py, PyList>, Option<usize>)> {
+    guarded(|| {
+        if bits > 63 {
+            return Err(pyo3::exceptions::PyValueError::new_err("at most 63 bucket bits"));
+        }
+        let borrowed = Borrowed::new(buf)?;
+        let mut out = Vec::new();
+        let step = kseg_wire::digest::keyed_digests(borrowed.as_slice(), start, limit, max_frames, bits, bucket, &mut out);
+        let items = out
+            .iter()
+            .map(|e| {
+                let f = &e.frame;
+                Ok((f.position, f.next, f.magic, frame_header(py, f)?, e.keyed.clone()).into_pyobject(py)?.into_any())
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let list = PyList::new(py, items)?;
+        Ok(match step {
+            kseg_wire::Step::More(pos) => (list, Some(pos)),
+            kseg_wire::Step::Ended(_) => (list, None),
+        })
+    })
+}

@@ -203,6 +203,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(grep::find_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(digest::batch_digests, m)?)?;
+    m.add_function(wrap_pyfunction!(digest::keyed_digests, m)?)?;
     m.add_function(wrap_pyfunction!(grep::grep_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;

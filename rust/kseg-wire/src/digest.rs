@@ -149,3 +149,78 @@ pub fn batch_digests(buf: &[u8], start: usize, limit: usize, max_frames: usize, 
     }));
     step
 }
+
+/// A key's or value's 64-bit fingerprint: the first 8 bytes (little-endian) of its BLAKE2b-128.
+pub fn fingerprint(bytes: &[u8]) -> u64 {
+    let d = blake2b_128(bytes);
+    let mut low = [0u8; 8];
+    low.copy_from_slice(&d[..8]);
+    u64::from_le_bytes(low)
+}
+
+/// Whether a key fingerprint falls in bucket `bucket` of `2^bits` (its top `bits` bits).
+#[inline]
+pub fn in_bucket(key: u64, bits: u32, bucket: u64) -> bool {
+    bits == 0 || key >> (64 - bits.min(63)) == bucket
+}
+
+/// A keyed record of a bucket: (key fingerprint, offset, value fingerprint or None for a tombstone).
+pub type Keyed = (u64, i64, Option<u64>);
+
+/// One entry of [`keyed_digests`]: the frame, and its keyed records of the bucket, or `None` where
+/// the Python side must read the batch itself (magic 0/1, no header, control, compressed records,
+/// records the scanner does not read exactly).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyedEntry {
+    pub frame: Frame,
+    pub keyed: Option<Vec<Keyed>>,
+}
+
+fn keyed_of(buf: &[u8], pos: usize, next: usize, h: &crate::walk::V2Header, bits: u32, bucket: u64) -> Option<Vec<Keyed>> {
+    if h.attributes & (CODEC_MASK | CONTROL_MASK) != 0 || h.records_count < 0 {
+        return None;
+    }
+    let start = pos.checked_add(RECORD_BATCH_OVERHEAD)?;
+    let count = h.records_count as usize;
+    let scan = scan_records(buf, start, next, count)?;
+    if scan.end != next || scan.fields.len() != count * RECORD_STRIDE {
+        return None;
+    }
+    let mut out = Vec::new();
+    for f in scan.fields.chunks_exact(RECORD_STRIDE) {
+        let Some(key) = span(buf, f[3], f[4])? else { continue };
+        let k = fingerprint(key);
+        if in_bucket(k, bits, bucket) {
+            out.push((k, h.base_offset.wrapping_add(f[0]), span(buf, f[5], f[6])?.map(fingerprint)));
+        }
+    }
+    Some(out)
+}
+
+/// `kseg diff`'s read_committed fold, the core's part (digest.py's `keyed_digests`): up to
+/// `max_frames` entries of `buf[start..limit]`, each with the keyed records whose key fingerprint
+/// lies in the bucket; a plain (non-transactional) batch with none is left out.
+pub fn keyed_digests(
+    buf: &[u8],
+    start: usize,
+    limit: usize,
+    max_frames: usize,
+    bits: u32,
+    bucket: u64,
+    out: &mut Vec<KeyedEntry>,
+) -> Step {
+    let mut frames = Vec::new();
+    let step = walk(buf, start, limit, false, max_frames, usize::MAX, &mut frames);
+    for frame in frames {
+        let keyed = match &frame.header {
+            Some(h) => keyed_of(buf, frame.position, frame.next, h, bits, bucket),
+            None => None,
+        };
+        let plain = frame.header.is_some_and(|h| h.attributes & TRANSACTIONAL_MASK == 0);
+        if plain && keyed.as_ref().is_some_and(|k| k.is_empty()) {
+            continue;
+        }
+        out.push(KeyedEntry { frame, keyed });
+    }
+    step
+}

@@ -29,7 +29,8 @@ decodes those and uses :func:`records_digest` (the same sum).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 from hashlib import blake2b
 
 from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
@@ -155,10 +156,10 @@ def _v2_records_digest(buf: Buffer, pos: int, nxt: int, header: tuple[int, ...])
 
 # -- keyed records, for the read_committed state of kseg diff ----------------------------------------
 
-#: (key fingerprint, offset, value fingerprint or None for a tombstone)
-Keyed = tuple[int, int, "int | None"]
-#: (position, next, magic, V2 header tuple or None, keyed records of the bucket or None)
-KeyedEntry = tuple[int, int, int, "tuple[int, ...] | None", "list[Keyed] | None"]
+#: (key fingerprint, (offset, value fingerprint or None for a tombstone)): the shape ``dict.update`` takes
+Keyed = tuple[int, tuple[int, "int | None"]]
+#: a run of plain batches' keyed records (a list), or (position, next, magic, V2 header or None, keyed or None)
+KeyedItem = "list[Keyed] | tuple[int, int, int, tuple[int, ...] | None, list[Keyed] | None]"
 
 
 def fingerprint(part: bytes) -> int:
@@ -171,47 +172,79 @@ def in_bucket(key: int, bits: int, bucket: int) -> bool:
     return bits == 0 or key >> (64 - bits) == bucket
 
 
-def keyed_digests(buf: Buffer, limit: int, bits: int, bucket: int) -> Iterator[KeyedEntry]:
-    """The entries of ``buf[:limit]`` a read_committed fold of one key bucket needs.
+def keyed_digests(buf: Buffer, limit: int, bits: int, bucket: int, log_start: int, log_end: int,
+                  walked: Callable[[int], None] | None = None) -> Iterator[Any]:
+    """What a read_committed fold of one key bucket needs of ``buf[:limit]``, in log order.
 
-    Each entry carries the keyed records whose key fingerprint lies in the bucket, or None where
-    the caller must read the batch itself (magic 0/1, a V2 entry without a header, a control batch,
-    compressed records, records the scanner does not read exactly); a non-transactional V2 batch
-    with no keyed record in the bucket is left out.
+    Items: a list -- the keyed records, in the bucket, of a run of consecutive plain batches (V2, not
+    transactional, not control, records uncompressed and read exactly by the scanner) -- or a tuple
+    ``(position, next, magic, header or None, keyed or None)`` for a batch the caller reads itself:
+    with its keyed records where they were read (a transactional batch), else None (control,
+    compressed, records the scanner leaves, and entries without a V2 header, which are not
+    filtered by offset).  V2 batches ending below ``log_start`` are left out; the walk stops at the
+    first V2 batch from ``log_end`` on.  ``walked`` is called with the position reached after each
+    window (the caller releases the pages behind it).
     """
     if CORE is not None and 0 <= bits <= 63:
         try:
-            CORE.keyed_digests(buf, 0, 0, 1, 0, 0)  # can the core borrow this buffer?
+            CORE.keyed_digests(buf, 0, 0, 1, 0, 0, 0, 0)  # can the core borrow this buffer?
         except NOT_FOR_CORE:
             pass
         else:
-            return _core_keyed(buf, limit, bits, bucket)
-    return _keyed(buf, limit, bits, bucket)
+            return _core_keyed(buf, limit, bits, bucket, log_start, log_end, walked)
+    return _keyed(buf, limit, bits, bucket, log_start, log_end, walked)
 
 
-def _core_keyed(buf: Buffer, limit: int, bits: int, bucket: int) -> Iterator[KeyedEntry]:
+def _core_keyed(buf: Buffer, limit: int, bits: int, bucket: int, log_start: int, log_end: int,
+                walked: Callable[[int], None] | None) -> Iterator[Any]:
     assert CORE is not None
     pos: int | None = 0
     while pos is not None:
         try:
-            chunk, pos = CORE.keyed_digests(buf, pos, limit, DIGEST_CHUNK, bits, bucket)
+            chunk, pos, _ = CORE.keyed_digests(buf, pos, limit, DIGEST_CHUNK, bits, bucket, log_start, log_end)
         except Exception as err:
             if is_core_failure(err):
                 raise core_failure(err, pos or 0) from None
             raise
         yield from chunk
+        if walked is not None and pos is not None:
+            walked(pos)
 
 
-def _keyed(buf: Buffer, limit: int, bits: int, bucket: int) -> Iterator[KeyedEntry]:
-    """:func:`keyed_digests` in Python: the reference."""
-    for pos, nxt, magic, header, _ in BatchWalk(buf, 0, limit, strict=False).frames():
+def _keyed(buf: Buffer, limit: int, bits: int, bucket: int, log_start: int, log_end: int,
+           walked: Callable[[int], None] | None = None) -> Iterator[Any]:
+    """:func:`keyed_digests` in Python: the reference (items cut at the same chunk boundaries)."""
+    run: list[Keyed] | None = None
+    for index, (pos, nxt, magic, header, _) in enumerate(BatchWalk(buf, 0, limit, strict=False).frames()):
+        if index % DIGEST_CHUNK == 0 and index:  # the core's runs end with its calls
+            if run is not None:
+                yield run
+                run = None
+            if walked is not None:
+                walked(pos)
         if header is None:
+            if run is not None:
+                yield run
+                run = None
             yield pos, nxt, magic, None, None
             continue
-        keyed = _keyed_v2(buf, pos, nxt, header, bits, bucket)
-        if keyed == [] and not header[5] & TRANSACTIONAL_MASK:
+        if header[0] >= log_end:
+            break
+        if header[0] + header[6] < log_start:
             continue
+        keyed = _keyed_v2(buf, pos, nxt, header, bits, bucket)
+        if keyed is not None and not header[5] & TRANSACTIONAL_MASK:
+            if run is not None:
+                run.extend(keyed)
+            elif keyed:
+                run = keyed
+            continue
+        if run is not None:
+            yield run
+            run = None
         yield pos, nxt, magic, header, keyed
+    if run is not None:
+        yield run
 
 
 def _keyed_v2(buf: Buffer, pos: int, nxt: int, header: tuple[int, ...], bits: int, bucket: int) -> list[Keyed] | None:
@@ -234,5 +267,5 @@ def keyed_of(records: Iterable[tuple[bytes | None, int, bytes | None]], bits: in
             continue
         k = fingerprint(key)
         if in_bucket(k, bits, bucket):
-            out.append((k, offset, None if value is None else fingerprint(value)))
+            out.append((k, (offset, None if value is None else fingerprint(value))))
     return out

@@ -113,3 +113,63 @@ def test_real_corpus_agrees(core, kind):
         data = path.read_bytes()
         buf = bytearray(data) if kind == "bytearray" else data
         assert core_digests(core, buf, len(buf)) == list(_digests(buf, len(buf))), path
+
+
+def core_keyed(core, buf, limit: int, bits: int, bucket: int, start: int, end: int) -> list:
+    out, pos = [], 0
+    while pos is not None:
+        part, pos, _ = core.keyed_digests(buf, pos, limit, DIGEST_CHUNK, bits, bucket, start, end)
+        out.extend(part)
+    return out
+
+
+def transactional_log() -> bytes:
+    """Plain, transactional (with and without keys), control, gzip and V1 batches, keys repeated."""
+    parts = []
+    for base in range(0, 40, 4):
+        specs = [RecordSpec(base + i, T0 + i, None if i == 3 else b"k%d" % ((base + i) % 7),
+                            None if i == 2 else b"v%d" % (base + i)) for i in range(4)]
+        kind = base // 4 % 4
+        if kind == 1:
+            parts.append(encode_batch(specs, base_offset=base, producer_id=5, producer_epoch=0, base_sequence=base,
+                                      is_transactional=True))
+        elif kind == 2:
+            parts.append(encode_batch(specs, base_offset=base, codec="gzip"))
+        else:
+            parts.append(encode_batch(specs, base_offset=base))
+    parts.append(encode_batch([RecordSpec(40, T0, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00")], producer_id=5,
+                              producer_epoch=0, is_transactional=True, is_control=True, base_offset=40))
+    parts.append(encode_batch([RecordSpec(41, T0, b"k1", b"legacy")], magic=1, base_offset=41))
+    parts.append(encode_batch([RecordSpec(42, T0, b"k2", b"last")], base_offset=42))
+    return b"".join(parts)
+
+
+def test_keyed_records_agree_for_every_bucket_and_offset_window(core):
+    from kseg.format.digest import _keyed, fingerprint
+
+    data = transactional_log()
+    for bits in (0, 1, 2, 3):
+        for bucket in range(1 << bits):
+            for start, end in ((0, 1 << 62), (5, 30), (12, 43), (41, 42)):
+                got = core_keyed(core, data, len(data), bits, bucket, start, end)
+                assert got == list(_keyed(data, len(data), bits, bucket, start, end)), (bits, bucket, start, end)
+    whole = core_keyed(core, data, len(data), 0, 0, 0, 1 << 62)
+    runs = [item for item in whole if type(item) is list]
+    assert runs[0][0] == (fingerprint(b"k0"), (0, fingerprint(b"v0")))
+    assert runs[0][2] == (fingerprint(b"k2"), (2, None))  # a tombstone
+    assert [type(i).__name__ if type(i) is list else ("txn" if i[4] is not None else i[2]) for i in whole] == [
+        "list", "txn", 2, "list", "txn", 2, "list", "txn", 2, 1, "list"]  # gzip and control read by Python
+
+
+@settings(deadline=None, max_examples=EXAMPLES)
+@given(seed=st.integers(0, 2**32), damage=st.integers(0, 2**32), bits=st.integers(0, 4), bucket=st.integers(0, 15),
+       start=st.integers(0, 60), broken=st.booleans())
+def test_keyed_records_agree_on_generated_logs(core, seed, damage, bits, bucket, start, broken):
+    from kseg.format.digest import _keyed
+
+    data = log_of(seed) + transactional_log()
+    if broken:
+        data = damaged(data, damage)
+    bucket %= 1 << bits
+    got = core_keyed(core, data, len(data), bits, bucket, start, start + 40)
+    assert got == list(_keyed(data, len(data), bits, bucket, start, start + 40))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,17 +142,21 @@ def consumer_state(log: Log, cap: int, bits: int = 0, bucket: int = 0, budget: i
     pending: dict[int, list[Keyed]] = {}
     first_of: dict[int, int] = {}
     latest, held = state.latest, state.transactions
-    for buf, pos, header, keyed in _entries(log, bits, bucket):
-        if header is None:
-            _apply(latest, keyed if keyed is not None else _legacy_keyed(buf, pos, cap, bits, bucket))
-        elif header[5] & CONTROL:
-            _marker(state, V2Batch(buf, pos), pending, first_of, cap, bits, bucket)
-        elif header[5] & TRANSACTIONAL:
-            first_of.setdefault(header[9], header[0])
-            pending.setdefault(header[9], []).extend(
-                keyed if keyed is not None else _v2_keyed(buf, pos, cap, bits, bucket))
+    for buf, item in _items(log, bits, bucket):
+        if type(item) is list:  # a run of plain batches' keyed records
+            latest.update(item)
         else:
-            _apply(latest, keyed if keyed is not None else _v2_keyed(buf, pos, cap, bits, bucket))
+            pos, _, _, header, keyed = item
+            if header is None:
+                latest.update(_legacy_keyed(buf, pos, cap, bits, bucket))
+            elif header[5] & CONTROL:
+                _marker(state, V2Batch(buf, pos), pending, first_of, cap, bits, bucket)
+            elif header[5] & TRANSACTIONAL:
+                first_of.setdefault(header[9], header[0])
+                pending.setdefault(header[9], []).extend(
+                    keyed if keyed is not None else _v2_keyed(buf, pos, cap, bits, bucket))
+            else:
+                latest.update(_v2_keyed(buf, pos, cap, bits, bucket))
         if len(latest) + len(held) > budget:
             raise Overflow
     for producer_id, first in first_of.items():
@@ -160,23 +165,29 @@ def consumer_state(log: Log, cap: int, bits: int = 0, bucket: int = 0, budget: i
     return state
 
 
-def _entries(log: Log, bits: int, bucket: int) -> Iterator[tuple[object, int, tuple[int, ...] | None, list[Keyed] | None]]:
-    """(buffer, position, V2 header or None, keyed records or None) of the batches that count."""
+def _items(log: Log, bits: int, bucket: int) -> Iterator[tuple[Any, Any]]:
+    """(buffer, item of :func:`keyed_digests`) for the batches that count, in log order."""
     for path in log.logs:
         with Segment(path) as seg:
             buf, mark = seg.buf, 0
-            for pos, _nxt, _magic, header, keyed in keyed_digests(buf, len(buf), bits, bucket):
+
+            def release(pos: int) -> None:  # pages behind the walk: re-read from the page cache if needed
+                nonlocal mark
                 if pos - mark >= RELEASE_EVERY:
                     mark = release_pages(buf, mark, pos)
-                if header is not None:
-                    base, last = header[0], header[0] + header[6]
-                else:
-                    legacy = LegacyBatch(buf, pos)
-                    base, last = legacy.base_offset, legacy.last_offset
-                if base >= log.log_end:
-                    return
-                if last >= log.log_start:
-                    yield buf, pos, header, keyed
+
+            for item in keyed_digests(buf, len(buf), bits, bucket, log.log_start, log.log_end, release):
+                if type(item) is not list:
+                    pos, header = item[0], item[3]
+                    if header is None:  # no V2 header: the offsets are checked here
+                        legacy = LegacyBatch(buf, pos)
+                        if legacy.base_offset >= log.log_end:
+                            return
+                        if legacy.last_offset < log.log_start:
+                            continue
+                    elif header[0] >= log.log_end:
+                        return
+                yield buf, item
 
 
 def _producer_in_bucket(producer_id: int, bits: int, bucket: int) -> bool:
@@ -205,12 +216,7 @@ def _marker(state: ConsumerState, batch: V2Batch, pending: dict[int, list[Keyed]
     if first is not None and _producer_in_bucket(batch.producer_id, bits, bucket):
         state.transactions[(batch.producer_id, first)] = f"{'aborted' if aborted else 'committed'} at {batch.base_offset}"
     if not aborted:
-        _apply(state.latest, records)
-
-
-def _apply(latest: dict[int, Entry], records: list[Keyed]) -> None:
-    for key, offset, value in records:
-        latest[key] = (offset, value)
+        state.latest.update(records)
 
 
 def _readable_marker(batch: V2Batch, cap: int) -> tuple[int, int] | None:

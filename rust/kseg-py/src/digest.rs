@@ -40,8 +40,10 @@ pub fn batch_digests<'py>(
     })
 }
 
-/// `kseg diff`'s keyed records of one bucket for a window: ([(position, next, magic, header or
-/// None, [(key fingerprint, offset, value fingerprint or None)] or None)], next position or None).
+/// `kseg diff`'s keyed records of one bucket for a window: ([item], next position or None, whether
+/// a batch at or past `log_end` was reached). An item is a list (a run of plain batches' keyed records
+/// `(key fingerprint, (offset, value fingerprint or None))`) or a tuple `(position, next, magic, header
+/// or None, keyed records or None)` for a batch the caller reads itself.
 #[pyfunction]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn keyed_digests<'py>(
@@ -52,25 +54,33 @@ pub fn keyed_digests<'py>(
     max_frames: usize,
     bits: u32,
     bucket: u64,
-) -> PyResult<(Bound<'py, PyList>, Option<usize>)> {
+    log_start: i64,
+    log_end: i64,
+) -> PyResult<(Bound<'py, PyList>, Option<usize>, bool)> {
+    use kseg_wire::digest::{KeyedItem, KeyedStep};
     guarded(|| {
         if bits > 63 {
             return Err(pyo3::exceptions::PyValueError::new_err("at most 63 bucket bits"));
         }
         let borrowed = Borrowed::new(buf)?;
         let mut out = Vec::new();
-        let step = kseg_wire::digest::keyed_digests(borrowed.as_slice(), start, limit, max_frames, bits, bucket, &mut out);
+        let step = kseg_wire::digest::keyed_digests(
+            borrowed.as_slice(), start, limit, max_frames, bits, bucket, (log_start, log_end), &mut out,
+        );
         let items = out
-            .iter()
-            .map(|e| {
-                let f = &e.frame;
-                Ok((f.position, f.next, f.magic, frame_header(py, f)?, e.keyed.clone()).into_pyobject(py)?.into_any())
+            .into_iter()
+            .map(|item| match item {
+                KeyedItem::Run(run) => Ok(run.into_pyobject(py)?.into_any()),
+                KeyedItem::Batch(f, keyed) => {
+                    Ok((f.position, f.next, f.magic, frame_header(py, &f)?, keyed).into_pyobject(py)?.into_any())
+                }
             })
             .collect::<PyResult<Vec<_>>>()?;
         let list = PyList::new(py, items)?;
         Ok(match step {
-            kseg_wire::Step::More(pos) => (list, Some(pos)),
-            kseg_wire::Step::Ended(_) => (list, None),
+            KeyedStep::More(pos) => (list, Some(pos), false),
+            KeyedStep::Done => (list, None, false),
+            KeyedStep::LogEnd => (list, None, true),
         })
     })
 }

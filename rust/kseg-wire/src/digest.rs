@@ -164,16 +164,18 @@ pub fn in_bucket(key: u64, bits: u32, bucket: u64) -> bool {
     bits == 0 || key >> (64 - bits.min(63)) == bucket
 }
 
-/// A keyed record of a bucket: (key fingerprint, offset, value fingerprint or None for a tombstone).
-pub type Keyed = (u64, i64, Option<u64>);
+/// A keyed record of a bucket: (key fingerprint, (offset, value fingerprint or None for a tombstone)),
+/// the shape a Python `dict.update` takes.
+pub type Keyed = (u64, (i64, Option<u64>));
 
-/// One entry of [`keyed_digests`]: the frame, and its keyed records of the bucket, or `None` where
-/// the Python side must read the batch itself (magic 0/1, no header, control, compressed records,
-/// records the scanner does not read exactly).
+/// One item of [`keyed_digests`]: the keyed records of a run of consecutive plain batches (V2,
+/// neither transactional nor control, records uncompressed and read exactly), or one batch the
+/// Python side reads itself -- with its keyed records where the core read them (a transactional
+/// batch), else `None` (magic 0/1, no header, control, compressed, records the scanner leaves).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyedEntry {
-    pub frame: Frame,
-    pub keyed: Option<Vec<Keyed>>,
+pub enum KeyedItem {
+    Run(Vec<Keyed>),
+    Batch(Frame, Option<Vec<Keyed>>),
 }
 
 fn keyed_of(buf: &[u8], pos: usize, next: usize, h: &crate::walk::V2Header, bits: u32, bucket: u64) -> Option<Vec<Keyed>> {
@@ -191,15 +193,26 @@ fn keyed_of(buf: &[u8], pos: usize, next: usize, h: &crate::walk::V2Header, bits
         let Some(key) = span(buf, f[3], f[4])? else { continue };
         let k = fingerprint(key);
         if in_bucket(k, bits, bucket) {
-            out.push((k, h.base_offset.wrapping_add(f[0]), span(buf, f[5], f[6])?.map(fingerprint)));
+            out.push((k, (h.base_offset.wrapping_add(f[0]), span(buf, f[5], f[6])?.map(fingerprint))));
         }
     }
     Some(out)
 }
 
+/// What [`keyed_digests`] did: more to do from a position, or the window (or the log, a batch at
+/// or past `log_end` reached) is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyedStep {
+    More(usize),
+    Done,
+    LogEnd,
+}
+
 /// `kseg diff`'s read_committed fold, the core's part (digest.py's `keyed_digests`): up to
-/// `max_frames` entries of `buf[start..limit]`, each with the keyed records whose key fingerprint
-/// lies in the bucket; a plain (non-transactional) batch with none is left out.
+/// `max_frames` entries of `buf[start..limit]` with a V2 header and `last >= log_start`, stopping
+/// at the first with `base >= log_end`; the keyed records whose key fingerprint lies in the bucket,
+/// plain batches' merged into runs. Entries without a V2 header are passed on unfiltered.
+#[allow(clippy::too_many_arguments)]
 pub fn keyed_digests(
     buf: &[u8],
     start: usize,
@@ -207,20 +220,35 @@ pub fn keyed_digests(
     max_frames: usize,
     bits: u32,
     bucket: u64,
-    out: &mut Vec<KeyedEntry>,
-) -> Step {
+    offsets: (i64, i64),
+    out: &mut Vec<KeyedItem>,
+) -> KeyedStep {
+    let (log_start, log_end) = offsets;
     let mut frames = Vec::new();
     let step = walk(buf, start, limit, false, max_frames, usize::MAX, &mut frames);
     for frame in frames {
-        let keyed = match &frame.header {
-            Some(h) => keyed_of(buf, frame.position, frame.next, h, bits, bucket),
-            None => None,
+        let Some(h) = frame.header else {
+            out.push(KeyedItem::Batch(frame, None));
+            continue;
         };
-        let plain = frame.header.is_some_and(|h| h.attributes & TRANSACTIONAL_MASK == 0);
-        if plain && keyed.as_ref().is_some_and(|k| k.is_empty()) {
+        if h.base_offset >= log_end {
+            return KeyedStep::LogEnd;
+        }
+        if h.base_offset.wrapping_add(i64::from(h.last_offset_delta)) < log_start {
             continue;
         }
-        out.push(KeyedEntry { frame, keyed });
+        let keyed = keyed_of(buf, frame.position, frame.next, &h, bits, bucket);
+        match keyed {
+            Some(records) if h.attributes & TRANSACTIONAL_MASK == 0 => match out.last_mut() {
+                Some(KeyedItem::Run(run)) => run.extend(records),
+                _ if records.is_empty() => {}
+                _ => out.push(KeyedItem::Run(records)),
+            },
+            keyed => out.push(KeyedItem::Batch(frame, keyed)),
+        }
     }
-    step
+    match step {
+        Step::More(pos) => KeyedStep::More(pos),
+        Step::Ended(_) => KeyedStep::Done,
+    }
 }

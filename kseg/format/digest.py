@@ -32,6 +32,7 @@ import struct
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from hashlib import blake2b
+from zlib import crc32
 
 from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
 from kseg.format.layout import (
@@ -167,9 +168,14 @@ def fingerprint(part: bytes) -> int:
     return int.from_bytes(blake2b(part, digest_size=16).digest()[:8], "little")
 
 
-def in_bucket(key: int, bits: int, bucket: int) -> bool:
-    """Whether a key fingerprint lies in bucket ``bucket`` of ``2**bits`` (its top ``bits`` bits)."""
-    return bits == 0 or key >> (64 - bits) == bucket
+#: at most 2**MAX_BUCKET_BITS key buckets
+MAX_BUCKET_BITS = 32
+
+
+def in_bucket(key: bytes, bits: int, bucket: int) -> bool:
+    """Whether a key lies in bucket ``bucket`` of ``2**bits``: the top ``bits`` bits of its CRC-32, a cheap
+    spread computed before the fingerprint, which only the keys of the bucket get."""
+    return bits == 0 or crc32(key) >> (32 - bits) == bucket
 
 
 def keyed_digests(buf: Buffer, limit: int, bits: int, bucket: int, log_start: int, log_end: int,
@@ -185,7 +191,7 @@ def keyed_digests(buf: Buffer, limit: int, bits: int, bucket: int, log_start: in
     first V2 batch from ``log_end`` on.  ``walked`` is called with the position reached after each
     window (the caller releases the pages behind it).
     """
-    if CORE is not None and 0 <= bits <= 63:
+    if CORE is not None and 0 <= bits <= MAX_BUCKET_BITS:
         try:
             CORE.keyed_digests(buf, 0, 0, 1, 0, 0, 0, 0)  # can the core borrow this buffer?
         except NOT_FOR_CORE:
@@ -265,7 +271,6 @@ def keyed_of(records: Iterable[tuple[bytes | None, int, bytes | None]], bits: in
     for key, offset, value in records:
         if key is None:
             continue
-        k = fingerprint(key)
-        if in_bucket(k, bits, bucket):
-            out.append((k, (offset, None if value is None else fingerprint(value))))
+        if in_bucket(key, bits, bucket):
+            out.append((fingerprint(key), (offset, None if value is None else fingerprint(value))))
     return out

@@ -25,7 +25,7 @@ from kseg.format.layout import Buffer
 from kseg.format.model import NO_PARTITION_LEADER_EPOCH, Record
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
-from kseg.segment import RELEASE_EVERY, Segment, release_pages
+from kseg.segment import RELEASE_EVERY, Segment, base_offset_from_name, release_pages
 
 
 class BatchRef(NamedTuple):
@@ -109,6 +109,19 @@ def iter_batches(logs: list[Path], log_start: int, log_end: int, *, digests: boo
 def _frames(seg: Segment) -> Iterator[tuple[int, int, int, tuple[int, ...] | None, bytes, None]]:
     for pos, nxt, magic, header, _ in seg.walk(strict=False).frames():
         yield pos, nxt, magic, header, b"", None
+
+
+def logs_from(logs: list[Path], offset: int) -> list[Path]:
+    """The segments that may hold ``offset`` or later ones: a segment whose successor starts at or below
+    ``offset`` holds only lower offsets (a segment's batches end before the next segment's base)."""
+    bases = [base_offset_from_name(p) for p in logs]
+    first = 0
+    for index in range(1, len(logs)):
+        base = bases[index]
+        if base is None or base > offset:
+            break
+        first = index
+    return logs[first:]
 
 
 def epochs_of_batches(batches: Iterator[BatchRef]) -> list[tuple[int, int]]:

@@ -16,7 +16,7 @@ from itertools import combinations
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.ops.diff.batches import BatchRef, iter_batches
+from kseg.ops.diff.batches import BatchRef, iter_batches, logs_from
 from kseg.ops.diff.compare import DIVERGENT, Range, compare
 from kseg.ops.diff.consumers import Commit, committed_offsets, consequence
 from kseg.ops.diff.replica import Replica, load_replica
@@ -102,7 +102,8 @@ def view_of(replica: Replica) -> LogView:
 def thrown_away(follower: Replica, truncation: Truncation) -> list[list[int]]:
     """Offset ranges of the follower's batches the truncation removes (a batch across the cut goes whole)."""
     cut = follower.log_start_offset if truncation.restarted_at is not None else truncation.truncate_to
-    refs = iter_batches(follower.logs, follower.log_start_offset, follower.log_end_offset, digests=False)
+    refs = iter_batches(logs_from(follower.logs, cut), follower.log_start_offset, follower.log_end_offset,
+                        digests=False)
     return merge_ranges([(r.base, r.last) for r in refs if r.last >= cut])
 
 

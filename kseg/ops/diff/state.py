@@ -35,16 +35,18 @@ the log; their key bytes are read back by offset at the end.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterator
 from typing import Any
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 
 from kseg.format.control import ABORT
-from kseg.format.digest import Keyed, fingerprint, in_bucket, keyed_digests, keyed_of
+from kseg.format.digest import MAX_BUCKET_BITS, Keyed, fingerprint, in_bucket, keyed_digests, keyed_of
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
-from kseg.ops.diff.batches import iter_batches
+from kseg.ops.diff.batches import iter_batches, logs_from
 from kseg.recovery.producer_state import RecoveryAbort, end_txn_marker
 from kseg.segment import RELEASE_EVERY, Segment, release_pages
 
@@ -70,7 +72,11 @@ class Log:
 
 
 class Overflow(Exception):
-    """A bucket holds more than the budget: split it."""
+    """A bucket holds more than the budget: split it; ``reached``: the offset the walk of ``log`` had reached."""
+
+    def __init__(self, log: Log, reached: int) -> None:
+        super().__init__(reached)
+        self.log, self.reached = log, reached
 
 
 @dataclass(slots=True)
@@ -101,10 +107,11 @@ def state_diff(a: Log, b: Log, cap: int, budget: int = KEY_BUDGET) -> StateDiff:
         try:
             sa = consumer_state(a, cap, bits, bucket, budget)
             sb = consumer_state(b, cap, bits, bucket, budget)
-        except Overflow:
-            if bits >= 63:
+        except Overflow as full:
+            more = _more_bits(full.reached, full.log, budget)
+            if bits + more > MAX_BUCKET_BITS:
                 raise
-            bits, bucket = bits + 1, bucket * 2
+            bits, bucket = bits + more, bucket << more
             continue
         found = heapq.nsmallest(EXAMPLES, [*found, *_compare(sa, sb, out)])
         bucket += 1
@@ -114,17 +121,36 @@ def state_diff(a: Log, b: Log, cap: int, budget: int = KEY_BUDGET) -> StateDiff:
     return out
 
 
+def _more_bits(reached: int, log: Log, budget: int) -> int:
+    """How many more bucket bits a bucket needs that filled the budget by offset ``reached``: its keys
+    estimated from the share of the log walked, split so that each part is expected to fit."""
+    span = max(1, log.log_end - log.log_start)
+    walked = min(span, max(1, reached - log.log_start + 1))
+    expected = budget * span / walked
+    return max(1, math.ceil(math.log2(expected / budget)))
+
+
 def _compare(a: ConsumerState, b: ConsumerState, out: StateDiff) -> list[tuple[int, int, int, Entry | None, Entry | None]]:
-    """One bucket: counts into ``out``; the differing keys as (lowest offset, highest, fingerprint, a, b)."""
-    live = {k for k, v in a.latest.items() if v[1] is not None}
-    live.update(k for k, v in b.latest.items() if v[1] is not None)
-    out.keys += len(live)
+    """One bucket: counts into ``out``; the differing keys as (lowest offset, highest, fingerprint, a, b).
+
+    Keys whose latest record is the same on both sides (same offset and value) drop out of the
+    symmetric difference of the two item views at C speed; only the others are looked at here.
+    """
+    candidates = {key for key, _ in a.latest.items() ^ b.latest.items()}
+    live_a = len(a.latest) - list(map(itemgetter(1), a.latest.values())).count(None)
+    same_live = live_a - sum(1 for k in candidates if (x := a.latest.get(k)) is not None and x[1] is not None)
+    live = 0
     differing = []
-    for key in live:
+    for key in candidates:
         x, y = a.latest.get(key), b.latest.get(key)
-        if (x[1] if x else None) != (y[1] if y else None):
+        vx, vy = (x[1] if x else None), (y[1] if y else None)
+        if vx is None and vy is None:
+            continue
+        live += 1
+        if vx != vy:
             offsets = [e[0] for e in (x, y) if e is not None]
             differing.append((min(offsets), max(offsets), key, x, y))
+    out.keys += same_live + live
     out.differing += len(differing)
     for txn in set(a.transactions) | set(b.transactions):
         x_out, y_out = a.transactions.get(txn, ABSENT), b.transactions.get(txn, ABSENT)
@@ -142,11 +168,15 @@ def consumer_state(log: Log, cap: int, bits: int = 0, bucket: int = 0, budget: i
     pending: dict[int, list[Keyed]] = {}
     first_of: dict[int, int] = {}
     latest, held = state.latest, state.transactions
+    reached = log.log_start
     for buf, item in _items(log, bits, bucket):
         if type(item) is list:  # a run of plain batches' keyed records
             latest.update(item)
+            if item:
+                reached = item[-1][1][0]
         else:
             pos, _, _, header, keyed = item
+            reached = header[0] if header is not None else reached
             if header is None:
                 latest.update(_legacy_keyed(buf, pos, cap, bits, bucket))
             elif header[5] & CONTROL:
@@ -158,7 +188,7 @@ def consumer_state(log: Log, cap: int, bits: int = 0, bucket: int = 0, budget: i
             else:
                 latest.update(_v2_keyed(buf, pos, cap, bits, bucket))
         if len(latest) + len(held) > budget:
-            raise Overflow
+            raise Overflow(log, reached)
     for producer_id, first in first_of.items():
         if _producer_in_bucket(producer_id, bits, bucket):
             held[(producer_id, first)] = OPEN
@@ -191,8 +221,8 @@ def _items(log: Log, bits: int, bucket: int) -> Iterator[tuple[Any, Any]]:
 
 
 def _producer_in_bucket(producer_id: int, bits: int, bucket: int) -> bool:
-    """A transaction belongs to the bucket of its producer id's fingerprint."""
-    return in_bucket(fingerprint(producer_id.to_bytes(8, "big", signed=True)), bits, bucket)
+    """A transaction belongs to the bucket of its producer id (as 8 big-endian bytes)."""
+    return in_bucket(producer_id.to_bytes(8, "big", signed=True), bits, bucket)
 
 
 def _v2_keyed(buf: object, pos: int, cap: int, bits: int, bucket: int) -> list[Keyed]:
@@ -244,7 +274,7 @@ def _keys_at(log: Log, wanted: dict[int, int], cap: int) -> dict[int, bytes]:
     if not wanted:
         return keys
     last_wanted = max(wanted)
-    for ref in iter_batches(log.logs, log.log_start, log.log_end, digests=False):
+    for ref in iter_batches(logs_from(log.logs, min(wanted)), log.log_start, log.log_end, digests=False):
         if ref.base > last_wanted:
             break
         if not any(ref.base <= o <= ref.last for o in wanted):

@@ -59,8 +59,8 @@ pub fn keyed_digests<'py>(
 ) -> PyResult<(Bound<'py, PyList>, Option<usize>, bool)> {
     use kseg_wire::digest::{KeyedItem, KeyedStep};
     guarded(|| {
-        if bits > 63 {
-            return Err(pyo3::exceptions::PyValueError::new_err("at most 63 bucket bits"));
+        if bits > 32 {
+            return Err(pyo3::exceptions::PyValueError::new_err("at most 32 bucket bits"));
         }
         let borrowed = Borrowed::new(buf)?;
         let mut out = Vec::new();

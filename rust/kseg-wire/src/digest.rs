@@ -158,10 +158,12 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(low)
 }
 
-/// Whether a key fingerprint falls in bucket `bucket` of `2^bits` (its top `bits` bits).
+/// Whether a key falls in bucket `bucket` of `2^bits` (1 <= bits <= 32): the top `bits` bits of
+/// its CRC-32 (`zlib.crc32`), a cheap spread computed before the fingerprint, which only the keys
+/// of the bucket get.
 #[inline]
-pub fn in_bucket(key: u64, bits: u32, bucket: u64) -> bool {
-    bits == 0 || key >> (64 - bits.min(63)) == bucket
+pub fn in_bucket(key: &[u8], bits: u32, bucket: u64) -> bool {
+    bits == 0 || u64::from(crate::walk::crc32(key) >> (32 - bits.min(32))) == bucket
 }
 
 /// A keyed record of a bucket: (key fingerprint, (offset, value fingerprint or None for a tombstone)),
@@ -191,9 +193,9 @@ fn keyed_of(buf: &[u8], pos: usize, next: usize, h: &crate::walk::V2Header, bits
     let mut out = Vec::new();
     for f in scan.fields.chunks_exact(RECORD_STRIDE) {
         let Some(key) = span(buf, f[3], f[4])? else { continue };
-        let k = fingerprint(key);
-        if in_bucket(k, bits, bucket) {
-            out.push((k, (h.base_offset.wrapping_add(f[0]), span(buf, f[5], f[6])?.map(fingerprint))));
+        if in_bucket(key, bits, bucket) {
+            let value = span(buf, f[5], f[6])?.map(fingerprint);
+            out.push((fingerprint(key), (h.base_offset.wrapping_add(f[0]), value)));
         }
     }
     Some(out)

@@ -20,7 +20,8 @@ from kseg.ops.diff.batches import BatchRef, iter_batches, logs_from
 from kseg.ops.diff.compare import DIVERGENT, Range, compare
 from kseg.ops.diff.consumers import Commit, committed_offsets, consequence
 from kseg.ops.diff.replica import Replica, load_replica
-from kseg.ops.diff.state import KEY_BUDGET, Log, StateDiff, state_diff
+from kseg.ops.diff import state as consumer_state
+from kseg.ops.diff.state import Log, StateDiff, state_diff
 from kseg.ops.diff.truncation import LogView, Truncation, leader_view, truncate_follower
 from kseg.recovery.loading.model import merge_ranges
 
@@ -145,18 +146,19 @@ def log_of(replica: Replica) -> Log:
     return Log(replica.logs, replica.log_start_offset, replica.log_end_offset)
 
 
-def pair_diff(a: Replica, b: Replica, cap: int, key_budget: int = KEY_BUDGET) -> PairDiff:
+def pair_diff(a: Replica, b: Replica, cap: int, key_budget: int | None = None) -> PairDiff:
     """Two replicas range by range; where they diverge, also what consumers read from each."""
     pair = PairDiff(a, b, compare(batches_of(a), batches_of(b), cap))
     if pair.divergent:
-        pair.state = state_diff(log_of(a), log_of(b), cap, key_budget)
+        budget = consumer_state.KEY_BUDGET if key_budget is None else key_budget
+        pair.state = state_diff(log_of(a), log_of(b), cap, budget)
     return pair
 
 
 def diff(paths: Sequence[str], *, partition: str | None = None,
-         max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED, key_budget: int = KEY_BUDGET) -> DiffResult:
+         max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED, key_budget: int | None = None) -> DiffResult:
     """Load, truncate and compare the replicas named by ``paths``; ``key_budget``: keys held per replica
-    at once by the read_committed comparison (:mod:`.state`)."""
+    at once by the read_committed comparison (None: :data:`.state.KEY_BUDGET`)."""
     replicas = [load_replica(p, partition, max_batch_bytes) for p in paths]
     names = {(r.topic, r.partition) for r in replicas}
     if len(names) > 1:

@@ -75,12 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, default=200_000)
     parser.add_argument("--value", type=int, default=40)
     parser.add_argument("--keep", type=Path, help="build here (kept) instead of a removed temporary directory")
+    parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="kseg-bench-diff-"))
+    if args.build_only:
+        _log_dir(root / "a", args.batches, args.value, None)
+        _log_dir(root / "b", args.batches, args.value, args.batches * 9 // 10)
+        return 0
     try:
-        if not (root / "a").exists():
-            _log_dir(root / "a", args.batches, args.value, None)
-            _log_dir(root / "b", args.batches, args.value, args.batches * 9 // 10)
+        if not (root / "a").exists():  # built by a child: a child's peak RSS counts the parent it forked from
+            subprocess.run([sys.executable, __file__, "--build-only", "--keep", str(root), "--batches",
+                            str(args.batches), "--value", str(args.value)], check=True)
         size = sum(f.stat().st_size for f in (root / "a" / "t-0").glob("*.log"))
         reference = _run(["sh", "-c", f"cat {root}/a/t-0/*.log {root}/b/t-0/*.log > /dev/null"])
         diff = _run([sys.executable, "-m", "kseg", "diff", str(root / "a" / "t-0"), str(root / "b" / "t-0")])

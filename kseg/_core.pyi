@@ -61,3 +61,11 @@ def render_records(
     buf: Any, start: int, end: int, count: int, kind: int, flags: int,
     base_offset: int, base_timestamp: int, log_append_time: int | None, base_sequence: int, whole: bool, /
 ) -> tuple[bytes, int, list[int] | None, int] | None: ...
+
+# kseg diff's digests (rust/kseg-py/src/digest.rs); used only by kseg/format/digest.py.
+def batch_digests(
+    buf: Any, start: int, limit: int, max_frames: int, /
+) -> tuple[list[tuple[int, int, int, tuple[int, ...] | None, bytes | None, bytes | None]], int | None, _End | None]: ...
+def keyed_digests(
+    buf: Any, start: int, limit: int, max_frames: int, bits: int, bucket: int, log_start: int, log_end: int, /
+) -> tuple[list[Any], int | None, bool]: ...

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
 from hashlib import blake2b
+from typing import Any, cast
 from zlib import crc32
 
 from kseg.format._core import CORE, NOT_FOR_CORE, core_failure, is_core_failure
@@ -49,7 +49,7 @@ from kseg.format.records import scan_records
 from kseg.format.walk import BatchWalk
 
 #: entries per core call: a window's tuples, not a segment's, are alive at once
-DIGEST_CHUNK = 4096
+DIGEST_CHUNK = 1024
 MASK_128 = (1 << 128) - 1
 _PREFIX = struct.Struct(">qqqB")
 _LENGTH = struct.Struct(">I")
@@ -143,7 +143,7 @@ def _v2_records_digest(buf: Buffer, pos: int, nxt: int, header: tuple[int, ...])
         return None
     if count == 0:
         return EMPTY if pos + RECORD_BATCH_OVERHEAD == nxt else None
-    scan = scan_records(buf, pos + RECORD_BATCH_OVERHEAD, nxt, count, base, header[7])
+    scan = scan_records(cast(bytes, buf), pos + RECORD_BATCH_OVERHEAD, nxt, count, base, header[7])  # any buffer
     if scan is None:
         return None
     stamps = [max_ts] * scan.count if attributes & TIMESTAMP_TYPE_MASK else scan.timestamps()
@@ -259,7 +259,7 @@ def _keyed_v2(buf: Buffer, pos: int, nxt: int, header: tuple[int, ...], bits: in
         return None
     if count == 0:
         return [] if pos + RECORD_BATCH_OVERHEAD == nxt else None
-    scan = scan_records(buf, pos + RECORD_BATCH_OVERHEAD, nxt, count, header[0], header[7])
+    scan = scan_records(cast(bytes, buf), pos + RECORD_BATCH_OVERHEAD, nxt, count, header[0], header[7])
     if scan is None:
         return None
     return keyed_of(zip(scan.keys(), scan.offsets(), scan.values(), strict=True), bits, bucket)

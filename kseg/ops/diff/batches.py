@@ -14,10 +14,9 @@ fields and its content and records digests (docs/diff.md §3).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from hashlib import blake2b
 from pathlib import Path
 from typing import NamedTuple
-
-from hashlib import blake2b
 
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.format.digest import batch_digests, flags_of

@@ -16,11 +16,11 @@ from itertools import combinations
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.ops.diff import state as consumer_state
 from kseg.ops.diff.batches import BatchRef, iter_batches, logs_from
 from kseg.ops.diff.compare import DIVERGENT, Range, compare
 from kseg.ops.diff.consumers import Commit, committed_offsets, consequence
 from kseg.ops.diff.replica import Replica, load_replica
-from kseg.ops.diff import state as consumer_state
 from kseg.ops.diff.state import Log, StateDiff, state_diff
 from kseg.ops.diff.truncation import LogView, Truncation, leader_view, truncate_follower
 from kseg.recovery.loading.model import merge_ranges

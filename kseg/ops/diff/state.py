@@ -37,10 +37,10 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterator
-from typing import Any
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 from kseg.format.control import ABORT
 from kseg.format.digest import MAX_BUCKET_BITS, Keyed, fingerprint, in_bucket, keyed_digests, keyed_of
@@ -199,13 +199,8 @@ def _items(log: Log, bits: int, bucket: int) -> Iterator[tuple[Any, Any]]:
     """(buffer, item of :func:`keyed_digests`) for the batches that count, in log order."""
     for path in log.logs:
         with Segment(path) as seg:
-            buf, mark = seg.buf, 0
-
-            def release(pos: int) -> None:  # pages behind the walk: re-read from the page cache if needed
-                nonlocal mark
-                if pos - mark >= RELEASE_EVERY:
-                    mark = release_pages(buf, mark, pos)
-
+            buf = seg.buf
+            release = _Releaser(buf)
             for item in keyed_digests(buf, len(buf), bits, bucket, log.log_start, log.log_end, release):
                 if type(item) is not list:
                     pos, header = item[0], item[3]
@@ -218,6 +213,17 @@ def _items(log: Log, bits: int, bucket: int) -> Iterator[tuple[Any, Any]]:
                     elif header[0] >= log.log_end:
                         return
                 yield buf, item
+
+
+class _Releaser:
+    """Releases the mapped pages behind a walk every RELEASE_EVERY bytes (re-read from the page cache if needed)."""
+
+    def __init__(self, buf: Any) -> None:
+        self.buf, self.mark = buf, 0
+
+    def __call__(self, pos: int) -> None:
+        if pos - self.mark >= RELEASE_EVERY:
+            self.mark = release_pages(self.buf, self.mark, pos)
 
 
 def _producer_in_bucket(producer_id: int, bits: int, bucket: int) -> bool:

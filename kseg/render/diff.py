@@ -50,8 +50,8 @@ def state_json(pair: PairDiff) -> Iterator[dict[str, object]]:
     if state is None:
         return
     yield {"type": "keys", "a": pair.a.path, "b": pair.b.path, "keys": state.keys,
-           "differing_keys": len(state.differing_keys),
-           "examples": [{"key": _key(k), "a": _side(x), "b": _side(y)} for k, x, y in state.differing_keys[:EXAMPLES]]}
+           "differing_keys": state.differing,
+           "examples": [{"key": _key(k), "a": _side(x), "b": _side(y)} for k, x, y in state.examples]}
     for (producer_id, first), out_a, out_b in state.differing_transactions:
         yield {"type": "transaction", "a": pair.a.path, "b": pair.b.path, "producer_id": producer_id,
                "first_offset": first, "outcome_a": out_a, "outcome_b": out_b}
@@ -62,8 +62,8 @@ def state_text(pair: PairDiff, head: str) -> Iterator[str]:
     if state is None:
         return
     if state.keys:
-        shown_keys = "; ".join(f"{_key(k)!r}: {_side(x)} vs {_side(y)}" for k, x, y in state.differing_keys[:EXAMPLES])
-        verdict = "the same" if not state.differing_keys else f"{len(state.differing_keys)} differ ({shown_keys})"
+        shown_keys = "; ".join(f"{_key(k)!r}: {_side(x)} vs {_side(y)}" for k, x, y in state.examples)
+        verdict = "the same" if not state.differing else f"{state.differing} differ ({shown_keys})"
         yield f"{head}: the latest value of each key (of {state.keys}) as read_committed consumers read it: {verdict}"
     for (producer_id, first), out_a, out_b in state.differing_transactions:
         line = f"{head}: transaction of producer {producer_id} from offset {first}: {out_a} vs {out_b}"

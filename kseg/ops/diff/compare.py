@@ -1,26 +1,26 @@
 """Two replicas compared range by range, streaming both logs once (memory holds two batches and a digest).
 
-Batches that align (same first and last offset) are compared by stored CRC
-and bytes: ``identical``, or -- when the CRC-covered bytes agree but the header
-outside the CRC does not -- ``same records, other leader epoch``.  Elsewhere
-the records of a window are compared, the window closing where both sides
-end a batch at the same offset: the records' offsets, timestamps, keys,
-values, headers and producer fields are folded into one BLAKE2b digest per
-side (kseg's compiled core has no hashing function; ``hashlib`` does it), and
-equal digests mean ``same records, different batching`` (compaction by
-another cleaner run, a down-conversion, a rebuilt log), unequal ones
-``different records``.  Batches at offsets the other replica has no batch
+Batches that align (same first and last offset) are compared by their
+header and content digest (:mod:`kseg.format.digest`, computed by the
+compiled core in the walk): ``identical``, or -- when the CRC-covered bytes
+agree but the leader epoch outside the CRC does not -- ``same records, other
+leader epoch``.  Elsewhere the records of a window are compared, the window
+closing where both sides end a batch at the same offset: each side's records
+digest is the sum of its batches' (a record's offset, timestamp, key, value,
+headers and producer fields hashed; the sum does not depend on the
+batching), and equal digests mean ``same records, different batching``
+(compaction by another cleaner run, a down-conversion, a rebuilt log),
+unequal ones ``different records``.  Batches at offsets the other replica has no batch
 for are ``only on`` one side.  Consecutive windows of one kind merge into
 one range: the output is ranges, never a line per record.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from kseg.format.layout import V2_ATTRIBUTES_OFFSET
+from kseg.format.digest import MASK_128, records_digest
 from kseg.ops.diff.batches import BatchRef
 
 IDENTICAL = "identical"
@@ -45,32 +45,20 @@ class Range:
 
 
 class Digest:
-    """A running digest of records as a consumer sees them."""
+    """A running records digest of the batches added: the sum of theirs."""
 
     def __init__(self, cap: int) -> None:
-        self.hash = hashlib.blake2b(digest_size=16)
+        self.total = 0
         self.cap = cap
 
     def add(self, ref: BatchRef) -> None:
-        producer_id, transactional = ref.producer()
-        control = ref.is_control()
-        flags = (1 if transactional else 0) | (2 if control else 0)
-        update = self.hash.update
-        for record in ref.records(self.cap):
-            update(repr((record.offset, record.timestamp, producer_id, flags)).encode())
-            for part in (record.key, record.value):
-                update(_framed(part))
-            for name, value in record.headers:
-                update(_framed(name.encode() if isinstance(name, str) else name) + _framed(value))
-            update(b"|")
+        digest = ref.digest
+        if digest is None:  # compressed, V0/V1, or records the scanner leaves to the validating reader
+            digest = records_digest(ref.records(self.cap), ref.producer_id, ref.flags)
+        self.total += int.from_bytes(digest, "little")
 
-    def value(self) -> bytes:
-        return self.hash.digest()
-
-
-def _framed(part: bytes | None) -> bytes:
-    """A length-prefixed field (no two sequences of fields frame to the same bytes); None is its own mark."""
-    return b"N" if part is None else b"L%d:" % len(part) + part
+    def value(self) -> int:
+        return self.total & MASK_128
 
 
 def compare(a: Iterator[BatchRef], b: Iterator[BatchRef], cap: int) -> list[Range]:
@@ -105,12 +93,13 @@ def _windows(a: Iterator[BatchRef], b: Iterator[BatchRef], cap: int) -> Iterator
 
 
 def _aligned(x: BatchRef, y: BatchRef, cap: int) -> str:
-    """Two batches over the same offsets: bytes, then CRC, then records."""
-    if x.crc == y.crc and x.size == y.size:
-        if x.data() == y.data():
-            return IDENTICAL
-        if x.data()[V2_ATTRIBUTES_OFFSET:] == y.data()[V2_ATTRIBUTES_OFFSET:]:
-            return OTHER_EPOCH
+    """Two batches over the same offsets: header and content digest, then records.
+
+    V2: the bytes before the CRC-covered part are base offset (equal here), length, leader
+    epoch, magic and CRC; V0/V1: the content digest covers the whole entry.
+    """
+    if x.content == y.content and x.size == y.size and x.magic == y.magic and x.crc == y.crc:
+        return IDENTICAL if x.epoch == y.epoch else OTHER_EPOCH
     return _by_records([x], [y], cap)
 
 

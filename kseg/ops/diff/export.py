@@ -61,7 +61,7 @@ def export_unique(result: DiffResult, directory: Path) -> list[dict[str, object]
             continue
         target = directory / f"replica-{index}" / replica.directory.name
         target.mkdir(parents=True)
-        refs = (r for r in iter_batches(replica.logs, replica.log_start_offset, replica.log_end_offset)
+        refs = (r for r in iter_batches(replica.logs, replica.log_start_offset, replica.log_end_offset, digests=False)
                 if any(a <= r.base and r.last <= b for a, b in ranges))
         count, files = _write_runs(refs, target)
         summaries.append({"type": "export", "replica": replica.path, "path": str(target), "batches": count,

@@ -119,7 +119,7 @@ def load_replica(given: str, partition: str | None, max_batch_bytes: int = DEFAU
     replica.epochs = [(e, s) for e, s in pred.leader_epochs or []]
     logs = replica.logs
     replica.first_segment_base = _first_base(logs, start)
-    replica.batch_epochs = epochs_of_batches(iter_batches(logs, start, end))
+    replica.batch_epochs = epochs_of_batches(iter_batches(logs, start, end, digests=False))
     return replica
 
 

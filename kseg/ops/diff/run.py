@@ -16,11 +16,12 @@ from itertools import combinations
 
 from kseg.errors import EXIT_OK, EXIT_PROBLEMS, KsegError
 from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
-from kseg.ops.diff.batches import BatchRef, iter_batches
+from kseg.ops.diff import state as consumer_state
+from kseg.ops.diff.batches import BatchRef, iter_batches, logs_from
 from kseg.ops.diff.compare import DIVERGENT, Range, compare
 from kseg.ops.diff.consumers import Commit, committed_offsets, consequence
 from kseg.ops.diff.replica import Replica, load_replica
-from kseg.ops.diff.state import StateDiff, compare_states, consumer_state
+from kseg.ops.diff.state import Log, StateDiff, state_diff
 from kseg.ops.diff.truncation import LogView, Truncation, leader_view, truncate_follower
 from kseg.recovery.loading.model import merge_ranges
 
@@ -102,7 +103,8 @@ def view_of(replica: Replica) -> LogView:
 def thrown_away(follower: Replica, truncation: Truncation) -> list[list[int]]:
     """Offset ranges of the follower's batches the truncation removes (a batch across the cut goes whole)."""
     cut = follower.log_start_offset if truncation.restarted_at is not None else truncation.truncate_to
-    refs = iter_batches(follower.logs, follower.log_start_offset, follower.log_end_offset)
+    refs = iter_batches(logs_from(follower.logs, cut), follower.log_start_offset, follower.log_end_offset,
+                        digests=False)
     return merge_ranges([(r.base, r.last) for r in refs if r.last >= cut])
 
 
@@ -140,17 +142,23 @@ def batches_of(replica: Replica) -> Iterator[BatchRef]:
     return iter_batches(replica.logs, replica.log_start_offset, replica.log_end_offset)
 
 
-def pair_diff(a: Replica, b: Replica, cap: int) -> PairDiff:
+def log_of(replica: Replica) -> Log:
+    return Log(replica.logs, replica.log_start_offset, replica.log_end_offset)
+
+
+def pair_diff(a: Replica, b: Replica, cap: int, key_budget: int | None = None) -> PairDiff:
     """Two replicas range by range; where they diverge, also what consumers read from each."""
     pair = PairDiff(a, b, compare(batches_of(a), batches_of(b), cap))
     if pair.divergent:
-        pair.state = compare_states(consumer_state(batches_of(a), cap), consumer_state(batches_of(b), cap))
+        budget = consumer_state.KEY_BUDGET if key_budget is None else key_budget
+        pair.state = state_diff(log_of(a), log_of(b), cap, budget)
     return pair
 
 
 def diff(paths: Sequence[str], *, partition: str | None = None,
-         max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> DiffResult:
-    """Load, truncate and compare the replicas named by ``paths``."""
+         max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED, key_budget: int | None = None) -> DiffResult:
+    """Load, truncate and compare the replicas named by ``paths``; ``key_budget``: keys held per replica
+    at once by the read_committed comparison (None: :data:`.state.KEY_BUDGET`)."""
     replicas = [load_replica(p, partition, max_batch_bytes) for p in paths]
     names = {(r.topic, r.partition) for r in replicas}
     if len(names) > 1:
@@ -159,7 +167,7 @@ def diff(paths: Sequence[str], *, partition: str | None = None,
     live = [r for r in replicas if r.error is None]
     new_epoch = 1 + max([e for r in live for e, _ in r.epochs + r.batch_epochs] or [-1])
     truncations = [pair_truncation(lead, f, new_epoch) for lead in live for f in live if f is not lead]
-    pairs = [pair_diff(a, b, max_batch_bytes) for a, b in combinations(live, 2)]
+    pairs = [pair_diff(a, b, max_batch_bytes, key_budget) for a, b in combinations(live, 2)]
     topic, number = replicas[0].topic, replicas[0].partition
     commits = committed_offsets([r.directory.parent for r in replicas], topic, number, max_batch_bytes)
     choices = [choice_of(r, truncations, commits, new_epoch) for r in live]

@@ -9,6 +9,7 @@
 
 mod borrowed;
 mod columns;
+mod digest;
 mod indexed;
 mod index_check;
 mod encode;
@@ -46,11 +47,16 @@ fn header_tuple<'py>(py: Python<'py>, h: &V2Header) -> PyResult<Bound<'py, PyTup
     PyTuple::new(py, h.as_array())
 }
 
-fn frame_tuple<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'py, PyAny>> {
-    let header = match &f.header {
+/// A frame's V2 header as a tuple, or None.
+pub(crate) fn frame_header<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match &f.header {
         Some(h) => header_tuple(py, h)?.into_any(),
         None => py.None().into_bound(py),
-    };
+    })
+}
+
+fn frame_tuple<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'py, PyAny>> {
+    let header = frame_header(py, f)?;
     Ok((f.position, f.next, f.magic, header, f.crc_ok).into_pyobject(py)?.into_any())
 }
 
@@ -198,6 +204,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(clean_legacy_run, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(grep::find_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(digest::batch_digests, m)?)?;
+    m.add_function(wrap_pyfunction!(digest::keyed_digests, m)?)?;
     m.add_function(wrap_pyfunction!(grep::grep_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(zstd::zstd_frames, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;

@@ -322,3 +322,30 @@ pub fn check_zstd_frames(buf: &[u8]) -> usize {
     assert!(error.is_some() || frames.last().map_or(0, |f| f.start) <= buf.len());
     frames.len()
 }
+
+/// `digest::batch_digests` on any bytes: never a panic; chunked calls give what one call gives;
+/// the entries are the walk's frames (`check_crc` off), a content digest exactly for framed V2
+/// headers; and a records digest only for uncompressed batches.
+pub fn check_digests(buf: &[u8], start: usize, limit: usize, max_frames: usize) {
+    use crate::digest::{batch_digests, BatchDigest};
+    let mut whole: Vec<BatchDigest> = Vec::new();
+    let step = batch_digests(buf, start, limit, usize::MAX, &mut whole);
+    assert!(matches!(step, Step::Ended(_)), "an unbounded digest walk ends");
+    let (frames, _) = walk_all(buf, start, limit, false);
+    assert_eq!(whole.iter().map(|d| d.frame).collect::<Vec<Frame>>(), frames, "the walk's frames");
+    let mut chunked = Vec::new();
+    let mut pos = start;
+    for _ in 0..=whole.len() + 1 {
+        match batch_digests(buf, pos, limit, max_frames.max(1), &mut chunked) {
+            Step::More(next) => pos = next,
+            Step::Ended(_) => break,
+        }
+    }
+    assert_eq!(chunked, whole, "chunked digests differ from one call's");
+    for d in &whole {
+        assert_eq!(d.content.is_some(), d.frame.header.is_some(), "a content digest for each V2 header");
+        if let (Some(h), Some(_)) = (&d.frame.header, d.records) {
+            assert_eq!(h.attributes & 0x07, 0, "a records digest of compressed records");
+        }
+    }
+}

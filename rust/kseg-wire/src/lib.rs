@@ -10,7 +10,9 @@
 
 #![forbid(unsafe_code)]
 
+pub mod blake2b;
 pub mod columns;
+pub mod digest;
 pub mod encode;
 pub mod index;
 pub mod index_check;

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use kseg_wire::columns::{check_columns, increment_sequence, BatchBases};
 use kseg_wire::invariants::{
-    check_index_runs, check_legacy, check_records, check_render, check_walk, check_zstd_frames, WalkCase,
+    check_digests, check_index_runs, check_legacy, check_records, check_render, check_walk, check_zstd_frames,
+    WalkCase,
 };
 use kseg_wire::render::BatchBase;
 use kseg_wire::walk::crc32c;
@@ -98,6 +99,7 @@ fn structured_logs_damaged_or_not() {
         let c = case(&mut rng, buf.len());
         check_walk(&buf, c);
         check_walk(&buf, WalkCase { start: 0, limit: buf.len(), check_crc: true, ..c });
+        check_digests(&buf, c.start, c.limit, c.max_frames);
         check_index_runs(&buf, 1 + rng.below(600) as i64, [0, 1, 1000][rng.below(3)], 1 + rng.below(900));
     }
 }
@@ -415,6 +417,7 @@ fn saved_fuzz_crashes_replay_clean() {
         let (c, buf) = WalkCase::from_bytes(&data);
         check_walk(buf, c);
         check_records(buf, c.start.min(buf.len()), buf.len(), c.max_frames);
+        check_digests(buf, c.start, c.limit, c.max_frames);
         check_index_runs(buf, 1 + c.max_bytes as i64, 1000, c.max_frames * 61);
         check_legacy(buf, (c.start % 2) as i8, c.max_bytes as i64, c.max_bytes as i64);
         check_zstd_frames(buf);

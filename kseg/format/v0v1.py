@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from kseg.errors import Corrupt, CrcMismatch, InvalidRecord, KsegError, LimitExceeded, Truncated
+from kseg.errors import Corrupt, CrcMismatch, InvalidRecord, KsegError, Truncated
 from kseg.format import compression
 from kseg.format.crc import crc32
 from kseg.format.layout import (
@@ -46,6 +47,7 @@ from kseg.format.layout import (
     TIMESTAMP_TYPE_MASK,
     Buffer,
 )
+from kseg.format.legacy_inner import Checked, Regions, Wrapper, inner_check, inner_walk
 from kseg.format.model import (
     CREATE_TIME,
     LOG_APPEND_TIME,
@@ -63,6 +65,7 @@ from kseg.format.model import (
 LENGTH = struct.Struct(">i")  # key and value lengths
 KEY_SIZE_OFFSET_V0 = 6  # from the start of the message (the crc)
 KEY_SIZE_OFFSET_V1 = 14
+_INT64_MIN = -(1 << 63)
 
 
 def _key_size_offset(magic: int) -> int:
@@ -138,12 +141,14 @@ class LegacyBatch:
     leader epoch, ``count`` None).
     """
 
-    __slots__ = ("_cap", "_msg", "_records")
+    __slots__ = ("_cap", "_msg", "_records", "_walked", "_walked_cap")
 
     def __init__(self, buf: Buffer, position: int) -> None:
         self._msg = _Message(buf, position)
         self._records: list[Record] | None = None
         self._cap = 0  # the read cap ``_records`` were decompressed under: another cap reads again
+        self._walked: _Inner | None = None
+        self._walked_cap = 0
 
     # -- header values ------------------------------------------------------------
     @property
@@ -211,14 +216,12 @@ class LegacyBatch:
         """
         if self.codec_id == compression.CODEC_NONE:
             return self._msg.offset
-        try:
-            return self.records(max_decompressed)[0].offset
-        except LimitExceeded:
-            raise
-        except KsegError:
-            # Kafka decodes inner keys and values lazily: a bad inner key or value
-            # length does not stop it from reporting the base offset.
-            return _deep_base_offset(self._msg, max_decompressed)
+        # Kafka decodes inner keys and values lazily: a bad inner key or value length does not
+        # stop it from reporting the base offset (the first pass's refusal is not raised here).
+        inner = self._inner(max_decompressed)
+        if inner.first_compressed:
+            raise _compressed_inner(0, inner.value_start)
+        return inner.first if inner.base is None else wrap_int64(inner.base + inner.first)
 
     count = None
     producer_id = NO_PRODUCER_ID
@@ -281,18 +284,75 @@ class LegacyBatch:
 
     # -- records --------------------------------------------------------------------
     def iter_records(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> Iterator[Record]:
-        return iter(self.records(max_decompressed))
+        """The records, as Kafka's deep iterator gives them; a wrapper's are streamed.
+
+        Everything the records could raise is raised here, before the first is handed out (the
+        first pass, :mod:`kseg.format.legacy_inner`); the second pass decompresses again and
+        builds one record at a time, so a wrapper of millions of messages is never held.
+        """
+        if self.codec_id == compression.CODEC_NONE:
+            return iter(self.records(max_decompressed))
+        inner = self._inner(max_decompressed)
+        if inner.problem is not None:
+            raise inner.problem.with_traceback(None)
+        if inner.data is not None:
+            return iter(self.records(max_decompressed))
+        return _stream_records(self._msg, inner, max_decompressed)
 
     def records(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> list[Record]:
-        """All records; a wrapper is decompressed whole, as Kafka's deep iterator does."""
+        """All records in a list (a small wrapper's are kept; :meth:`iter_records` streams a large one)."""
         if self._records is None or (self._cap != max_decompressed and self.codec_id != compression.CODEC_NONE):
             if self.codec_id == compression.CODEC_NONE:
                 self._records = [_shallow_record(self._msg)]
-            else:
-                self._records = None
-                self._records = _deep_records(self._msg, max_decompressed)
-            self._cap = max_decompressed
+                self._cap = max_decompressed
+                return self._records
+            inner = self._inner(max_decompressed)
+            if inner.problem is not None:
+                raise inner.problem.with_traceback(None)
+            records = list(_stream_records(self._msg, inner, max_decompressed))
+            if inner.data is None:
+                return records  # a large wrapper: not kept
+            self._records, self._cap = records, max_decompressed
         return self._records
+
+    def record_count(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> int:
+        """``len(records())`` without building them: the same errors, the first pass only."""
+        if self.codec_id == compression.CODEC_NONE:
+            return len(self.records(max_decompressed))
+        inner = self._inner(max_decompressed)
+        if inner.problem is not None:
+            raise inner.problem.with_traceback(None)
+        return inner.count
+
+    def check_inner(self, max_decompressed: int = compression.DEFAULT_MAX_DECOMPRESSED) -> Checked:
+        """``verify --deep``'s look at every inner message of a wrapper (:func:`legacy_inner.inner_check`),
+        streamed; raises what :meth:`records` raises."""
+        inner = self._inner(max_decompressed)
+        if inner.problem is not None:
+            raise inner.problem.with_traceback(None)
+        msg = self._msg
+        wrapper = Wrapper(msg.magic, inner.base, bool(msg.attributes & TIMESTAMP_TYPE_MASK), msg.timestamp_field)
+        total = Checked(0, 0, 0, 0, _INT64_MIN)
+        previous: int | None = None
+        for buf, _at, regions in _regions(msg, inner, max_decompressed):
+            got = inner_check(buf, 0, len(buf), wrapper, total.count, previous, total.largest)
+            regions.consumed = got.stop
+            if got.count:
+                if total.count == 0:
+                    total.first = got.first
+                total.last = previous = got.last
+                total.count += got.count
+                total.largest = got.largest
+                total.events += got.events
+        return total
+
+    def _inner(self, max_decompressed: int) -> _Inner:
+        """The first pass over a wrapper under the cap (kept: it is a few numbers)."""
+        if self._walked is None or self._walked_cap != max_decompressed:
+            self._walked = None
+            self._walked = _walk(self._msg, max_decompressed)
+            self._walked_cap = max_decompressed
+        return self._walked
 
     def __repr__(self) -> str:
         return f"LegacyBatch(position={self.position}, magic={self.magic}, offset={self.last_offset}, size={self.size})"
@@ -331,13 +391,32 @@ def _shallow_record(msg: _Message, timestamp: int | None = None, timestamp_type:
     )
 
 
-def _deep_messages(wrapper: _Message, max_decompressed: int) -> tuple[list[_Message], int | None, int]:
-    """Decompress a wrapper into its inner messages, as the ``DeepRecordsIterator`` constructor does.
+@dataclass(frozen=True, slots=True)
+class _Inner:
+    """The first pass over a wrapper (``DeepRecordsIterator``'s constructor): ``count`` inner messages,
+    the first and last offsets as stored, ``base`` (what inner offset 0 stands for under a magic-1
+    wrapper; None: offsets as stored), where the value starts in the file, whether the first inner
+    message has codec bits, the first refusal its records would raise, and the decompressed bytes
+    when they are few (:data:`_KEEP`: read again from them, not decompressed again)."""
 
-    Returns (inner messages, absolute base offset -- None under a magic-0 wrapper, whose inner
-    offsets are absolute --, file position of the wrapper's value).  Inner keys and values are
-    not decoded here: Kafka reads them lazily, so ``baseOffset()`` works even when they are bad.
-    """
+    count: int
+    first: int
+    last: int
+    base: int | None
+    value_start: int
+    first_compressed: bool
+    problem: KsegError | None
+    data: bytes | None
+
+
+#: A wrapper decompressing to at most this many bytes is kept decompressed (and its records listed)
+#: between the two passes; a larger one is decompressed again, so nothing of it is held.
+_KEEP = 1 << 20
+
+
+def _value(wrapper: _Message) -> tuple[int, bytes, int]:
+    """(codec, compressed value, its file position) of a wrapper, after the checks the
+    ``DeepRecordsIterator`` constructor makes before it decompresses."""
     magic = wrapper.magic
     codec = wrapper.attributes & CODEC_MASK
     where = wrapper.position
@@ -352,18 +431,130 @@ def _deep_messages(wrapper: _Message, max_decompressed: int) -> tuple[list[_Mess
     _, _, value_size, value = wrapper.key_and_value()
     if value is None:
         raise InvalidRecord(f"Found invalid compressed record set with null value (magic = {magic})", offset=where, field="message.value")
-    value_start = wrapper.end - value_size
+    return codec, value, wrapper.end - value_size
+
+
+def _chunks(wrapper: _Message, max_decompressed: int) -> Iterator[bytes | memoryview]:
+    """A wrapper's decompressed value a piece at a time, codec errors located at the value."""
+    codec, value, value_start = _value(wrapper)
     try:
-        data = compression.decompress(codec, value, magic=magic, max_size=max_decompressed)
+        yield from compression.decompress_chunks(codec, value, magic=wrapper.magic, max_size=max_decompressed)
     except KsegError as err:
-        raise err.located(value_start, "message.value")
-    inner = _inner_messages(data, value_start)
-    if not inner:
+        raise err.located(value_start, "message.value") from None
+
+
+def _walk(wrapper: _Message, max_decompressed: int) -> _Inner:
+    """Decompress a wrapper once, walking its inner entries as they come (:func:`inner_walk`).
+
+    The errors and their order are those of reading it whole: the wrapper's own, the codec's (which
+    win over a bad entry seen before them: the stream is read to its end), an entry size below the
+    V0 minimum, no entries, the magic-1 wrapper offset; the first record refusal is kept, not raised.
+    """
+    value_start = _value(wrapper)[2]
+    kept: list[bytes] | None = []
+    kept_size = 0
+    count = first = last = 0
+    first_compressed = False
+    corrupt: KsegError | None = None
+    problem: KsegError | None = None
+    regions = Regions(_chunks(wrapper, max_decompressed))
+    for buf, at in regions:
+        if kept is not None:
+            kept_size = len(buf) + at
+            kept = None if kept_size > _KEEP else kept
+        if corrupt is not None:
+            regions.consumed = len(buf)  # read on for a codec error, keeping nothing
+            continue
+        walked = inner_walk(buf, 0, len(buf))
+        if walked.count and not count:
+            first, first_compressed = walked.first, walked.first_compressed
+        if problem is None and walked.record_problem is not None:
+            problem = _refusal(buf, walked.record_problem, count + walked.record_index, at, value_start)
+        if walked.count:
+            last = walked.last
+        count += walked.count
+        if walked.size_problem is not None:
+            corrupt = Corrupt(
+                f"Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
+                f" (inner entry at byte {at + walked.size_problem} of the decompressed value)",
+                offset=value_start,
+                field=f"inner[{count}].size",
+            )
+            regions.consumed = len(buf)
+            continue
+        if kept is not None:
+            kept.append(bytes(buf[: walked.stop]))
+        regions.consumed = walked.stop
+    if corrupt is not None:
+        raise corrupt
+    if not count:
         raise InvalidRecord("Found invalid compressed record set with no inner records", offset=value_start, field="message.value")
-    absolute_base = _absolute_base(wrapper, inner[-1].offset) if magic == 1 else None
-    if absolute_base is not None and absolute_base < 0:
-        absolute_base = None  # Kafka: ``if (absoluteBaseOffset >= 0)``, else the inner offsets as stored
-    return inner, absolute_base, value_start
+    base = _absolute_base(wrapper, last) if wrapper.magic == 1 else None
+    if base is not None and base < 0:
+        base = None  # Kafka: ``if (absoluteBaseOffset >= 0)``, else the inner offsets as stored
+    data = b"".join(kept) if kept is not None else None
+    return _Inner(count, first, last, base, value_start, first_compressed, problem, data)
+
+
+def _refusal(buf: Buffer, pos: int, index: int, at: int, value_start: int) -> KsegError | None:
+    """The error kseg's reader raises for inner message ``index`` at ``pos`` of ``buf`` (stream byte
+    ``at + pos``): codec bits, or a key or value running past the message."""
+    (size,) = LENGTH.unpack_from(buf, pos + SIZE_OFFSET)
+    msg = _Message(buf, pos, pos + LOG_OVERHEAD + size)
+    if msg.attributes & CODEC_MASK:
+        return _compressed_inner(index, value_start)
+    try:
+        _shallow_record(msg)
+    except KsegError as err:
+        where = None if err.offset is None else err.offset + at
+        err.message += f" (inner message {index}, at byte {where} of the decompressed value)"
+        err.offset = value_start
+        return err
+    return None  # pragma: no cover - inner_walk refuses only what _shallow_record refuses
+
+
+def _compressed_inner(index: int, value_start: int) -> InvalidRecord:
+    return InvalidRecord("Inner messages must not be compressed", offset=value_start, field=f"inner[{index}].attributes")
+
+
+def _regions(
+    wrapper: _Message, inner: _Inner, max_decompressed: int
+) -> Iterator[tuple[Buffer, int, Regions]]:
+    """The second pass's buffers of whole entries (a small wrapper's kept bytes, or decompressed
+    again), each with its stream position and the :class:`Regions` to tell where the walk stopped."""
+    regions = Regions(iter(()) if inner.data is not None else _chunks(wrapper, max_decompressed))
+    if inner.data is not None:
+        yield inner.data, 0, regions
+        return
+    for buf, at in regions:
+        yield buf, at, regions
+
+
+def _stream_records(wrapper: _Message, inner: _Inner, max_decompressed: int) -> Iterator[Record]:
+    """A wrapper's inner records with absolute offsets (``DeepRecordsIterator``), one at a time."""
+    magic = wrapper.magic
+    wrapper_ts = wrapper.timestamp_field if magic != 0 else None
+    wrapper_type = None
+    if magic != 0:
+        wrapper_type = LOG_APPEND_TIME if wrapper.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
+    base = inner.base
+    for buf, _at, regions in _regions(wrapper, inner, max_decompressed):
+        pos, end = 0, len(buf)
+        while end - pos >= LOG_OVERHEAD:
+            (size,) = LENGTH.unpack_from(buf, pos + SIZE_OFFSET)
+            if size < RECORD_OVERHEAD_V0 or size > end - pos - LOG_OVERHEAD:
+                break
+            msg = _Message(buf, pos, pos + LOG_OVERHEAD + size)
+            pos = msg.end
+            if msg.magic == 1 and magic == 1:
+                record = _shallow_record(msg, wrapper_ts, wrapper_type)
+            else:
+                record = _shallow_record(msg)
+            if base is not None:
+                record = record.replace(offset=wrap_int64(base + record.offset))
+            regions.consumed = pos
+            yield record
+        regions.consumed = pos
 
 
 def _absolute_base(wrapper: _Message, last_inner: int) -> int:
@@ -378,68 +569,3 @@ def _absolute_base(wrapper: _Message, last_inner: int) -> int:
             field="message.offset",
         )
     return wrap_int64(wrapper.offset - last_inner)  # Java long arithmetic: it may wrap to a negative base
-
-
-def _check_inner_uncompressed(msg: _Message, index: int, value_start: int) -> None:
-    if msg.attributes & CODEC_MASK:
-        raise InvalidRecord(
-            "Inner messages must not be compressed", offset=value_start, field=f"inner[{index}].attributes"
-        )
-
-
-def _deep_base_offset(wrapper: _Message, max_decompressed: int) -> int:
-    """``baseOffset()`` of a wrapper: the first inner offset, without decoding inner keys and values."""
-    inner, absolute_base, value_start = _deep_messages(wrapper, max_decompressed)
-    _check_inner_uncompressed(inner[0], 0, value_start)
-    return inner[0].offset if absolute_base is None else wrap_int64(absolute_base + inner[0].offset)
-
-
-def _deep_records(wrapper: _Message, max_decompressed: int) -> list[Record]:
-    """Decompress a wrapper and return its inner records with absolute offsets (``DeepRecordsIterator``)."""
-    magic = wrapper.magic
-    inner, absolute_base, value_start = _deep_messages(wrapper, max_decompressed)
-    wrapper_ts = wrapper.timestamp_field if magic != 0 else None
-    wrapper_type = None
-    if magic != 0:
-        wrapper_type = LOG_APPEND_TIME if wrapper.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
-    records = []
-    for i, msg in enumerate(inner):
-        _check_inner_uncompressed(msg, i, value_start)
-        try:
-            if msg.magic == 1 and magic == 1:
-                record = _shallow_record(msg, wrapper_ts, wrapper_type)
-            else:
-                record = _shallow_record(msg)
-        except KsegError as err:
-            err.message += f" (inner message {i}, at byte {err.offset} of the decompressed value)"
-            err.offset = value_start
-            raise
-        if absolute_base is not None:
-            record = record.replace(offset=wrap_int64(absolute_base + record.offset))
-        records.append(record)
-    return records
-
-
-def _inner_messages(data: bytes, value_start: int) -> list[_Message]:
-    """Split decompressed bytes into entries the way ``DataLogInputStream.nextBatch`` does.
-
-    An entry whose size is below the V0 minimum is corrupt; an entry cut short by
-    the end of the stream silently ends the set.
-    """
-    messages: list[_Message] = []
-    pos = 0
-    end = len(data)
-    while end - pos >= LOG_OVERHEAD:
-        (size,) = LENGTH.unpack_from(data, pos + SIZE_OFFSET)
-        if size < RECORD_OVERHEAD_V0:
-            raise Corrupt(
-                f"Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
-                f" (inner entry at byte {pos} of the decompressed value)",
-                offset=value_start,
-                field=f"inner[{len(messages)}].size",
-            )
-        if size > end - pos - LOG_OVERHEAD:
-            break
-        messages.append(_Message(data, pos, pos + LOG_OVERHEAD + size))
-        pos += LOG_OVERHEAD + size
-    return messages

@@ -174,6 +174,47 @@ fn clean_legacy_run<'py>(
     })
 }
 
+/// Pass 1 over a region of a wrapper's decompressed inner entries (kseg-wire `legacy::inner_walk`):
+/// (stop, count, first, last, first compressed, size problem or None, record problem or None,
+/// record index), as `kseg/format/legacy_inner.py`'s `Walked`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn legacy_inner_walk<'py>(
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    end: usize,
+) -> PyResult<(usize, usize, i64, i64, bool, Option<usize>, Option<usize>, usize)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let w = kseg_wire::legacy::inner_walk(borrowed.as_slice(), start, end);
+        Ok((w.stop, w.count, w.first, w.last, w.first_compressed, w.size_problem, w.record_problem, w.record_index))
+    })
+}
+
+/// verify's look at a region of inner messages (kseg-wire `legacy::inner_check`): (stop, count,
+/// first, last, largest timestamp, [(index, kind, offset, value)]), as `legacy_inner.Checked`.
+#[pyfunction]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn legacy_inner_check<'py>(
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    end: usize,
+    magic: i8,
+    base: Option<i64>,
+    log_append: bool,
+    timestamp: i64,
+    index: usize,
+    previous: Option<i64>,
+    largest: i64,
+) -> PyResult<(usize, usize, i64, i64, i64, Vec<(usize, u8, i64, i64)>)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let wrapper = kseg_wire::legacy::Wrapper { magic, base, timestamp, log_append };
+        let c = kseg_wire::legacy::inner_check(borrowed.as_slice(), start, end, &wrapper, index, previous, largest);
+        Ok((c.stop, c.count, c.first, c.last, c.largest, c.events))
+    })
+}
+
 /// Panic on purpose: lets the tests prove a panic becomes `CoreError`, not a crash or a traceback.
 #[pyfunction]
 fn _panic_for_tests(message: &str) -> PyResult<()> {
@@ -194,6 +235,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(indexed::legacy_index_run, m)?)?;
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
     m.add_function(wrap_pyfunction!(clean_legacy_run, m)?)?;
+    m.add_function(wrap_pyfunction!(legacy_inner_walk, m)?)?;
+    m.add_function(wrap_pyfunction!(legacy_inner_check, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(grep::find_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(grep::grep_candidates, m)?)?;

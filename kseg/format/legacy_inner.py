@@ -30,7 +30,7 @@ from kseg.format._core import CORE
 from kseg.format._core import call as call_core
 from kseg.format.crc import crc32
 from kseg.format.layout import CODEC_MASK, LOG_OVERHEAD, RECORD_OVERHEAD_V0, Buffer
-from kseg.format.model import wrap_int64
+from kseg.format.model import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP_TYPE, Record, wrap_int64
 
 _ENTRY = struct.Struct(">qi")  # offset, size
 _INT32 = struct.Struct(">i")
@@ -188,6 +188,28 @@ def inner_check(
             stop, count, first, last, largest, events = ran
             return Checked(stop, count, first, last, largest, events)
     return python_inner_check(buf, start, end, wrapper, index, previous, largest)
+
+
+#: Records the core builds per call (a run's list is all that is held at once).
+RECORDS_PER_RUN = 4096
+
+
+def inner_records(buf: Buffer, start: int, end: int, wrapper: Wrapper) -> tuple[int, list[Record]] | None:
+    """The core's run of records from the whole inner messages of ``buf[start:end]`` (at most
+    :data:`RECORDS_PER_RUN`): (where it stopped, records), or None when it takes none there (no core,
+    or a message the Python reader reads itself: an inner magic other than 0 and 1).  The records
+    are exactly those ``_shallow_record`` builds (tests/core/test_core_legacy_inner.py)."""
+    if CORE is None or not hasattr(CORE, "legacy_inner_records"):
+        return None
+    ran = call_core(CORE.legacy_inner_records, start, buf, start, end, wrapper.magic, wrapper.base,
+                    wrapper.log_append, wrapper.timestamp, Record, _TYPES, RECORDS_PER_RUN)
+    if ran is NotImplemented or not ran[1]:
+        return None
+    return ran[0], ran[1]
+
+
+#: The timestamp-type names by the core's code (0 magic 0, 1 CreateTime, 2 LogAppendTime).
+_TYPES = (NO_TIMESTAMP_TYPE, CREATE_TIME, LOG_APPEND_TIME)
 
 
 class Regions:

@@ -47,7 +47,7 @@ from kseg.format.layout import (
     TIMESTAMP_TYPE_MASK,
     Buffer,
 )
-from kseg.format.legacy_inner import Checked, Regions, Wrapper, inner_check, inner_walk
+from kseg.format.legacy_inner import Checked, Regions, Wrapper, inner_check, inner_records, inner_walk
 from kseg.format.model import (
     CREATE_TIME,
     LOG_APPEND_TIME,
@@ -531,16 +531,27 @@ def _regions(
 
 
 def _stream_records(wrapper: _Message, inner: _Inner, max_decompressed: int) -> Iterator[Record]:
-    """A wrapper's inner records with absolute offsets (``DeepRecordsIterator``), one at a time."""
+    """A wrapper's inner records with absolute offsets (``DeepRecordsIterator``), one at a time.
+
+    The compiled core builds them a run at a time (:func:`legacy_inner.inner_records`); a message it
+    leaves (an inner magic other than 0 and 1) and the pure-Python path read here, one by one.
+    """
     magic = wrapper.magic
     wrapper_ts = wrapper.timestamp_field if magic != 0 else None
     wrapper_type = None
     if magic != 0:
         wrapper_type = LOG_APPEND_TIME if wrapper.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
     base = inner.base
+    runs = Wrapper(magic, base, wrapper_type == LOG_APPEND_TIME, wrapper.timestamp_field)
     for buf, _at, regions in _regions(wrapper, inner, max_decompressed):
         pos, end = 0, len(buf)
         while end - pos >= LOG_OVERHEAD:
+            run = inner_records(buf, pos, end, runs)
+            if run:
+                pos, records = run
+                regions.consumed = pos
+                yield from records
+                continue
             (size,) = LENGTH.unpack_from(buf, pos + SIZE_OFFSET)
             if size < RECORD_OVERHEAD_V0 or size > end - pos - LOG_OVERHEAD:
                 break

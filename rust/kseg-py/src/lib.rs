@@ -21,7 +21,7 @@ use kseg_wire::{Frame, Step, V2Header};
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyList, PyTuple};
 
 create_exception!(_core, CoreError, PyRuntimeError, "A panic inside the compiled core (a bug in kseg).");
 
@@ -215,6 +215,63 @@ fn legacy_inner_check<'py>(
     })
 }
 
+/// A wrapper's inner messages as kseg `Record`s (kseg-wire `legacy::inner_record`), at most `most`
+/// of them from `start`: (where it stopped, [Record]). `record` is the `Record` class (a tuple
+/// subclass, built with `tuple.__new__`), `types` the three timestamp-type names. Stops before the
+/// first message the Python path reads instead (`_stream_records`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn legacy_inner_records<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    end: usize,
+    magic: i8,
+    base: Option<i64>,
+    log_append: bool,
+    timestamp: i64,
+    record: &Bound<'py, PyAny>,
+    types: (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>),
+    most: usize,
+) -> PyResult<(usize, Bound<'py, PyList>)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let data = borrowed.as_slice();
+        let wrapper = kseg_wire::legacy::Wrapper { magic, base, timestamp, log_append };
+        let new = py.get_type::<PyTuple>().getattr("__new__")?;
+        let empty = PyTuple::empty(py);
+        let types = [types.0, types.1, types.2];
+        let out = PyList::empty(py);
+        let part = |(at, length): (usize, i32)| -> Option<Bound<'py, PyBytes>> {
+            (length >= 0).then(|| PyBytes::new(py, &data[at..at + length as usize]))
+        };
+        let mut pos = start;
+        while out.len() < most {
+            let Some(m) = kseg_wire::legacy::inner_record(data, pos, end, &wrapper) else { break };
+            let none = || py.None().into_bound(py);
+            let fields = PyTuple::new(py, [
+                m.offset.into_pyobject(py)?.into_any(),
+                m.timestamp.into_pyobject(py)?.into_any(),
+                part(m.key).map_or_else(none, Bound::into_any),
+                part(m.value).map_or_else(none, Bound::into_any),
+                empty.clone().into_any(),
+                (-1i32).into_pyobject(py)?.into_any(),
+                m.attributes.into_pyobject(py)?.into_any(),
+                m.key.1.into_pyobject(py)?.into_any(),
+                m.value.1.into_pyobject(py)?.into_any(),
+                m.magic.into_pyobject(py)?.into_any(),
+                m.crc.into_pyobject(py)?.into_any(),
+                PyBool::new(py, m.valid).to_owned().into_any(),
+                PyBool::new(py, false).to_owned().into_any(),
+                types[usize::from(m.timestamp_type)].clone(),
+            ])?;
+            out.append(new.call1((record, fields))?)?;
+            pos = m.next;
+        }
+        Ok((pos, out))
+    })
+}
+
 /// Panic on purpose: lets the tests prove a panic becomes `CoreError`, not a crash or a traceback.
 #[pyfunction]
 fn _panic_for_tests(message: &str) -> PyResult<()> {
@@ -237,6 +294,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(clean_legacy_run, m)?)?;
     m.add_function(wrap_pyfunction!(legacy_inner_walk, m)?)?;
     m.add_function(wrap_pyfunction!(legacy_inner_check, m)?)?;
+    m.add_function(wrap_pyfunction!(legacy_inner_records, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(grep::find_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(grep::grep_candidates, m)?)?;

@@ -327,6 +327,15 @@ pub fn check_legacy_inner(buf: &[u8], cut: usize, base: Option<i64>) {
         assert_eq!(problem, whole.record_problem.map(|p| (p, whole.record_index)), "the first refusal is the same");
     }
     let wrapper = Wrapper { magic: 1, base, timestamp: 7, log_append: cut % 2 == 0 };
+    let (mut pos, mut records) = (0, 0);
+    while let Some(r) = crate::legacy::inner_record(buf, pos, whole.stop, &wrapper) {
+        assert!(r.next > pos && r.next <= whole.stop, "a record ends after it starts, inside the walk");
+        let stored = crate::read::i64_at(buf, pos).expect("a whole entry");
+        assert_eq!(r.offset, base.map_or(stored, |b| b.wrapping_add(stored)), "the absolute offset");
+        (pos, records) = (r.next, records + 1);
+    }
+    assert!(records <= whole.count && (records == whole.count || whole.record_problem.is_some()
+        || buf.get(pos + 16).is_some_and(|m| *m > 1)), "records run to the first message Python reads");
     let one = inner_check(buf, 0, whole.stop, &wrapper, 0, None, i64::MIN);
     let first = inner_check(buf, 0, cut.min(whole.stop), &wrapper, 0, None, i64::MIN);
     let previous = (first.count > 0).then_some(first.last);

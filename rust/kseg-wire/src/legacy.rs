@@ -385,6 +385,63 @@ pub fn inner_check(
     out
 }
 
+/// One inner message as `_shallow_record` reads it under a wrapper (`_stream_records`): every field
+/// of kseg's `Record` but the constants, spans instead of copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InnerRecord {
+    pub offset: i64,
+    pub timestamp: i64,
+    /// 0 NoTimestampType (magic 0), 1 CreateTime, 2 LogAppendTime.
+    pub timestamp_type: u8,
+    pub attributes: u8,
+    /// (start, stored length); a negative length is a null.
+    pub key: (usize, i32),
+    pub value: (usize, i32),
+    pub magic: i8,
+    pub crc: u32,
+    pub valid: bool,
+    pub next: usize,
+}
+
+/// The whole inner message at `pos` (ending by `end`) as a record under `wrapper`, or `None` for one
+/// the Python path reads instead: not whole, an inner magic other than 0 and 1, or one kseg's reader
+/// refuses (codec bits, a key or value running past the message).
+pub fn inner_record(buf: &[u8], pos: usize, end: usize, wrapper: &Wrapper) -> Option<InnerRecord> {
+    let end = end.min(buf.len());
+    if end.checked_sub(pos)? < LOG_OVERHEAD {
+        return None;
+    }
+    let size = i32_at(buf, pos + SIZE_OFFSET)?;
+    if size < MIN_RECORD_OVERHEAD || size as usize > end - pos - LOG_OVERHEAD {
+        return None;
+    }
+    let next = pos + LOG_OVERHEAD + size as usize;
+    let magic = i8_at(buf, pos + 16)?;
+    let attributes = *buf.get(pos + 17)?;
+    if attributes & CODEC_MASK != 0 || !(magic == 0 || magic == 1) {
+        return None;
+    }
+    let key_at = if magic == 0 { KEY_AT_V0 } else { KEY_AT_V1 };
+    let (key, p) = sized(buf, pos + key_at, next)?;
+    let (value, _) = sized(buf, p, next)?;
+    let crc = crate::read::u32_at(buf, pos + 12)?;
+    let valid = crate::walk::crc32(buf.get(pos + 16..next)?) == crc;
+    let (timestamp, timestamp_type) = if magic == 0 {
+        (-1, 0)
+    } else if wrapper.magic == 1 && wrapper.log_append {
+        (wrapper.timestamp, 2)
+    } else if wrapper.magic == 1 {
+        (i64_at(buf, pos + TIMESTAMP_AT)?, 1)
+    } else {
+        (i64_at(buf, pos + TIMESTAMP_AT)?, if attributes & TIMESTAMP_TYPE_MASK != 0 { 2 } else { 1 })
+    };
+    let offset = match wrapper.base {
+        Some(base) => base.wrapping_add(i64_at(buf, pos)?),
+        None => i64_at(buf, pos)?,
+    };
+    Some(InnerRecord { offset, timestamp, timestamp_type, attributes, key, value, magic, crc, valid, next })
+}
+
 #[cfg(test)]
 mod inner_tests {
     use super::*;

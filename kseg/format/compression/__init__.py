@@ -209,7 +209,7 @@ def decompress_chunks(
     chunked = _CHUNKED.get(codec)
     try:
         if chunked is None:
-            yield _codec(codec).decompress(_as_view(data), magic, max_size, False)
+            yield cast("bytes", _codec(codec).decompress(_as_view(data), magic, max_size, False))  # not mapped: bytes
             return
         yield from chunked(_as_view(data), magic, max_size)
     except KsegError as err:

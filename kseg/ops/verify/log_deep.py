@@ -94,12 +94,12 @@ class DeepChecks(WalkState):
             add(kind, severity, pos, last, describe(err), field=err.field)
             return last
         self.records += checked.count
-        for i, kind, offset, value in checked.events:
-            if kind == BAD_CRC:
+        for i, event, offset, value in checked.events:
+            if event == BAD_CRC:
                 add("crc", ERROR, pos, offset,
                     f"inner message {i} (offset {offset}) fails its CRC-32 (stored crc = {value})",
                     field=f"inner[{i}].crc")
-            elif kind == OTHER_MAGIC:
+            elif event == OTHER_MAGIC:
                 add("record-structure", WARNING, pos, offset,
                     f"inner message {i} has magic {value} inside a magic {batch.magic} wrapper "
                     "(Kafka reads it; produce validation would reject it)", field=f"inner[{i}].magic")

@@ -23,13 +23,11 @@ from kseg.errors import KsegError
 from kseg.format import compression
 from kseg.format import legacy_inner as inner_module
 from kseg.format import v0v1 as v0v1_module
-from kseg.format._core import CORE
 from kseg.format.legacy_inner import Checked, Walked, Wrapper, python_inner_check, python_inner_walk
 from kseg.format.v0v1 import LegacyBatch
 
 #: Random cases per test: KSEG_LEGACY_INNER_CASES raises it (a small fixed number in CI).
 CASES = int(os.environ.get("KSEG_LEGACY_INNER_CASES", "150"))
-needs_core = pytest.mark.skipif(CORE is None, reason="the compiled core is not loaded (KSEG_PURE or not built)")
 
 
 def _entry(offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None,
@@ -73,9 +71,8 @@ def _damage(rnd: random.Random, data: bytes) -> bytes:
     return bytes(data)
 
 
-@needs_core
 @pytest.mark.parametrize("seed", range(CASES))
-def test_the_core_walk_and_check_of_a_region_are_the_python_ones(seed):
+def test_the_core_walk_and_check_of_a_region_are_the_python_ones(seed, core):
     rnd = random.Random(seed)
     data = _inner_entries(rnd, rnd.randint(0, 40), odd=seed % 2 == 0)
     if seed % 3 == 0:
@@ -83,10 +80,10 @@ def test_the_core_walk_and_check_of_a_region_are_the_python_ones(seed):
     start = rnd.choice((0, 0, rnd.randint(0, len(data))))
     end = rnd.choice((len(data), len(data) + 9, rnd.randint(start, len(data) + 1)))
     for buf in (data, bytearray(data)):
-        assert Walked(*CORE.legacy_inner_walk(buf, start, end)) == python_inner_walk(buf, start, min(end, len(buf)))
+        assert Walked(*core.legacy_inner_walk(buf, start, end)) == python_inner_walk(buf, start, min(end, len(buf)))
     wrapper = Wrapper(rnd.choice((0, 1)), rnd.choice((None, 0, 7, (1 << 63) - 2)), rnd.random() < 0.5, rnd.randint(0, 99))
     index, previous, largest = rnd.randint(0, 9), rnd.choice((None, 3, -(1 << 63))), rnd.choice((-(1 << 63), 50))
-    got = CORE.legacy_inner_check(data, start, end, wrapper.magic, wrapper.base, wrapper.log_append,
+    got = core.legacy_inner_check(data, start, end, wrapper.magic, wrapper.base, wrapper.log_append,
                                   wrapper.timestamp, index, previous, largest)
     assert Checked(*got) == python_inner_check(data, start, min(end, len(data)), wrapper, index, previous, largest)
 

@@ -22,7 +22,7 @@ import pytest
 from kseg.errors import KsegError
 from kseg.format import compression
 from kseg.format import legacy_inner as inner_module
-from kseg.format import v0v1 as v0v1_module
+from kseg.format import v0v1_deep as v0v1_module
 from kseg.format.legacy_inner import Checked, Walked, Wrapper, python_inner_check, python_inner_walk
 from kseg.format.v0v1 import LegacyBatch
 

@@ -8,6 +8,8 @@ Generates, in a temporary directory, each hostile input of the memory cap
 * ``zero-batches``: 30 gzip batches, each 100 MiB of zeros once decompressed;
 * ``sparse-txnindex``: an all-zero 2 GiB ``.txnindex`` (sparse) beside an empty ``.log``;
 * ``sparse-index``: an all-zero 2 GiB ``.index`` (sparse) beside an empty ``.log``;
+* ``legacy-wrapper``: one gzip V1 wrapper of 3.6 M one-byte messages (9.8 MB on disk, 126 MB
+  decompressed: just under the 128 MiB read cap);
 
 then runs each command on each as a subprocess and reports the child's peak
 RSS (``ru_maxrss`` from ``wait4``), its exit code, wall time and CPU time, against the
@@ -70,6 +72,35 @@ def tiny_records(directory: Path, scale: float) -> Path:
     return path
 
 
+def legacy_wrapper(directory: Path, scale: float) -> Path:
+    """One gzip V1 wrapper of ``3.6 M * scale`` messages (null key, value ``x``, one timestamp), as
+    ``MemoryRecordsBuilder`` writes it, encoded a piece at a time."""
+    from kseg.format.model import RecordSpec
+    from kseg.format.v0v1_encode import MessageSetEncoder
+
+    count = max(1, int(3_600_000 * scale))
+    encoder = MessageSetEncoder(magic=1, codec=CODEC_GZIP)
+    for start in range(0, count, 100_000):
+        encoder.add([RecordSpec(i, TS, None, b"x") for i in range(start, min(count, start + 100_000))])
+    wrapper, _ = encoder.finish()
+    assert wrapper is not None
+    path = directory / "legacy-wrapper" / f"{SEGMENT}.log"
+    path.parent.mkdir()
+    path.write_bytes(wrapper)
+    return path
+
+
+def legacy_commands(path: Path, out: Path) -> dict[str, list[str]]:
+    """The commands that read every inner message of a wrapper (each on its own partition)."""
+    kseg = [sys.executable, "-m", "kseg"]
+    return {
+        "dump --format json": [*kseg, "dump", "--format", "json", "--print-data-log", str(path)],
+        "dump": [*kseg, "dump", "--print-data-log", str(path)],
+        "verify --deep": [*kseg, "verify", "--deep", "-j", "1", str(path)],
+        "recover --salvage": [*kseg, "recover", "--salvage", str(path), "-o", str(out)],
+    }
+
+
 def many_headers(directory: Path, scale: float) -> Path:
     """One gzip batch holding one record with ``20 M * scale`` headers (empty key, null value)."""
     headers = max(1, int(20_000_000 * scale))
@@ -124,6 +155,7 @@ INPUTS: dict[str, Callable[[Path, float], Path]] = {
     "zero-batches": zero_batches,
     "sparse-txnindex": sparse_txnindex,
     "sparse-index": sparse_index,
+    "legacy-wrapper": legacy_wrapper,
 }
 
 
@@ -178,7 +210,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kseg-bench-memory-") as tmp:
         for name in args.only or list(INPUTS):
             path = INPUTS[name](Path(tmp), args.scale)
-            for label, argv in commands(path, Path(tmp) / f"{name}.out").items():
+            run = legacy_commands if name == "legacy-wrapper" else commands
+            for label, argv in run(path, Path(tmp) / f"{name}.out").items():
                 if args.command and label not in args.command:
                     continue
                 code, rss, seconds, cpu = measure_cpu(argv, args.timeout)

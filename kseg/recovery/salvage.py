@@ -84,7 +84,7 @@ def records_of(batch: Batch, max_batch_bytes: int = DEFAULT_MAX_DECOMPRESSED) ->
     if batch.codec_id == 0:
         return 1
     try:
-        return len(batch.records(max_batch_bytes))
+        return batch.record_count(max_batch_bytes)  # counted as it is decompressed, never listed
     except LimitExceeded:
         raise
     except KsegError:

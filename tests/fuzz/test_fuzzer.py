@@ -15,7 +15,7 @@ from tools.fuzz.atheris_harness import TARGETS, one_input
 from tools.fuzz.campaign import Config, plan, run_campaign
 from tools.fuzz.commands import commands_for, lay_out
 from tools.fuzz.contract import Failure, Limits, Run, check, parse_traceback, snapshot
-from tools.fuzz.known import known_for
+from tools.fuzz.known import KNOWN, Known, known_for
 from tools.fuzz.mutate import Context, fix_crcs, mutate
 from tools.fuzz.seeds import discover
 
@@ -99,10 +99,19 @@ def test_contract_flags_every_clause(tmp_path):
 
 
 def test_known_buckets_are_narrow():
+    entry = Known("*", "traceback", "MemoryError", "*", "docs/fuzzing.md#known-failures", "an example")
+    assert entry.matches(Failure("verify", "traceback", "MemoryError", "kseg/format/compression/gzip.py:x"))
+    assert not entry.matches(Failure("verify", "traceback", "IndexError", "kseg/format/v2.py:x"))
+    assert not entry.matches(Failure("dump", "memory"))
+
+
+def test_no_failure_is_known_today():
+    """The last open one (a V0/V1 wrapper's inner messages held as records) is fixed: a MemoryError or a
+    peak RSS over the cap is a new failure again."""
+    assert KNOWN == ()
+    assert known_for(Failure("verify", "traceback", "MemoryError", "kseg/format/compression/gzip.py:x")) is None
+    assert known_for(Failure("dump", "memory")) is None
     assert known_for(Failure("dump", "traceback", "OverflowError", "kseg/ops/dump/records.py:track")) is None
-    assert known_for(Failure("verify", "traceback", "MemoryError", "kseg/format/compression/gzip.py:x"))
-    assert known_for(Failure("verify", "traceback", "IndexError", "kseg/format/v2.py:x")) is None
-    assert known_for(Failure("dump", "input-created")) is None
 
 
 def test_harness_accepts_every_seed_for_every_target():

@@ -26,7 +26,7 @@ The codec libraries are imported the first time a batch needs them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, cast
 
@@ -49,6 +49,7 @@ __all__ = [
     "compressor",
     "decompress",
     "decompress_buffer",
+    "decompress_chunks",
     "lz4_header_checksum",
 ]
 
@@ -183,6 +184,35 @@ def decompress_buffer(
     except KsegError as err:
         # Dropped here, the decoder's frames -- and the partial output they hold -- are freed
         # now, not when whoever keeps the error (a finding, a report) lets it go.
+        raise err.with_traceback(None) from None
+
+
+#: The codecs that hand their output over a step at a time (those a V0/V1 wrapper may use).
+_CHUNKED: dict[int, Callable[[memoryview, int, int], Iterator[bytes | memoryview]]] = {
+    CODEC_GZIP: gzip.chunks, CODEC_SNAPPY: snappy.chunks, CODEC_LZ4: lz4.chunks,
+}
+
+
+def decompress_chunks(
+    codec: int, data: bytes | memoryview, *, magic: int, max_size: int = DEFAULT_MAX_DECOMPRESSED
+) -> Iterator[bytes | memoryview]:
+    """:func:`decompress`'s output in pieces (at most about 1 MiB each), nothing of it kept here.
+
+    The same bytes, the same cap and the same errors as :func:`decompress`, each raised when the
+    stream reaches it (a gzip trailer's CRC after all the output).  What a V0/V1 wrapper's inner
+    messages are walked from, so that a wrapper of millions of messages is never held whole
+    (:mod:`kseg.format.v0v1`).  zstd and none, which no wrapper streams, come as one piece.
+    """
+    _check_magic(magic)
+    if max_size < 0:
+        raise ValueError(f"max_size must be >= 0, not {max_size}")
+    chunked = _CHUNKED.get(codec)
+    try:
+        if chunked is None:
+            yield cast("bytes", _codec(codec).decompress(_as_view(data), magic, max_size, False))  # not mapped: bytes
+            return
+        yield from chunked(_as_view(data), magic, max_size)
+    except KsegError as err:
         raise err.with_traceback(None) from None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import mmap
+from collections.abc import Iterator
 from types import ModuleType
 
 from kseg.errors import EncodeError, LimitExceeded, Unsupported
@@ -31,6 +32,50 @@ OutputBuffer = bytes | mmap.mmap
 #: few KiB to 1 MiB): one chunk is handed over as it is, several are joined once.  Past it, a
 #: ``mapped`` output moves to an anonymous map (below).
 SMALL_OUTPUT = 1 << 20
+
+
+class Budget:
+    """The cap on one payload's decompressed bytes, counted as a streaming decoder produces them.
+
+    What :class:`BoundedOutput` checks, without keeping the bytes: the decoders that hand their
+    output over a chunk at a time (``chunks`` in :mod:`.gzip`, :mod:`.snappy`, :mod:`.lz4`) call
+    :meth:`claim` before producing a size they know and :meth:`take` on each chunk, so a bomb
+    stops at the same byte, with the same message, whether its output is kept or streamed.
+    """
+
+    __slots__ = ("_codec", "_length", "_limit")
+
+    def __init__(self, codec: str, limit: int) -> None:
+        self._codec = codec
+        self._limit = limit
+        self._length = 0
+
+    @property
+    def room(self) -> int:
+        """How many more bytes may be produced."""
+        return self._limit - self._length
+
+    def claim(self, size: int) -> None:
+        """Raise LimitExceeded if ``size`` more bytes would pass the cap."""
+        if size > self.room:
+            raise LimitExceeded(
+                f"{self._codec}: decompressed data exceeds the limit of {self._limit} bytes "
+                f"(at least {self._length + size} bytes); --max-batch-bytes raises the limit"
+            )
+
+    def take(self, chunk: bytes | memoryview) -> bytes | memoryview:
+        """Count produced bytes, refusing them if they pass the cap; the chunk, for ``yield``."""
+        self.claim(len(chunk))
+        self._length += len(chunk)
+        return chunk
+
+
+def collect(codec: str, chunks: Iterator[bytes | memoryview], limit: int, mapped: bool) -> OutputBuffer:
+    """A streaming decoder's chunks kept in a :class:`BoundedOutput` (the decoder has checked the cap)."""
+    out = BoundedOutput(codec, limit, mapped=mapped)
+    for chunk in chunks:
+        out.append(chunk)
+    return out.result()
 
 
 class BoundedOutput:

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Generator, Iterator
 
 from kseg.errors import CodecError
-from kseg.format.compression.core import INPUT_STEP, OUTPUT_STEP, BoundedOutput, OutputBuffer, check_level
+from kseg.format.compression.core import INPUT_STEP, OUTPUT_STEP, Budget, OutputBuffer, check_level, collect
 
 GZIP_HEADER = struct.Struct(
     "<H"  # ID1 ID2: 1f 8b, read little-endian as 0x8b1f like GZIPInputStream.readUShort
@@ -104,8 +105,8 @@ def _gzip_header_end(view: memoryview, pos: int) -> int:
     return pos
 
 
-def _gzip_inflate_member(view: memoryview, pos: int, out: BoundedOutput) -> tuple[int, int, int]:
-    """Inflate one member's deflate data with bounded output.
+def _gzip_inflate_member(view: memoryview, pos: int, out: Budget) -> Generator[bytes, None, tuple[int, int, int]]:
+    """Inflate one member's deflate data with bounded output, yielding it a step at a time.
 
     Returns (position after the deflate data, CRC32 of the output, output length).
     """
@@ -123,9 +124,11 @@ def _gzip_inflate_member(view: memoryview, pos: int, out: BoundedOutput) -> tupl
         except zlib.error as exc:
             raise CodecError(f"gzip: invalid deflate data ({exc})") from exc
         pending = inflater.unconsumed_tail
-        out.append(chunk)
+        out.take(chunk)
         crc = zlib.crc32(chunk, crc)
         produced += len(chunk)
+        if chunk:
+            yield chunk
         if chunk or inflater.eof:
             continue
         if not fed:  # input exhausted, nothing buffered, and the final block never came
@@ -150,10 +153,16 @@ def _gzip_check_trailer(view: memoryview, pos: int, crc: int, size: int) -> int:
 
 def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False) -> OutputBuffer:
     """Decode one or more gzip members as GZIPInputStream does."""
-    out = BoundedOutput("gzip", max_size, mapped=mapped)
+    return collect("gzip", chunks(view, magic, max_size), max_size, mapped)
+
+
+def chunks(view: memoryview, magic: int, max_size: int) -> Iterator[bytes]:
+    """:func:`decompress`'s output a step at a time (at most ``OUTPUT_STEP`` bytes), nothing kept:
+    the same bytes and the same errors, each raised when the stream reaches it."""
+    out = Budget("gzip", max_size)
     pos = _gzip_header_end(view, 0)
     while True:
-        pos, crc, size = _gzip_inflate_member(view, pos, out)
+        pos, crc, size = yield from _gzip_inflate_member(view, pos, out)
         pos = _gzip_check_trailer(view, pos, crc, size)
         if pos >= len(view):
             break
@@ -163,7 +172,6 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
             # GZIPInputStream.readTrailer: "ignore any malformed, do nothing" --
             # bytes after a member that are not a gzip header end the stream.
             break
-    return out.result()
 
 
 class GzipCompressor:

@@ -20,9 +20,10 @@ the frame's block maximum, stored blocks by the output cap.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 from kseg.errors import CodecError
-from kseg.format.compression.core import BlockCompressor, BoundedOutput, OutputBuffer, _need, check_level
+from kseg.format.compression.core import BlockCompressor, Budget, OutputBuffer, _need, check_level, collect
 from kseg.format.xxhash32 import xxh32
 
 LZ4_FRAME_HEADER = struct.Struct(
@@ -120,8 +121,14 @@ def _lz4_block_data(block: memoryview, stored: bool, max_block: int) -> bytes | 
 
 def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False) -> OutputBuffer:
     """Decode a Kafka LZ4 frame as Lz4BlockInputStream does (bytes after the EndMark are ignored)."""
+    return collect("lz4", chunks(view, magic, max_size), max_size, mapped)
+
+
+def chunks(view: memoryview, magic: int, max_size: int) -> Iterator[bytes | memoryview]:
+    """:func:`decompress`'s output a block at a time, nothing kept: the same bytes and errors
+    (a stored block is handed over as a view of ``view``)."""
     flg, max_block, pos = _lz4_read_header(view, magic)
-    out = BoundedOutput("lz4", max_size, mapped=mapped)
+    out = Budget("lz4", max_size)
     while True:
         if len(view) - pos < LZ4_BLOCK_SIZE.size:
             raise CodecError("lz4: Stream ended prematurely (no EndMark)")
@@ -131,7 +138,7 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
         if size == 0:  # EndMark; a content checksum is read, never verified (a TODO in Kafka)
             if flg & LZ4_FLG_CONTENT_CHECKSUM and len(view) - pos < LZ4_CHECKSUM.size:
                 raise CodecError("lz4: Stream ended prematurely (content checksum)")
-            return out.result()
+            return
         if size > max_block:
             raise CodecError(f"lz4: Block size {size} exceeded max: {max_block}")
         if len(view) - pos < size:
@@ -144,7 +151,7 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
         pos += size
         if flg & LZ4_FLG_BLOCK_CHECKSUM:
             pos = _lz4_check_block(view, pos, block)
-        out.append(data)
+        yield out.take(data)
 
 
 def _lz4_check_block(view: memoryview, pos: int, block: memoryview) -> int:

@@ -18,9 +18,10 @@ checked against the output cap before it is decompressed.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 from kseg.errors import CodecError
-from kseg.format.compression.core import BlockCompressor, BoundedOutput, OutputBuffer, _need, refuse_level
+from kseg.format.compression.core import BlockCompressor, Budget, OutputBuffer, _need, collect, refuse_level
 
 XERIAL_HEADER = struct.Struct(
     ">8s"  # magic: 82 53 4E 41 50 50 59 00 (-126, 'S', 'N', 'A', 'P', 'P', 'Y', 0)
@@ -51,7 +52,7 @@ def _snappy_declared_length(block: memoryview) -> int:
     raise CodecError("snappy: corrupt raw block (invalid uncompressed-length prefix)")
 
 
-def _snappy_raw_block(block: memoryview, out: BoundedOutput) -> None:
+def _snappy_raw_block(block: memoryview, out: Budget) -> bytes:
     """Decompress one raw Snappy block, checking its declared length against the cap first."""
     snappy = _need("snappy", "python-snappy")
     declared = _snappy_declared_length(block)
@@ -64,7 +65,8 @@ def _snappy_raw_block(block: memoryview, out: BoundedOutput) -> None:
         raise CodecError(
             f"snappy: expected {declared:,} bytes, but decompressed chunk has {len(data):,} bytes"
         )
-    out.append(data)
+    out.take(data)
+    return data
 
 
 def _snappy_concatenated_header(view: memoryview, pos: int) -> bool:
@@ -85,13 +87,18 @@ def _snappy_concatenated_header(view: memoryview, pos: int) -> bool:
 
 def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False) -> OutputBuffer:
     """Decode as SnappyInputStream does: xerial chunks after the magic, else one raw block."""
+    return collect("snappy", chunks(view, magic, max_size), max_size, mapped)
+
+
+def chunks(view: memoryview, magic: int, max_size: int) -> Iterator[bytes]:
+    """:func:`decompress`'s output a block at a time, nothing kept: the same bytes and errors."""
     if not view:
         raise CodecError("snappy: Cannot decompress empty stream")
-    out = BoundedOutput("snappy", max_size, mapped=mapped)
+    out = Budget("snappy", max_size)
     if len(view) < XERIAL_HEADER.size or view[: len(XERIAL_MAGIC)] != XERIAL_MAGIC:
         # Not framed: snappy-java decodes the whole input as Snappy.compress(byte[]) output.
-        _snappy_raw_block(view, out)
-        return out.result()
+        yield _snappy_raw_block(view, out)
+        return
     # The first header's version fields are not checked (SnappyInputStream.readHeader).
     pos = XERIAL_HEADER.size
     while len(view) - pos >= XERIAL_CHUNK_LENGTH.size:  # fewer than 4 bytes left ends the stream
@@ -111,9 +118,8 @@ def decompress(view: memoryview, magic: int, max_size: int, mapped: bool = False
             )
         if len(view) - pos < length:
             raise CodecError(f"snappy: failed to read chunk (length {length}, {len(view) - pos} bytes left)")
-        _snappy_raw_block(view[pos : pos + length], out)
+        yield _snappy_raw_block(view[pos : pos + length], out)
         pos += length
-    return out.result()
 
 
 class SnappyCompressor(BlockCompressor):

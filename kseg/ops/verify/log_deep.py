@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kseg.errors import CodecError, KsegError, LimitExceeded, Unsupported
 from kseg.format.compression import CODEC_ZSTD
+from kseg.format.legacy_inner import BAD_CRC, OTHER_MAGIC
 from kseg.format.v0v1 import LegacyBatch
 from kseg.format.v2 import V2Batch
 from kseg.ops.verify.log_state import WalkState
@@ -77,40 +78,40 @@ class DeepChecks(WalkState):
                 field="batch.max_timestamp")
 
     def _deep_legacy(self, batch: LegacyBatch) -> int:
-        """Decode a V0/V1 message's records, checking every inner CRC; returns the first offset."""
+        """Decode a V0/V1 message's records, checking every inner CRC; returns the first offset.
+
+        A wrapper's inner messages are checked as they are decompressed (``check_inner``): nothing
+        per message is held, whatever their number."""
         pos, last = batch.position, batch.last_offset
         add = self.findings.add
         try:
-            records = batch.records(self.max_batch_bytes)
+            if batch.codec_id == 0:
+                self.records += len(batch.records(self.max_batch_bytes))
+                return last
+            checked = batch.check_inner(self.max_batch_bytes)
         except KsegError as err:
             kind, severity = decode_kind(err)
             add(kind, severity, pos, last, describe(err), field=err.field)
             return last
-        self.records += len(records)
-        if batch.codec_id == 0:
-            return last
-        previous = None
-        for i, record in enumerate(records):
-            if record.valid is False:
-                add("crc", ERROR, pos, record.offset,
-                    f"inner message {i} (offset {record.offset}) fails its CRC-32 (stored crc = {record.crc})",
+        self.records += checked.count
+        for i, event, offset, value in checked.events:
+            if event == BAD_CRC:
+                add("crc", ERROR, pos, offset,
+                    f"inner message {i} (offset {offset}) fails its CRC-32 (stored crc = {value})",
                     field=f"inner[{i}].crc")
-            if record.magic != batch.magic:
-                add("record-structure", WARNING, pos, record.offset,
-                    f"inner message {i} has magic {record.magic} inside a magic {batch.magic} wrapper "
+            elif event == OTHER_MAGIC:
+                add("record-structure", WARNING, pos, offset,
+                    f"inner message {i} has magic {value} inside a magic {batch.magic} wrapper "
                     "(Kafka reads it; produce validation would reject it)", field=f"inner[{i}].magic")
-            if previous is not None and record.offset <= previous:
-                add("record-structure", ERROR, pos, record.offset,
-                    f"inner message {i} has offset {record.offset}, not above the previous {previous}",
+            else:
+                add("record-structure", ERROR, pos, offset,
+                    f"inner message {i} has offset {offset}, not above the previous {value}",
                     field=f"inner[{i}].offset")
-            previous = record.offset
-        if records[-1].offset != last:
+        if checked.last != last:
             add("record-structure", ERROR, pos, last,
-                f"wrapper offset {last} is not the last inner offset {records[-1].offset}", field="message.offset")
-        if batch.magic == 1 and batch.timestamp_type == "CreateTime":
-            largest = max(r.timestamp for r in records)
-            if largest != batch.max_timestamp:
-                add("max-timestamp", ERROR, pos, last,
-                    f"wrapper timestamp {batch.max_timestamp} is not the largest inner timestamp {largest}",
-                    field="message.timestamp")
-        return records[0].offset
+                f"wrapper offset {last} is not the last inner offset {checked.last}", field="message.offset")
+        if batch.magic == 1 and batch.timestamp_type == "CreateTime" and checked.largest != batch.max_timestamp:
+            add("max-timestamp", ERROR, pos, last,
+                f"wrapper timestamp {batch.max_timestamp} is not the largest inner timestamp {checked.largest}",
+                field="message.timestamp")
+        return checked.first

@@ -24,7 +24,7 @@ use kseg_wire::{Frame, Step, V2Header};
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyList, PyTuple};
 
 create_exception!(_core, CoreError, PyRuntimeError, "A panic inside the compiled core (a bug in kseg).");
 
@@ -182,6 +182,104 @@ fn clean_legacy_run<'py>(
     })
 }
 
+/// Pass 1 over a region of a wrapper's decompressed inner entries (kseg-wire `legacy::inner_walk`):
+/// (stop, count, first, last, first compressed, size problem or None, record problem or None,
+/// record index), as `kseg/format/legacy_inner.py`'s `Walked`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn legacy_inner_walk<'py>(
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    end: usize,
+) -> PyResult<(usize, usize, i64, i64, bool, Option<usize>, Option<usize>, usize)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let w = kseg_wire::legacy::inner_walk(borrowed.as_slice(), start, end);
+        Ok((w.stop, w.count, w.first, w.last, w.first_compressed, w.size_problem, w.record_problem, w.record_index))
+    })
+}
+
+/// verify's look at a region of inner messages (kseg-wire `legacy::inner_check`): (stop, count,
+/// first, last, largest timestamp, [(index, kind, offset, value)]), as `legacy_inner.Checked`.
+#[pyfunction]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn legacy_inner_check<'py>(
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    end: usize,
+    magic: i8,
+    base: Option<i64>,
+    log_append: bool,
+    timestamp: i64,
+    index: usize,
+    previous: Option<i64>,
+    largest: i64,
+) -> PyResult<(usize, usize, i64, i64, i64, Vec<(usize, u8, i64, i64)>)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let wrapper = kseg_wire::legacy::Wrapper { magic, base, timestamp, log_append };
+        let c = kseg_wire::legacy::inner_check(borrowed.as_slice(), start, end, &wrapper, index, previous, largest);
+        Ok((c.stop, c.count, c.first, c.last, c.largest, c.events))
+    })
+}
+
+/// A wrapper's inner messages as kseg `Record`s (kseg-wire `legacy::inner_record`), at most `most`
+/// of them from `start`: (where it stopped, [Record]). `record` is the `Record` class (a tuple
+/// subclass, built with `tuple.__new__`), `types` the three timestamp-type names. Stops before the
+/// first message the Python path reads instead (`_stream_records`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn legacy_inner_records<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyAny>,
+    start: usize,
+    end: usize,
+    magic: i8,
+    base: Option<i64>,
+    log_append: bool,
+    timestamp: i64,
+    record: &Bound<'py, PyAny>,
+    types: (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>),
+    most: usize,
+) -> PyResult<(usize, Bound<'py, PyList>)> {
+    guarded(|| {
+        let borrowed = Borrowed::new(buf)?;
+        let data = borrowed.as_slice();
+        let wrapper = kseg_wire::legacy::Wrapper { magic, base, timestamp, log_append };
+        let new = py.get_type::<PyTuple>().getattr("__new__")?;
+        let empty = PyTuple::empty(py);
+        let types = [types.0, types.1, types.2];
+        let out = PyList::empty(py);
+        let part = |(at, length): (usize, i32)| -> Option<Bound<'py, PyBytes>> {
+            (length >= 0).then(|| PyBytes::new(py, &data[at..at + length as usize]))
+        };
+        let mut pos = start;
+        while out.len() < most {
+            let Some(m) = kseg_wire::legacy::inner_record(data, pos, end, &wrapper) else { break };
+            let none = || py.None().into_bound(py);
+            let fields = PyTuple::new(py, [
+                m.offset.into_pyobject(py)?.into_any(),
+                m.timestamp.into_pyobject(py)?.into_any(),
+                part(m.key).map_or_else(none, Bound::into_any),
+                part(m.value).map_or_else(none, Bound::into_any),
+                empty.clone().into_any(),
+                (-1i32).into_pyobject(py)?.into_any(),
+                m.attributes.into_pyobject(py)?.into_any(),
+                m.key.1.into_pyobject(py)?.into_any(),
+                m.value.1.into_pyobject(py)?.into_any(),
+                m.magic.into_pyobject(py)?.into_any(),
+                m.crc.into_pyobject(py)?.into_any(),
+                PyBool::new(py, m.valid).to_owned().into_any(),
+                PyBool::new(py, false).to_owned().into_any(),
+                types[usize::from(m.timestamp_type)].clone(),
+            ])?;
+            out.append(new.call1((record, fields))?)?;
+            pos = m.next;
+        }
+        Ok((pos, out))
+    })
+}
+
 /// Panic on purpose: lets the tests prove a panic becomes `CoreError`, not a crash or a traceback.
 #[pyfunction]
 fn _panic_for_tests(message: &str) -> PyResult<()> {
@@ -202,6 +300,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(indexed::legacy_index_run, m)?)?;
     m.add_function(wrap_pyfunction!(find_next, m)?)?;
     m.add_function(wrap_pyfunction!(clean_legacy_run, m)?)?;
+    m.add_function(wrap_pyfunction!(legacy_inner_walk, m)?)?;
+    m.add_function(wrap_pyfunction!(legacy_inner_check, m)?)?;
+    m.add_function(wrap_pyfunction!(legacy_inner_records, m)?)?;
     m.add_function(wrap_pyfunction!(scan_records, m)?)?;
     m.add_function(wrap_pyfunction!(grep::find_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(digest::batch_digests, m)?)?;

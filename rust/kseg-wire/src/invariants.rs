@@ -349,3 +349,47 @@ pub fn check_digests(buf: &[u8], start: usize, limit: usize, max_frames: usize) 
         }
     }
 }
+
+/// A wrapper's inner entries walked in runs (`legacy::inner_walk`, `legacy::inner_check`, as
+/// `kseg/format/legacy_inner.py` drives them over decompressed pieces): never a panic; a walk
+/// stopped at `cut` and taken up again where it stopped (with the bytes after the cut) finds what
+/// one walk finds -- the count, the offsets, the first refusal -- and so does the check.
+pub fn check_legacy_inner(buf: &[u8], cut: usize, base: Option<i64>) {
+    use crate::legacy::{inner_check, inner_walk, Wrapper};
+    let whole = inner_walk(buf, 0, buf.len());
+    assert!(whole.stop <= buf.len(), "the walk stays in the buffer");
+    let cut = cut.min(buf.len());
+    let head = inner_walk(buf, 0, cut);
+    assert!(head.stop <= cut, "a walk stops inside its region");
+    if head.size_problem.is_none() {
+        let tail = inner_walk(buf, head.stop, buf.len());
+        assert_eq!(head.count + tail.count, whole.count, "a walk in two runs counts what one run counts");
+        assert_eq!(tail.stop, whole.stop, "two runs stop where one does");
+        assert_eq!(head.size_problem.or(tail.size_problem), whole.size_problem);
+        if whole.count > 0 {
+            assert_eq!(if head.count > 0 { head.first } else { tail.first }, whole.first);
+            assert_eq!(if tail.count > 0 { tail.last } else { head.last }, whole.last);
+        }
+        let problem = head.record_problem.map(|p| (p, head.record_index))
+            .or(tail.record_problem.map(|p| (p, head.count + tail.record_index)));
+        assert_eq!(problem, whole.record_problem.map(|p| (p, whole.record_index)), "the first refusal is the same");
+    }
+    let wrapper = Wrapper { magic: 1, base, timestamp: 7, log_append: cut % 2 == 0 };
+    let (mut pos, mut records) = (0, 0);
+    while let Some(r) = crate::legacy::inner_record(buf, pos, whole.stop, &wrapper) {
+        assert!(r.next > pos && r.next <= whole.stop, "a record ends after it starts, inside the walk");
+        let stored = crate::read::i64_at(buf, pos).expect("a whole entry");
+        assert_eq!(r.offset, base.map_or(stored, |b| b.wrapping_add(stored)), "the absolute offset");
+        (pos, records) = (r.next, records + 1);
+    }
+    assert!(records <= whole.count && (records == whole.count || whole.record_problem.is_some()
+        || buf.get(pos + 16).is_some_and(|m| *m > 1)), "records run to the first message Python reads");
+    let one = inner_check(buf, 0, whole.stop, &wrapper, 0, None, i64::MIN);
+    let first = inner_check(buf, 0, cut.min(whole.stop), &wrapper, 0, None, i64::MIN);
+    let previous = (first.count > 0).then_some(first.last);
+    let second = inner_check(buf, first.stop, whole.stop, &wrapper, first.count, previous, first.largest);
+    let mut events = first.events.clone();
+    events.extend(second.events.iter().copied());
+    assert_eq!((first.count + second.count, events, second.largest.max(first.largest)), (one.count, one.events.clone(), one.largest),
+        "a check in two runs finds what one run finds");
+}

@@ -238,6 +238,273 @@ pub fn valid_message(buf: &[u8], pos: usize, limit: usize) -> Option<(i64, i64, 
     Some((i64_at(buf, pos)?, timestamp, end))
 }
 
+/// What [`inner_walk`] found in a region of decompressed inner entries (`kseg/format/legacy_inner.py`'s
+/// `python_inner_walk`): where it stopped, the whole entries, the first and last stored offsets,
+/// whether the first has codec bits, the entry whose size is below the V0 minimum (the walk stops
+/// there), and the position and number of the first message kseg's reader refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct InnerWalk {
+    pub stop: usize,
+    pub count: usize,
+    pub first: i64,
+    pub last: i64,
+    pub first_compressed: bool,
+    pub size_problem: Option<usize>,
+    pub record_problem: Option<usize>,
+    pub record_index: usize,
+}
+
+/// Whether kseg's reader refuses the whole message at `pos` ending at `end`: codec bits, or a key
+/// or value length that runs past the message. `end` is within `buf` (the caller checked).
+fn refused(buf: &[u8], pos: usize, end: usize) -> bool {
+    let (Some(&attributes), Some(&magic)) = (buf.get(pos + 17), buf.get(pos + 16)) else {
+        return true;
+    };
+    if attributes & CODEC_MASK != 0 {
+        return true;
+    }
+    let key_at = pos + if magic == 0 { KEY_AT_V0 } else { KEY_AT_V1 };
+    match sized(buf, key_at, end) {
+        Some((_, next)) => sized(buf, next, end).is_none(),
+        None => true,
+    }
+}
+
+/// Pass 1 over a wrapper's decompressed bytes: the whole entries of `buf[start..end]`, split as
+/// `DataLogInputStream.nextBatch` splits them. Stops at the first entry not yet whole (the caller
+/// brings more bytes) or at a size below the V0 minimum (`size_problem`).
+pub fn inner_walk(buf: &[u8], start: usize, end: usize) -> InnerWalk {
+    let end = end.min(buf.len());
+    let mut out = InnerWalk { stop: start, ..InnerWalk::default() };
+    let mut pos = start;
+    while end.saturating_sub(pos) >= LOG_OVERHEAD {
+        let (Some(offset), Some(size)) = (i64_at(buf, pos), i32_at(buf, pos + SIZE_OFFSET)) else {
+            break;
+        };
+        if size < MIN_RECORD_OVERHEAD {
+            out.size_problem = Some(pos);
+            break;
+        }
+        let size = size as usize;
+        if size > end - pos - LOG_OVERHEAD {
+            break;
+        }
+        let next = pos + LOG_OVERHEAD + size;
+        if out.count == 0 {
+            out.first = offset;
+            out.first_compressed = buf[pos + 17] & CODEC_MASK != 0;
+        }
+        if out.record_problem.is_none() && refused(buf, pos, next) {
+            out.record_problem = Some(pos);
+            out.record_index = out.count;
+        }
+        out.last = offset;
+        out.count += 1;
+        pos = next;
+    }
+    out.stop = pos;
+    out
+}
+
+/// What [`inner_check`] looks at of one inner message: it fails its CRC-32 (value: the stored crc),
+/// has another magic than its wrapper (value: the magic), or an offset not above the previous one
+/// (value: the previous offset).
+pub const BAD_CRC: u8 = 0;
+pub const OTHER_MAGIC: u8 = 1;
+pub const OUT_OF_ORDER: u8 = 2;
+
+/// What [`inner_check`] found (`python_inner_check`): where it stopped, how many messages, the
+/// first and last absolute offsets, the largest timestamp, and the (index, kind, offset, value) of
+/// every message with something to report, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct InnerCheck {
+    pub stop: usize,
+    pub count: usize,
+    pub first: i64,
+    pub last: i64,
+    pub largest: i64,
+    pub events: Vec<(usize, u8, i64, i64)>,
+}
+
+/// `verify --deep`'s look at each whole inner message of `buf[start..end]` under `wrapper` (pass 2,
+/// after [`inner_walk`] passed them all): `index` numbers the first, `previous` is the offset before
+/// it (none for a wrapper's first), `largest` the largest timestamp so far.
+pub fn inner_check(
+    buf: &[u8],
+    start: usize,
+    end: usize,
+    wrapper: &Wrapper,
+    index: usize,
+    mut previous: Option<i64>,
+    largest: i64,
+) -> InnerCheck {
+    let end = end.min(buf.len());
+    let mut out = InnerCheck { stop: start, largest, ..InnerCheck::default() };
+    let mut pos = start;
+    while end.saturating_sub(pos) >= LOG_OVERHEAD {
+        let (Some(stored), Some(size)) = (i64_at(buf, pos), i32_at(buf, pos + SIZE_OFFSET)) else {
+            break;
+        };
+        if size < MIN_RECORD_OVERHEAD || size as usize > end - pos - LOG_OVERHEAD {
+            break;
+        }
+        let next = pos + LOG_OVERHEAD + size as usize;
+        let offset = match wrapper.base {
+            Some(base) => base.wrapping_add(stored),
+            None => stored,
+        };
+        let magic = buf[pos + 16] as i8;
+        let crc = crate::read::u32_at(buf, pos + 12).unwrap_or(0);
+        let at = index + out.count;
+        if crate::walk::crc32(&buf[pos + 16..next]) != crc {
+            out.events.push((at, BAD_CRC, offset, i64::from(crc)));
+        }
+        if magic != wrapper.magic {
+            out.events.push((at, OTHER_MAGIC, offset, i64::from(magic)));
+        }
+        if let Some(previous) = previous.filter(|p| offset <= *p) {
+            out.events.push((at, OUT_OF_ORDER, offset, previous));
+        }
+        let timestamp = if magic == 0 {
+            -1
+        } else if magic == 1 && wrapper.magic == 1 && wrapper.log_append {
+            wrapper.timestamp
+        } else {
+            i64_at(buf, pos + TIMESTAMP_AT).unwrap_or(-1) // a size of 14 or more holds it
+        };
+        if out.count == 0 {
+            out.first = offset;
+        }
+        out.largest = out.largest.max(timestamp);
+        out.last = offset;
+        previous = Some(offset);
+        out.count += 1;
+        pos = next;
+    }
+    out.stop = pos;
+    out
+}
+
+/// One inner message as `_shallow_record` reads it under a wrapper (`_stream_records`): every field
+/// of kseg's `Record` but the constants, spans instead of copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InnerRecord {
+    pub offset: i64,
+    pub timestamp: i64,
+    /// 0 NoTimestampType (magic 0), 1 CreateTime, 2 LogAppendTime.
+    pub timestamp_type: u8,
+    pub attributes: u8,
+    /// (start, stored length); a negative length is a null.
+    pub key: (usize, i32),
+    pub value: (usize, i32),
+    pub magic: i8,
+    pub crc: u32,
+    pub valid: bool,
+    pub next: usize,
+}
+
+/// The whole inner message at `pos` (ending by `end`) as a record under `wrapper`, or `None` for one
+/// the Python path reads instead: not whole, an inner magic other than 0 and 1, or one kseg's reader
+/// refuses (codec bits, a key or value running past the message).
+pub fn inner_record(buf: &[u8], pos: usize, end: usize, wrapper: &Wrapper) -> Option<InnerRecord> {
+    let end = end.min(buf.len());
+    if end.checked_sub(pos)? < LOG_OVERHEAD {
+        return None;
+    }
+    let size = i32_at(buf, pos + SIZE_OFFSET)?;
+    if size < MIN_RECORD_OVERHEAD || size as usize > end - pos - LOG_OVERHEAD {
+        return None;
+    }
+    let next = pos + LOG_OVERHEAD + size as usize;
+    let magic = i8_at(buf, pos + 16)?;
+    let attributes = *buf.get(pos + 17)?;
+    if attributes & CODEC_MASK != 0 || !(magic == 0 || magic == 1) {
+        return None;
+    }
+    let key_at = if magic == 0 { KEY_AT_V0 } else { KEY_AT_V1 };
+    let (key, p) = sized(buf, pos + key_at, next)?;
+    let (value, _) = sized(buf, p, next)?;
+    let crc = crate::read::u32_at(buf, pos + 12)?;
+    let valid = crate::walk::crc32(buf.get(pos + 16..next)?) == crc;
+    let (timestamp, timestamp_type) = if magic == 0 {
+        (-1, 0)
+    } else if wrapper.magic == 1 && wrapper.log_append {
+        (wrapper.timestamp, 2)
+    } else if wrapper.magic == 1 {
+        (i64_at(buf, pos + TIMESTAMP_AT)?, 1)
+    } else {
+        (i64_at(buf, pos + TIMESTAMP_AT)?, if attributes & TIMESTAMP_TYPE_MASK != 0 { 2 } else { 1 })
+    };
+    let offset = match wrapper.base {
+        Some(base) => base.wrapping_add(i64_at(buf, pos)?),
+        None => i64_at(buf, pos)?,
+    };
+    Some(InnerRecord { offset, timestamp, timestamp_type, attributes, key, value, magic, crc, valid, next })
+}
+
+#[cfg(test)]
+mod inner_tests {
+    use super::*;
+
+    fn entry(offset: i64, magic: u8, attributes: u8, key: Option<&[u8]>, value: &[u8]) -> Vec<u8> {
+        let mut body = vec![magic, attributes];
+        if magic == 1 {
+            body.extend(500i64.to_be_bytes());
+        }
+        match key {
+            Some(k) => {
+                body.extend((k.len() as i32).to_be_bytes());
+                body.extend(k);
+            }
+            None => body.extend((-1i32).to_be_bytes()),
+        }
+        body.extend((value.len() as i32).to_be_bytes());
+        body.extend(value);
+        let mut b = offset.to_be_bytes().to_vec();
+        b.extend(((body.len() + 4) as i32).to_be_bytes());
+        b.extend(crate::walk::crc32(&body).to_be_bytes());
+        b.extend(body);
+        b
+    }
+
+    #[test]
+    fn a_walk_counts_whole_entries_and_stops_where_one_is_cut_or_too_small() {
+        let mut buf = entry(0, 1, 0, None, b"a");
+        buf.extend(entry(1, 0, 1, Some(b"k"), b"b")); // codec bits: refused, counted
+        let whole = buf.len();
+        buf.extend(entry(2, 1, 0, None, b"c"));
+        let walked = inner_walk(&buf, 0, buf.len() - 1);
+        assert_eq!((walked.stop, walked.count, walked.first, walked.last), (whole, 2, 0, 1));
+        assert_eq!((walked.record_problem, walked.record_index, walked.first_compressed), (Some(35), 1, false));
+        let mut small = buf.clone();
+        small[whole + 8..whole + 12].copy_from_slice(&13i32.to_be_bytes());
+        assert_eq!(inner_walk(&small, 0, small.len()).size_problem, Some(whole));
+        let mut long_key = entry(7, 1, 0, Some(b"kk"), b"");
+        long_key[26..30].copy_from_slice(&9i32.to_be_bytes()); // the key runs past the message
+        assert_eq!(inner_walk(&long_key, 0, long_key.len()).record_problem, Some(0));
+        assert_eq!(inner_walk(&buf, 5, 3).stop, 5); // an empty region
+    }
+
+    #[test]
+    fn a_check_reports_crc_magic_and_order_with_absolute_offsets() {
+        let mut buf = entry(0, 1, 0, None, b"a");
+        let mut bad = entry(1, 0, 0, None, b"b");
+        bad[26] ^= 1;
+        buf.extend(bad);
+        buf.extend(entry(2, 1, 0, None, b"c"));
+        let wrapper = Wrapper { magic: 1, base: Some(i64::MAX - 1), timestamp: 9, log_append: false };
+        let checked = inner_check(&buf, 0, buf.len(), &wrapper, 4, None, i64::MIN);
+        assert_eq!((checked.count, checked.first, checked.last, checked.largest), (3, i64::MAX - 1, i64::MIN, 500));
+        let crc = i64::from(u32::from_be_bytes(buf[35 + 12..35 + 16].try_into().unwrap()));
+        assert_eq!(
+            checked.events,
+            vec![(5, BAD_CRC, i64::MAX, crc), (5, OTHER_MAGIC, i64::MAX, 0), (6, OUT_OF_ORDER, i64::MIN, i64::MAX)]
+        );
+        let log_append = Wrapper { log_append: true, ..wrapper };
+        assert_eq!(inner_check(&buf, 0, buf.len(), &log_append, 0, None, i64::MIN).largest, 9);
+    }
+}
+
 #[cfg(test)]
 mod run_tests {
     use super::*;

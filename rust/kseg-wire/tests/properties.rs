@@ -8,8 +8,8 @@ use std::path::Path;
 
 use kseg_wire::columns::{check_columns, increment_sequence, BatchBases};
 use kseg_wire::invariants::{
-    check_digests, check_index_runs, check_legacy, check_records, check_render, check_walk, check_zstd_frames,
-    WalkCase,
+    check_digests, check_index_runs, check_legacy, check_legacy_inner, check_records, check_render, check_walk,
+    check_zstd_frames, WalkCase,
 };
 use kseg_wire::render::BatchBase;
 use kseg_wire::walk::crc32c;
@@ -421,6 +421,7 @@ fn saved_fuzz_crashes_replay_clean() {
         check_index_runs(buf, 1 + c.max_bytes as i64, 1000, c.max_frames * 61);
         check_legacy(buf, (c.start % 2) as i8, c.max_bytes as i64, c.max_bytes as i64);
         check_zstd_frames(buf);
+        check_legacy_inner(buf, c.start, Some(c.max_bytes as i64));
         replayed += 1;
     }
     assert!(replayed >= 1, "no regression inputs in {}", dir.display());
@@ -468,6 +469,7 @@ fn legacy_sets_encode_and_read_back() {
         }
         let wrapper_offset = [0i64, 3, 40, i64::MAX][rng.below(4)];
         checked += check_legacy(&buf, rng.below(2) as i8, wrapper_offset, 1 + rng.below(400) as i64);
+        check_legacy_inner(&buf, rng.below(buf.len() + 2), [None, Some(0), Some(i64::MAX - 2)][rng.below(3)]);
     }
     assert!(checked > 6000, "only {checked} encodings were checked");
 }

@@ -38,7 +38,7 @@ from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
 from kseg.spark.failures import SparkFailed, is_spark_error, jvm_out_of_memory, largest_batch, log_path
 from kseg.spark.preflight import check_java, check_master, is_loopback_master
 from kseg.spark.progress import StartProgress
-from kseg.spark.scratch import create_private, log_file, scratch_dir, write_private
+from kseg.spark.scratch import append_to_log, create_private, log_file, scratch_dir, write_private
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -198,12 +198,7 @@ def _quiet_update_server(spark: SparkSession) -> None:
         return
 
     def handle_error(request: object, client_address: object) -> None:
-        with contextlib.suppress(OSError):
-            fd = os.open(log_file(), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
-            try:
-                os.write(fd, f"kseg: the accumulator server's connection failed:\n{traceback.format_exc()}".encode())
-            finally:
-                os.close(fd)
+        append_to_log(f"kseg: the accumulator server's connection failed:\n{traceback.format_exc()}")
 
     server.handle_error = handle_error
 

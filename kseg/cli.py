@@ -162,7 +162,10 @@ class LazyGroup(click.Group):
         try:
             code = self._run(list(words), prog_name, **extra)  # click consumes the list it parses
             sys.stdout.flush()  # a full disk shows itself here at the latest
-            if mapguard.faults() != faults:  # a shrunk file no MappedFile.close reported (kseg.mapguard)
+            dropped = mapguard.shrunk()  # a mapping dropped unclosed whose file shrank (kseg.mapguard)
+            if dropped is not None:
+                raise dropped
+            if mapguard.faults() != faults:  # a vanished page no MappedFile.close accounted for (kseg.mapguard)
                 raise mapguard.FileShrank("a file shrank while kseg read it (another process truncated it): "
                                           "what this run printed is not to be trusted")
         except BaseException as err:

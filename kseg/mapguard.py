@@ -12,9 +12,12 @@ So :func:`install` puts a handler below Python's (``sigaction`` through
 a file mapping (``BUS_ADRERR``) it maps a zero-filled page over it and counts
 the fault; the read resumes, sees zeros, and the walk ends early.  What it read
 is then not the file, so nothing of it may be reported: every ``MappedFile``
-checks :func:`faults` when it is closed and raises :class:`FileShrank` (its
-path, the byte where the file now ends), and the CLI ends any run during which
-a fault was counted with exit 2 (docs/cli.md §10).
+asks its descriptor's size again (:func:`check_size`) where a walk stops and
+when it is closed, and raises :class:`FileShrank` (its path, the byte where
+the file now ends) if the file is shorter than mapped -- which also catches a
+cut inside a page, where nothing faults and the rest of the page reads as
+zeros.  The CLI ends any run during which a fault was counted, or a mapping
+dropped unclosed found its file shrunk, with exit 2 (docs/cli.md §10).
 
 Any other ``SIGBUS`` (a hardware error, a fault the page could not be replaced
 for) restores the default action, so the process ends as it would have.  Only
@@ -108,21 +111,49 @@ def install() -> None:
     _state["installed"] = True
 
 
-def check_unchanged(path: str | os.PathLike[str], size: int, faults_before: int) -> None:
-    """Raise :class:`FileShrank` if a page vanished since ``faults_before`` and ``path`` is now below ``size``.
+def check_size(fd: int, path: str | os.PathLike[str], size: int) -> None:
+    """Raise :class:`FileShrank` if the file open as ``fd`` (mapped at ``size`` bytes) is now shorter.
 
-    Called when a mapping of ``size`` bytes is closed: what was read past the
-    file's new end was zeros, not the file, so nothing read from it may be
-    reported.  A fault in another file leaves this one to that file's check.
+    A cut at a page boundary faults (:func:`install`); a cut *inside* a page
+    does not: the rest of that page reads as zeros, which a walk takes for
+    zeros in the file and stops at.  So wherever a walk over a mapping stops,
+    and when the mapping is closed, the file's size is asked again, of the
+    descriptor that was mapped (``fstat``: the name may by now be another
+    file's): smaller than mapped, and nothing read from it may be reported.
     """
-    if faults() == faults_before:
-        return
     try:
-        now = os.stat(path).st_size
+        now = os.fstat(fd).st_size
     except OSError:
         now = 0
     if now < size:
-        raise FileShrank(
-            f"the file shrank from {size} to {now} bytes while kseg read it (another process "
-            "truncated it): nothing read from it is reported; run again when nothing writes it",
-            offset=now, path=os.fspath(path))
+        raise shrank(path, size, now)
+
+
+def shrank(path: str | os.PathLike[str], size: int, now: int) -> FileShrank:
+    """The one error for a file mapped at ``size`` bytes that now has ``now``."""
+    return FileShrank(
+        f"the file shrank from {size} to {now} bytes while kseg read it (another process "
+        "truncated it): nothing read from it is reported; run again when nothing writes it",
+        offset=now, path=os.fspath(path))
+
+
+def check_dropped(fd: int, path: str, size: int) -> None:
+    """A mapped file dropped without ``close``: close ``fd``; if the file shrank, remember it for :func:`shrunk`.
+
+    Run by the garbage collector (``weakref.finalize``), where raising reaches
+    nobody: the CLI asks :func:`shrunk` when the command is done instead.
+    """
+    try:
+        check_size(fd, path, size)
+    except FileShrank as err:
+        _shrunk.append(err)
+    finally:
+        os.close(fd)
+
+
+def shrunk() -> FileShrank | None:
+    """The first shrink noticed on a mapping dropped without ``close`` (:func:`check_dropped`), if any."""
+    return _shrunk[0] if _shrunk else None
+
+
+_shrunk: list[FileShrank] = []

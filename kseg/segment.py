@@ -16,6 +16,7 @@ import mmap
 import os
 import stat
 import sys
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -149,7 +150,6 @@ class MappedFile:
     def __init__(self, path: str | os.PathLike[str], readable: bool = False) -> None:
         self.path = Path(path)
         mapguard.install()  # a file cut short under the mapping: the one error line, not SIGBUS
-        self._faults = mapguard.faults()
         fd = open_read_only(self.path)
         try:
             self.size = os.fstat(fd).st_size
@@ -160,11 +160,13 @@ class MappedFile:
         except BaseException:
             os.close(fd)
             raise
-        self._fd: int | None = fd  # the same open file as the mapping, for read_into
-        if not readable:
-            os.close(fd)
-            self._fd = None
+        # The descriptor stays open as long as the mapping: its fstat tells whether *this* file (not whatever
+        # now has its name) shrank under the walk (check_size); ``readable`` lets read_into copy through it.
+        self._fd: int | None = fd
+        self._readable = readable
         self._released = 0
+        # dropped without close(): the descriptor is still checked, and a shrink still ends the run (kseg.mapguard)
+        self._dropped = weakref.finalize(self, mapguard.check_dropped, fd, str(self.path), self.size)
 
     @property
     def buf(self) -> bytes | mmap.mmap:
@@ -186,25 +188,42 @@ class MappedFile:
         nothing unless the file was opened ``readable``.
         """
         want = min(len(view), self.size - position)
-        if self._fd is None or want <= 0:
+        if self._fd is None or not self._readable or want <= 0:
             return 0
         done = 0
         while done < want:  # a regular file returns short counts only at its end (or if cut short under us)
             got = os.preadv(self._fd, [view[done:want]], position + done)
             if got <= 0:
+                self.check_size()  # the end came before the size mapped: the file shrank under the walk
                 break
             done += got
         return done
 
-    def close(self) -> None:
+    def check_size(self) -> None:
+        """Raise :class:`~kseg.mapguard.FileShrank` if the file is now shorter than when it was mapped.
+
+        A walk calls it where it stops (zeros, a bad batch, the end) before it reports the stop: a cut
+        inside a page faults nothing -- the rest of that page reads as zeros -- so the zeros a walk stops
+        at may be the cut, not the file.  ``fstat`` on the descriptor held since the mapping was made: a
+        file renamed over the name (an in-place rewrite) is another file and changes nothing here.
+        """
         if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+            mapguard.check_size(self._fd, self.path, self.size)
+
+    def close(self) -> None:
+        """Unmap, then check the file still has the size mapped (what was read of it was the file), then close."""
         if self._map is not None:
             with contextlib.suppress(BufferError):  # a caller still holds a view; GC unmaps later
                 self._map.close()
             self._map = None
-            mapguard.check_unchanged(self.path, self.size, self._faults)  # read zeros past a cut: an error
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        self._dropped.detach()
+        try:
+            mapguard.check_size(fd, self.path, self.size)  # read zeros past a cut: an error
+        finally:
+            os.close(fd)
 
     def __enter__(self) -> MappedFile:
         return self
@@ -316,7 +335,13 @@ class Segment:
         try:
             yield from self.walk(start, end, strict=True)
         except KsegError as err:
+            self.check_size()  # a size field below 14 may be the zeros past a cut inside a page
             raise err.with_path(str(self.path))
+        self.check_size()  # so may a quiet stop
+
+    def check_size(self) -> None:
+        """Raise :class:`~kseg.mapguard.FileShrank` if the file shrank under the walk (:meth:`MappedFile.check_size`)."""
+        self._file.check_size()
 
     def batch_at(self, position: int) -> Batch:
         try:

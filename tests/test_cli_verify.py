@@ -204,10 +204,10 @@ def test_a_log_directory_gets_a_line_per_partition_and_quiet_lists_only_problem_
     full = run("kafka-logs").stdout.split("\n\n", 1)[0].splitlines()
     assert [line for line in full if "/  partition, " in line] == [
         "ok     kafka-logs/__cluster_metadata-0/  partition, 1 file, 3 batches, 574 bytes",
-        "WARN   kafka-logs/__consumer_offsets-12/  partition, 6 files, 148 batches, 65,169 bytes  [1 warning]",
-        "WARN   kafka-logs/foo-0/  partition, 3 files, 204 batches, 8,730 bytes  [2 warnings]",
-        "WARN   kafka-logs/nikhilDemo-0/  partition, 4 files, 3 batches, 323 bytes  [1 warning]",
-        "WARN   kafka-logs/some-topic-0/  partition, 3 files, 9 batches, 1,989 bytes  [2 warnings]",
+        "ERROR  kafka-logs/__consumer_offsets-12/  partition, 7 files, 148 batches, 65,169 bytes  [1 error, 1 warning]",
+        "ERROR  kafka-logs/foo-0/  partition, 4 files, 204 batches, 8,730 bytes  [1 error, 2 warnings]",
+        "ERROR  kafka-logs/nikhilDemo-0/  partition, 5 files, 3 batches, 323 bytes  [1 error, 1 warning]",
+        "ERROR  kafka-logs/some-topic-0/  partition, 4 files, 9 batches, 1,989 bytes  [1 error, 2 warnings]",
     ]
     assert full[:2] == [
         "ok     kafka-logs/__cluster_metadata-0/00000000000000007207-0000000001.checkpoint  checkpoint, 3 batches, "
@@ -220,22 +220,31 @@ def test_a_log_directory_gets_a_line_per_partition_and_quiet_lists_only_problem_
     assert quiet.stdout.splitlines()[-1] == "verdict: error: the broker starts; not served (renamed -stray) (4 partitions)"
     assert quiet.stdout.split("\n\n", 1)[0] == """\
 WARN   kafka-logs/__consumer_offsets-12/00000000000000000862.index  missing  [missing-index 1]
-WARN   kafka-logs/__consumer_offsets-12/  partition, 6 files, 148 batches, 65,169 bytes  [1 warning]
 WARN   kafka-logs/foo-0/00000000000000000000.index  missing  [missing-index 1]
 WARN   kafka-logs/foo-0/00000000000000000000.timeindex  missing  [missing-index 1]
-WARN   kafka-logs/foo-0/  partition, 3 files, 204 batches, 8,730 bytes  [2 warnings]
 WARN   kafka-logs/nikhilDemo-0/00000000000000000000.index  missing  [missing-index 1]
-WARN   kafka-logs/nikhilDemo-0/  partition, 4 files, 3 batches, 323 bytes  [1 warning]
 WARN   kafka-logs/some-topic-0/00000000000000000000.index  missing  [missing-index 1]
 WARN   kafka-logs/some-topic-0/00000000000000000000.timeindex  missing  [missing-index 1]
-WARN   kafka-logs/some-topic-0/  partition, 3 files, 9 batches, 1,989 bytes  [2 warnings]"""
+ERROR  kafka-logs/__consumer_offsets-12/partition.metadata  missing  [not-served 1]
+ERROR  kafka-logs/__consumer_offsets-12/  partition, 7 files, 148 batches, 65,169 bytes  [1 error, 1 warning]
+ERROR  kafka-logs/foo-0/partition.metadata  missing  [not-served 1]
+ERROR  kafka-logs/foo-0/  partition, 4 files, 204 batches, 8,730 bytes  [1 error, 2 warnings]
+ERROR  kafka-logs/nikhilDemo-0/partition.metadata  missing  [not-served 1]
+ERROR  kafka-logs/nikhilDemo-0/  partition, 5 files, 3 batches, 323 bytes  [1 error, 1 warning]
+ERROR  kafka-logs/some-topic-0/partition.metadata  missing  [not-served 1]
+ERROR  kafka-logs/some-topic-0/  partition, 4 files, 9 batches, 1,989 bytes  [1 error, 2 warnings]"""
+    # the summary line counts the four errors the verdict names, and closes as the verdict does
+    assert quiet.stdout.splitlines()[-2] == (
+        "4 errors, 6 warnings, 0 info in 21 files, 76,785 bytes, 367 batches: problems found")
     assert quiet.stdout.splitlines()[-1] == run("kafka-logs").stdout.splitlines()[-1]
     lines = [json.loads(line) for line in run("--quiet", "--format", "json", "kafka-logs").stdout.splitlines()]
     assert [d["path"] for d in lines if d["type"] == "file"] == [
         "kafka-logs/__consumer_offsets-12/00000000000000000862.index", "kafka-logs/foo-0/00000000000000000000.index",
         "kafka-logs/foo-0/00000000000000000000.timeindex", "kafka-logs/nikhilDemo-0/00000000000000000000.index",
-        "kafka-logs/some-topic-0/00000000000000000000.index", "kafka-logs/some-topic-0/00000000000000000000.timeindex"]
-    assert len([d for d in lines if d["type"] == "finding"]) == 6
+        "kafka-logs/some-topic-0/00000000000000000000.index", "kafka-logs/some-topic-0/00000000000000000000.timeindex",
+        "kafka-logs/__consumer_offsets-12/partition.metadata", "kafka-logs/foo-0/partition.metadata",
+        "kafka-logs/nikhilDemo-0/partition.metadata", "kafka-logs/some-topic-0/partition.metadata"]
+    assert len([d for d in lines if d["type"] == "finding"]) == 10
 
 
 def test_one_partition_directory_gets_no_partition_line():

@@ -132,12 +132,13 @@ def test_a_log_directory_quiet_lists_only_its_problem_partitions(monkeypatch):
     monkeypatch.chdir(FIXTURES / "real")
     rows = [line.split()[0:4] for line in run("--format", "table", "kafka-logs").stdout.splitlines()
             if " partition " in line]
-    assert rows == [["ok", "partition", "0", "574"], ["WARN", "partition", "1", "65,169"],
-                    ["WARN", "partition", "2", "8,730"], ["WARN", "partition", "1", "323"],
-                    ["WARN", "partition", "2", "1,989"]]
+    # four partitions without partition.metadata: each an error (not-served) beside its warnings
+    assert rows == [["ok", "partition", "0", "574"], ["ERROR", "partition", "2", "65,169"],
+                    ["ERROR", "partition", "3", "8,730"], ["ERROR", "partition", "2", "323"],
+                    ["ERROR", "partition", "3", "1,989"]]
     quiet = run("--format", "table", "--quiet", "kafka-logs")
     assert quiet.exit_code == 1  # four partitions without partition.metadata: renamed -stray, not served
-    assert [line.split()[0] for line in quiet.stdout.splitlines() if " partition " in line] == ["WARN"] * 4
+    assert [line.split()[0] for line in quiet.stdout.splitlines() if " partition " in line] == ["ERROR"] * 4
     assert "__cluster_metadata-0/" not in quiet.stdout and "__consumer_offsets-12/" in quiet.stdout
 
 

@@ -77,7 +77,7 @@ def verify_command(
     from kseg.spark.session import command_session
 
     _need_spark()
-    with command_session(master, conf) as session:
+    with command_session(master, conf, list(paths), max_batch_bytes) as session:
         result = spark_verify(session, list(paths), deep=deep, max_batch_bytes=max_batch_bytes)
     show_result(result, fmt, strict=strict, max_findings=max_findings, quiet=quiet)
 
@@ -145,7 +145,7 @@ def export_command(
     from kseg.spark.session import command_session
 
     _need_spark()
-    with command_session(master, conf) as session:
+    with command_session(master, conf, list(paths), max_batch_bytes) as session:
         result = export(session, list(paths), out, fmt=fmt, level=level, overwrite=overwrite, split_bytes=split_bytes,
                         max_batch_bytes=max_batch_bytes, registry=registry)
     for damaged in result.damaged:

@@ -12,11 +12,13 @@ No pyspark import here: these run before Spark is importable or started.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from kseg.errors import KsegError
-from kseg.segment import read_small_file
+from kseg.segment import MappedFile, open_segment, read_small_file
 from kseg.spark import scratch
 
 #: How a py4j error names the Java exception: ``: org.apache.spark.SparkException: Could not parse ...``.
@@ -61,6 +63,66 @@ class SparkFailed(KsegError):
             if reason:
                 return cls(f"spark: Spark stopped while starting: {reason} (Spark's log: {log_path()})")
         return cls.from_error(err)
+
+
+    @classmethod
+    def out_of_memory(cls, error: str, largest: tuple[str, int, int] | None, memory: str | None) -> SparkFailed:
+        """The JVM died of ``OutOfMemoryError``: what, the input's largest batch, and the setting to raise.
+
+        ``largest``: (file, byte position, size) of the largest batch in the input, the likeliest cause;
+        ``memory``: the ``spark.driver.memory`` the run had.
+        """
+        where = f" on the largest batch of the input, {largest[2]:,} bytes at byte {largest[1]} of {largest[0]}" \
+            if largest is not None else ""
+        now = f" (it had {memory})" if memory else ""
+        return cls(f"spark: the JVM ran out of memory ({error}){where}: give Spark more with "
+                   f"--conf spark.driver.memory=8g{now} on a local master, --conf spark.executor.memory=8g on a "
+                   f"cluster (Spark's log: {log_path()})")
+
+
+#: What a JVM that ran out of heap logs (``java.lang.OutOfMemoryError: Java heap space``).
+_OOM = re.compile(rb"java\.lang\.OutOfMemoryError(?:: ([^\r\n]{1,200}))?")
+
+
+def jvm_out_of_memory() -> str | None:
+    """``java.lang.OutOfMemoryError: <what>`` if Spark's log says the JVM ran out of memory, else None.
+
+    A JVM that runs out of heap in a task is ended by Spark's uncaught-exception handler; Python then
+    only sees the connection refused, or a job aborted: the log is where the cause is.
+    """
+    try:
+        with MappedFile(scratch.log_file()) as log:
+            match = _OOM.search(bytes(log.buf))
+    except (OSError, KsegError):
+        return None
+    if match is None:
+        return None
+    what = (match.group(1) or b"").decode("utf-8", "replace").strip()
+    return "java.lang.OutOfMemoryError" + (f": {what}" if what else "")
+
+
+def largest_batch(paths: Sequence[str | os.PathLike[str]]) -> tuple[str, int, int] | None:
+    """(file, byte position, size) of the largest batch framed in the segments under ``paths``; None: none.
+
+    Asked only after the JVM ran out of memory, to name the likeliest cause: a header walk, nothing decoded.
+    """
+    from kseg.spark.splits import segment_files
+
+    found = [batch for path in segment_files(paths) if (batch := _largest_in(path)) is not None]
+    return max(found, key=lambda batch: batch[2], default=None)
+
+
+def _largest_in(path: Path) -> tuple[str, int, int] | None:
+    """(file, position, size) of the largest batch framed in one segment; None: none, or unreadable."""
+    best: tuple[str, int, int] | None = None
+    try:
+        with open_segment(path) as segment:
+            for batch in segment.walk(strict=False):
+                if best is None or batch.size > best[2]:
+                    best = (str(path), batch.position, batch.size)
+    except (OSError, KsegError):
+        return None
+    return best
 
 
 def is_spark_error(err: BaseException) -> bool:

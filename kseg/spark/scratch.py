@@ -76,6 +76,12 @@ def write_private(name: str, text: str) -> Path:
     return scratch_dir() / name
 
 
+def append_to_log(text: str) -> None:
+    """Add ``text`` to Spark's log in the private directory (nobody else can have made a name there)."""
+    with contextlib.suppress(OSError), open(log_file(), "a", encoding="utf-8") as log:
+        log.write(text)
+
+
 def log_file() -> Path:
     """Where the JVM's stderr goes (see :mod:`kseg.spark.session`)."""
     return scratch_dir() / LOG_NAME

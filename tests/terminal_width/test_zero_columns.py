@@ -11,43 +11,16 @@ unset.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import struct
-import subprocess
-import sys
-import termios
 from pathlib import Path
 
 import pytest
 from logdirs import LogDir, batch
-from support import REPO
+from ptyrun import on_pty
 
 
 def on_terminal(*args: str, cwd: Path, columns: int, env_columns: str | None = None) -> tuple[int, str]:
     """``kseg ARGS`` on a pseudo-terminal ``columns`` wide (0: a terminal that reports no width)."""
-    primary, secondary = pty.openpty()
-    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    env.update({"PYTHONPATH": str(REPO), "NO_COLOR": "1", "TERM": "xterm"})
-    if env_columns is not None:
-        env["COLUMNS"] = env_columns
-    child = subprocess.Popen([sys.executable, "-m", "kseg", *args], stdin=secondary, stdout=secondary,
-                             stderr=secondary, cwd=cwd, env=env)
-    os.close(secondary)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(primary, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(primary)
-    code = child.wait(timeout=120)
-    return code, b"".join(chunks).decode("utf-8", "surrogateescape").replace("\r\n", "\n")
+    return on_pty(*args, cwd=cwd, window_columns=columns, env_columns=env_columns, stdin_on_terminal=True)
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from logdirs import LogDir, batch
+from ptyrun import on_pty
 from support import FIXTURES, REPO
 from threatkit import kseg
 
@@ -36,23 +36,7 @@ HOSTILE_DIR_SHOWN = "evil\\x1b[2J\\x1b]0;owned\\x07-0"
 
 def on_terminal(*args: str, cwd: Path, columns: int = 200) -> tuple[int, str]:
     """``kseg ARGS`` with stdout and stderr on a pseudo-terminal: (exit code, what the screen got)."""
-    primary, secondary = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "COLUMNS": str(columns), "TERM": "xterm"}
-    child = subprocess.Popen([sys.executable, "-m", "kseg", *args], stdin=subprocess.DEVNULL, stdout=secondary,
-                             stderr=secondary, cwd=cwd, env=env)
-    os.close(secondary)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(primary, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(primary)
-    code = child.wait(timeout=120)
-    return code, b"".join(chunks).decode("utf-8", "surrogateescape").replace("\r\n", "\n")
+    return on_pty(*args, cwd=cwd, env_columns=str(columns))
 
 
 def _no_control_bytes(screen: str) -> None:

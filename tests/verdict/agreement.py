@@ -36,6 +36,8 @@ def verdicts(logdir: Path) -> dict[str, tuple[int, str | None]]:
     out["triage"] = (code, lines[-1]["verdict"]["headline"] if lines else None)
     code, lines = _json_lines(["verify", "--format", "json", str(logdir)])
     out["verify"] = (code, lines[-1].get("verdict", {}).get("headline") if lines else None)
+    # the summary line agrees with the verdict: a run that fails names at least one error (docs/cli.md, "One verdict")
+    assert code != 1 or lines[-1]["errors"] >= 1, ("verify exits 1 with no error counted", lines[-1])
     code, lines = _json_lines(["recover", "--dry-run", "--format", "json", str(logdir)])
     out["recover --dry-run"] = (code, lines[-1]["verdict"]["headline"] if lines else None)
     code, lines = _json_lines(["txn", "--format", "json", str(logdir)])

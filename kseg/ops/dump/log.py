@@ -122,6 +122,7 @@ def _walk_log(segment: Segment, target: DumpTarget, options: DumpOptions, summar
             return
         if _window_done(batch, shown, options):
             break
+    segment.check_size()  # the stop may be the zeros past a cut inside a page: then it is not the file's
     if walk.end is not None and walk.end.reason == BAD_SIZE:
         yield Problem(
             display,

@@ -14,7 +14,7 @@ import os
 from kseg.errors import KsegError
 from kseg.ops.verify.load_findings import PartitionLoad, epochs_after_load, index_sentences
 from kseg.ops.verify.logdir_findings import log_dir_findings
-from kseg.ops.verify.model import INFO, Finding, Plan, SegmentFacts, UnitResult
+from kseg.ops.verify.model import ERROR, INFO, Finding, Plan, SegmentFacts, UnitResult
 from kseg.ops.verify.next_start import Predictions, key, predict_scopes
 from kseg.ops.verify.partition import PartitionFinding, check_partition
 from kseg.recovery.verdict.table import Verdict
@@ -46,7 +46,27 @@ def load_checks(plan: Plan, results: list[UnitResult], jobs: int = 1,
         verdict = _verdict(predictions)
     except (KsegError, OSError):  # a file the verdict reads could not be: verify's findings name it
         verdict = None
+    if verdict is not None:
+        out.extend(_facts_unfound(verdict, out, files))
     return out, verdict
+
+
+def _facts_unfound(verdict: Verdict, found: list[PartitionFinding], files: dict[str, str]) -> list[PartitionFinding]:
+    """A ``next-start`` error finding for each error of the verdict no error finding in its directory shows.
+
+    The summary line counts findings and the verdict line under it counts facts; without this a
+    checkpoint naming a partition no directory holds, or committed offsets lost with only warnings
+    found, printed ``0 errors ... problems found`` beside ``verdict: error`` (docs/cli.md, "One verdict").
+    """
+    errors = [os.path.abspath(path) for path, finding, _ in found if finding.severity == ERROR]
+    out: list[PartitionFinding] = []
+    for fact in verdict.errors():
+        where = os.path.abspath(fact.where)
+        if any(path == where or path.startswith(where + os.sep) for path in errors):
+            continue
+        path = files.get(where, fact.where)
+        out.append((path, Finding(path, "next-start", ERROR, None, None, f"{fact.kind}: {fact.text}"), None))
+    return out
 
 
 def _verdict(predictions: Predictions) -> Verdict | None:

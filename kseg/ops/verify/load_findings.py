@@ -22,6 +22,7 @@ from kseg.ops.verify.model import ERROR, WARNING, Finding, SegmentFacts
 from kseg.ops.verify.partition import PartitionFinding
 from kseg.recovery.loading import BROKER_STOPS, DIR_OFFLINE, Action, LoadError, PartitionPrediction
 from kseg.recovery.loading.logdir import HIGH_WATERMARK, LOG_START, RECOVERY_POINT
+from kseg.recovery.loading.model import RENAME
 
 CONSEQUENCE = {DIR_OFFLINE: "the log directory goes offline", BROKER_STOPS: "the broker stops"}
 WHY_RECOVERED = {
@@ -66,10 +67,24 @@ class PartitionLoad:
         pred = self.pred
         if pred.error is not None:
             yield self._failure(pred.error)
+        yield from self._not_served()
         yield from self._segments()
         yield from self._ignored()
         yield from self._snapshots()
         yield from self._checkpoints()
+
+    def _not_served(self) -> Iterator[PartitionFinding]:
+        """A directory without ``partition.metadata``: the broker renames it ``-stray`` and serves none of it.
+
+        The verdict counts it an error (``not-served``); as a finding too, so the summary line's count of
+        errors and its last words agree with the verdict line under it.
+        """
+        for action in self.pred.actions:
+            if action.kind == RENAME and action.rule == "R1.5":
+                yield self._finding(os.path.join(self.pred.path, "partition.metadata"), "not-served", ERROR, None, None,
+                                    f"missing: the next start renames the directory "
+                                    f"{os.path.basename(action.target or '')} and serves none of its offsets "
+                                    f"{tag(action.rule, action.method)}")
 
     def _failure(self, error: LoadError) -> PartitionFinding:
         inside = os.path.abspath(self.pred.path) + os.sep

@@ -69,6 +69,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "load-deletes": ("error", "Kafka's next start deletes this segment (renamed .deleted)"),
     "load-ignores": ("error", "damage or batches Kafka's next start leaves on disk unread or serves as they are"),
     "load-fails": ("error", "Kafka's load throws: the log directory goes offline or the broker stops"),
+    "next-start": ("error", "an error of the next start's verdict no other finding in its directory shows"),
+    "not-served": ("error", "no partition.metadata: the next start renames the directory -stray and serves none of it"),
     "high-watermark": ("error", "replication-offset-checkpoint's high watermark is beyond the log end: committed data lost"),
     "recovery-point": ("warning", "recovery-point-offset-checkpoint is beyond the log end; Kafka lowers it"),
     "log-start-offset": ("error", "log-start-offset-checkpoint is beyond the log end; Kafka deletes every segment"),

@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any
 
 from kseg.format import schemas
+from kseg.format._core import CORE, call
 from kseg.format.internal.common import Decoded, Failed, as_problem, b64
 from kseg.format.internal.remote_log import JavaException, remote_log_metadata_text
 from kseg.format.messages import (
@@ -23,6 +24,7 @@ from kseg.format.messages import (
     read_unsigned_varint,
 )
 from kseg.format.messages.compiled import Reader, compiled_reader
+from kseg.format.messages.core_program import message_program
 
 METADATA_FRAME_VERSION = 1  # AbstractApiMessageSerde.DEFAULT_FRAME_VERSION
 
@@ -200,3 +202,50 @@ def _remote_null(failed: Failed, value: bytes | None, record_internal: bool) -> 
                 f'"{package}.Record.value()" is null')
     return failed.kafka_message
 
+
+
+@cache
+def metadata_decoder() -> Any:
+    """The compiled core's metadata decoder (every version of every metadata record type Kafka 4.3.0
+    knows, programmed from the same schemas), or None on the pure-Python path."""
+    if CORE is None or not hasattr(CORE, "MetadataDecoder"):
+        return None
+    programs = []
+    for api_key, schema in schemas.by_api_key("metadata").items():
+        if schema.revision is not None or not 0 <= api_key < 0x80:
+            continue
+        for version in range(schema.valid.low, min(schema.valid.high, 0x7F) + 1):
+            try:
+                programs.append((api_key, version, metadata_type_name(schema.name), message_program(schema, version)))
+            except ValueError:
+                continue  # a shape the core does not read: the Python reader reads that version
+    return CORE.MetadataDecoder(programs)
+
+
+def read_metadata_batch(buf: Any, start: int, end: int, count: int) -> list[tuple[int, str | None, int, Any]] | None:
+    """The ``count`` records of an uncompressed batch region ``buf[start:end]`` through the core, each
+    ``(offset delta, type name, version, fields)`` as :func:`read_metadata_record` returns them, or
+    ``(offset delta, None, 0, value)`` for a record the Python reader must decide (its value bytes, or
+    None); None when there is no core or the core's record scanner does not take the region (the batch is
+    then read the Python way, which says what is wrong with it)."""
+    decoder = metadata_decoder()
+    if decoder is None:
+        return None
+    found = call(decoder.batch, start, buf, start, end, count)
+    return None if found is NotImplemented else found  # type: ignore[no-any-return]
+
+
+#: Frames the core walks per call of :func:`read_metadata_run`.
+RUN_FRAMES = 4096
+
+
+def read_metadata_run(buf: Any, start: int, from_offset: int, file: str, record_type: type) -> Any:
+    """The core's run of a metadata file from ``start`` (``MetadataDecoder.run``): ``(records as
+    ``record_type`` tuples, the frame of the batch Python must read or None, where to go on, (end
+    position, remaining bytes) when the walk ended)``; None without a core or for a buffer it cannot
+    borrow."""
+    decoder = metadata_decoder()
+    if decoder is None:
+        return None
+    found = call(decoder.run, start, buf, start, from_offset, file, record_type, tuple.__new__, RUN_FRAMES)
+    return None if found is NotImplemented else found

@@ -12,6 +12,7 @@ mod columns;
 mod indexed;
 mod encode;
 mod grep;
+mod metadata;
 mod render;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -44,7 +45,7 @@ fn header_tuple<'py>(py: Python<'py>, h: &V2Header) -> PyResult<Bound<'py, PyTup
     PyTuple::new(py, h.as_array())
 }
 
-fn frame_tuple<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn frame_tuple<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'py, PyAny>> {
     let header = match &f.header {
         Some(h) => header_tuple(py, h)?.into_any(),
         None => py.None().into_bound(py),
@@ -199,6 +200,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grep::grep_candidates, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_class::<columns::RecordColumns>()?;
+    m.add_class::<metadata::MetadataDecoder>()?;
     encode::register(m)?;
     m.add_function(wrap_pyfunction!(render::render_records, m)?)?;
     Ok(())

@@ -15,6 +15,7 @@ pub mod encode;
 pub mod index;
 pub mod invariants;
 pub mod layout;
+pub mod metadata;
 pub mod legacy;
 pub mod read;
 pub mod records;

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kseg.errors import KsegError
-from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED
+from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED, decompress_buffer
 from kseg.format.control import decode_control_key
 from kseg.format.internal.common import Failed
 from kseg.format.internal.control_records import KRAFT_CONTROL, decode_kraft_control_value
 from kseg.format.internal.kraft import read_metadata_batch, read_metadata_record, read_metadata_run
-from kseg.format.compression import decompress_buffer
 from kseg.format.layout import CODEC_MASK
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk

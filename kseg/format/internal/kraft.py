@@ -214,12 +214,18 @@ def metadata_decoder() -> Any:
     for api_key, schema in schemas.by_api_key("metadata").items():
         if schema.revision is not None or not 0 <= api_key < 0x80:
             continue
-        for version in range(schema.valid.low, min(schema.valid.high, 0x7F) + 1):
-            try:
-                programs.append((api_key, version, metadata_type_name(schema.name), message_program(schema, version)))
-            except ValueError:
-                continue  # a shape the core does not read: the Python reader reads that version
+        programs += _programs(api_key, schema)
     return CORE.MetadataDecoder(programs)
+
+
+def _programs(api_key: int, schema: Any) -> list[tuple[int, int, str, Any]]:
+    """The core programs of every version of one metadata message (all or none: a shape the core does not
+    read leaves the message to the Python reader)."""
+    try:
+        return [(api_key, version, metadata_type_name(schema.name), message_program(schema, version))
+                for version in range(schema.valid.low, min(schema.valid.high, 0x7F) + 1)]
+    except ValueError:
+        return []
 
 
 def read_metadata_batch(buf: Any, start: int, end: int, count: int) -> list[tuple[int, str | None, int, Any]] | None:
@@ -232,7 +238,7 @@ def read_metadata_batch(buf: Any, start: int, end: int, count: int) -> list[tupl
     if decoder is None:
         return None
     found = call(decoder.batch, start, buf, start, end, count)
-    return None if found is NotImplemented else found  # type: ignore[no-any-return]
+    return None if found is NotImplemented else found
 
 
 #: Frames the core walks per call of :func:`read_metadata_run`.

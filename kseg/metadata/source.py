@@ -125,7 +125,7 @@ def records(path: Path, from_offset: int = 0, *,
     with MappedFile(path) as mapped:
         buf, pos = mapped.buf, 0
         while True:
-            run = read_metadata_run(buf, pos, from_offset, name, MetaRecord)
+            run = read_metadata_run(buf, pos, from_offset, name, MetaRecord, cap)
             if run is None:
                 yield from _python_records(name, buf, pos, from_offset, cap)
                 return

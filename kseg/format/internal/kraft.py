@@ -245,13 +245,26 @@ def read_metadata_batch(buf: Any, start: int, end: int, count: int) -> list[tupl
 RUN_FRAMES = 4096
 
 
-def read_metadata_run(buf: Any, start: int, from_offset: int, file: str, record_type: type) -> Any:
+def read_metadata_run(buf: Any, start: int, from_offset: int, file: str, record_type: type, cap: int) -> Any:
     """The core's run of a metadata file from ``start`` (``MetadataDecoder.run``): ``(records as
     ``record_type`` tuples, the frame of the batch Python must read or None, where to go on, (end
     position, remaining bytes) when the walk ended)``; None without a core or for a buffer it cannot
-    borrow."""
+    borrow.  LZ4 batches in Kafka's own frame are inflated in the run through the lz4 package's block
+    decompressor (the one :mod:`kseg.format.compression.lz4` calls), at most ``cap`` bytes each."""
     decoder = metadata_decoder()
     if decoder is None:
         return None
-    found = call(decoder.run, start, buf, start, from_offset, file, record_type, tuple.__new__, RUN_FRAMES)
+    found = call(decoder.run, start, buf, start, from_offset, file, record_type, tuple.__new__, RUN_FRAMES,
+                 _lz4_block(), cap)
     return None if found is NotImplemented else found
+
+
+@cache
+def _lz4_block() -> Any:
+    """``lz4.block.decompress``, or None when the lz4 package is not installed (LZ4 batches are then
+    Python's, which says so)."""
+    try:
+        from lz4 import block
+    except ImportError:
+        return None
+    return block.decompress

@@ -183,6 +183,8 @@ impl MetadataDecoder {
 const FAST_OFFSETS: i64 = 1 << 62;
 /// Attributes the run leaves to Python: a codec (bits 0-2) or a control batch (bit 5).
 const NOT_PLAIN: i16 = 0x27;
+/// The LZ4 codec id.
+const LZ4: i16 = 3;
 /// Bytes of a V2 batch header (`RECORD_BATCH_OVERHEAD`).
 const V2_HEADER: usize = 61;
 /// Frames walked at a time within a run.
@@ -207,6 +209,8 @@ impl MetadataDecoder {
         cls: &Bound<'py, PyAny>,
         new: &Bound<'py, PyAny>,
         max_frames: usize,
+        lz4: Option<&Bound<'py, PyAny>>,
+        cap: usize,
     ) -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyAny>>, usize, Option<(usize, usize)>)> {
         guarded(|| {
             let borrowed = Borrowed::new(buf)?;
@@ -224,7 +228,10 @@ impl MetadataDecoder {
                 for frame in &frames {
                     let plain = match (&frame.header, frame.magic == 2 && frame.crc_ok) {
                         (Some(h), true) => {
-                            h.attributes & NOT_PLAIN == 0 && h.records_count > 0 && (0..FAST_OFFSETS).contains(&h.base_offset)
+                            let codec = h.attributes & NOT_PLAIN;
+                            (codec == 0 || (codec == LZ4 && lz4.is_some()))
+                                && h.records_count > 0
+                                && (0..FAST_OFFSETS).contains(&h.base_offset)
                         }
                         _ => false,
                     };
@@ -236,7 +243,19 @@ impl MetadataDecoder {
                     if last < from_offset {
                         continue;
                     }
-                    if !self.decode_batch(data, frame.position + V2_HEADER, frame.next, header, &mut decoded) {
+                    let region = frame.position + V2_HEADER..frame.next;
+                    let inflated = match (header.attributes & NOT_PLAIN, lz4) {
+                        (LZ4, Some(decompress)) => match data.get(region.clone()).and_then(|r| inflate(r, decompress, cap)) {
+                            Some(bytes) => Some(bytes),
+                            None => return Ok((out, Some(crate::frame_tuple(py, frame)?), frame.next, None)),
+                        },
+                        _ => None,
+                    };
+                    let (source, start, end) = match &inflated {
+                        Some(bytes) => (bytes.as_slice(), 0, bytes.len()),
+                        None => (data, region.start, region.end),
+                    };
+                    if !self.decode_batch(source, start, end, header, &mut decoded) {
                         return Ok((out, Some(crate::frame_tuple(py, frame)?), frame.next, None));
                     }
                     let position = frame.position.into_pyobject(py)?.into_any();
@@ -247,7 +266,7 @@ impl MetadataDecoder {
                             continue;
                         }
                         let Value::Struct(id, tagged, slots) = &value else { continue };
-                        let fields = self.dict(py, *id, *tagged, slots, &data[a..b])?;
+                        let fields = self.dict(py, *id, *tagged, slots, &source[a..b])?;
                         let row = PyTuple::new(
                             py,
                             [
@@ -256,7 +275,7 @@ impl MetadataDecoder {
                                 offset.into_pyobject(py)?.into_any(),
                                 timestamp.clone(),
                                 type_name.bind(py).clone().into_any(),
-                                i64::from(version_of(&data[a..b])).into_pyobject(py)?.into_any(),
+                                i64::from(version_of(&source[a..b])).into_pyobject(py)?.into_any(),
                                 fields.into_any(),
                                 last.clone(),
                                 false.into_pyobject(py)?.to_owned().into_any(),
@@ -350,6 +369,46 @@ impl MetadataDecoder {
             }
             Ok(Some(out))
         })
+    }
+}
+
+/// Kafka's LZ4 frame as its `Lz4BlockOutputStream` writes it (version 1, independent blocks, no
+/// checksums, 64 KiB blocks; the header checksum byte of magic 2), block by block through
+/// `decompress` (the lz4 package's `lz4.block.decompress`, as `kseg/format/compression/lz4.py` calls
+/// it). None for any other frame, a failing block, or more than `cap` bytes: Python reads the batch
+/// and says what is wrong.
+fn inflate(region: &[u8], decompress: &Bound<'_, PyAny>, cap: usize) -> Option<Vec<u8>> {
+    const HEADER: [u8; 7] = [0x04, 0x22, 0x4D, 0x18, 0x60, 0x40, 0x82];
+    const MAX_BLOCK: usize = 64 * 1024;
+    if region.get(..7)? != HEADER {
+        return None;
+    }
+    let py = decompress.py();
+    let mut out = Vec::new();
+    let mut pos = 7;
+    loop {
+        let word = u32::from_le_bytes(region.get(pos..pos + 4)?.try_into().ok()?);
+        pos += 4;
+        let size = (word & 0x7FFF_FFFF) as usize;
+        if size == 0 {
+            return Some(out); // EndMark: what follows it is ignored, as Python ignores it
+        }
+        if size > MAX_BLOCK {
+            return None;
+        }
+        let block = region.get(pos..pos + size)?;
+        pos += size;
+        if word & 0x8000_0000 != 0 {
+            out.extend_from_slice(block);
+        } else {
+            let kwargs = pyo3::types::PyDict::new(py);
+            kwargs.set_item("uncompressed_size", MAX_BLOCK).ok()?;
+            let inflated = decompress.call((PyBytes::new(py, block),), Some(&kwargs)).ok()?;
+            out.extend_from_slice(inflated.downcast::<PyBytes>().ok()?.as_bytes());
+        }
+        if out.len() > cap {
+            return None;
+        }
     }
 }
 

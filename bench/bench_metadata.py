@@ -42,7 +42,8 @@ def _timed(label: str, env: dict[str, str], directory: Path) -> None:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "kseg", "metadata", str(directory), "--format", "json"],
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+                          env=env, cwd=directory.parent, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          check=False)  # not from the checkout: ``-m`` puts the working directory first on the path
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

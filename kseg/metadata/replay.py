@@ -335,6 +335,7 @@ def _replay(items: Iterable[MetaRecord], image: Image, target: Target, findings:
     if replayer.poisoned is not None:
         replayer.publish()
     replayer.dry_run()
+    replayer.rebuild = None  # the closure refers to the replayer: no cycle left for the paused collector
     return replayer
 
 

@@ -24,7 +24,12 @@ from kseg.format.compression import DEFAULT_MAX_DECOMPRESSED, decompress_buffer
 from kseg.format.control import decode_control_key
 from kseg.format.internal.common import Failed
 from kseg.format.internal.control_records import KRAFT_CONTROL, decode_kraft_control_value
-from kseg.format.internal.kraft import read_metadata_batch, read_metadata_record, read_metadata_run
+from kseg.format.internal.kraft import (
+    metadata_decoder,
+    read_metadata_batch,
+    read_metadata_record,
+    read_metadata_run,
+)
 from kseg.format.layout import CODEC_MASK
 from kseg.format.v2 import V2Batch
 from kseg.format.walk import BatchWalk
@@ -189,6 +194,8 @@ def _core_batch(buf: Any, pos: int, stop: int, header: tuple[int, ...], cap: int
     """A data batch's records decoded by the compiled core (:func:`read_metadata_batch`), an LZ4, gzip,
     Snappy or zstd batch decompressed first; None: the Python way reads the batch (no core, a batch the
     core's scanner does not take, a codec error -- which the Python way then reports)."""
+    if metadata_decoder() is None:  # the pure-Python path: never decompress a batch twice
+        return None
     codec = header[5] & CODEC_MASK
     start = pos + V2_HEADER_SIZE
     if codec == 0:

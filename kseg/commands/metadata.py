@@ -19,9 +19,31 @@ class DefaultShow(click.Group):
     ``--help`` and an unknown option stay the group's (its usage errors point at ``kseg metadata --help``)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args = self._subcommand_first(ctx, args)
         if args and args[0] not in self.commands and (not args[0].startswith("-") or self._shows(ctx, args[0])):
             args = ["show", *args]
         return super().parse_args(ctx, args)
+
+    def _subcommand_first(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Options given before a subcommand (``kseg metadata --format json history DIR --topic x``) are
+        moved after it when they are its own; any other is refused in one line that names the order."""
+        lead: list[str] = []
+        names: list[str] = []
+        i = 0
+        while i < len(args) and args[i].startswith("-") and args[i] not in ctx.help_option_names:
+            step = 1 if "=" in args[i] or i + 1 >= len(args) else 2  # every option of kseg metadata takes a value
+            names.append(args[i].split("=", 1)[0])
+            lead += args[i:i + step]
+            i += step
+        if not lead or i >= len(args) or args[i] not in self.commands or args[i] == "show":
+            return args
+        command = args[i]
+        own = {opt for param in self.commands[command].get_params(ctx) for opt in param.opts}
+        for name in names:
+            if name not in own:
+                raise click.UsageError(f"{name} is not an option of 'kseg metadata {command}'; the subcommand "
+                                       f"comes first: kseg metadata {command} ARGS [OPTIONS]", ctx)
+        return [command, *lead, *args[i + 1:]]
 
     def _shows(self, ctx: click.Context, word: str) -> bool:
         """Is ``word`` (``--at``, ``--at=5``) one of show's own options?"""

@@ -128,7 +128,7 @@ class Image:
 
     def apply(self, type_name: str, data: dict[str, Any]) -> None:
         """``MetadataDelta.replay`` of one data record; :class:`ImpossibleRecord` where Kafka throws."""
-        handler = _HANDLERS.get(type_name)
+        handler = HANDLERS.get(type_name)
         if handler is not None:
             handler(self, data)
 
@@ -159,7 +159,7 @@ def _directories(dirs: list[str] | None, replicas: int) -> list[str]:
     """``PartitionRegistration.defaultToMigrating``: no directories, or all MIGRATING, means MIGRATING for each;
     then the constructor's check: as many directories as replicas (a reassignment that changes the replica
     count without new directories fails here)."""
-    if not dirs or all(d == MIGRATING for d in dirs):
+    if not dirs or dirs.count(MIGRATING) == len(dirs):
         return [MIGRATING] * replicas
     if len(dirs) != replicas:
         raise ImpossibleRecord("The lengths for replicas and directories do not match.")
@@ -413,7 +413,7 @@ def _producer_ids(image: Image, data: dict[str, Any]) -> None:
     image.next_producer_id = data["nextProducerId"]
 
 
-_HANDLERS: dict[str, Callable[[Image, dict[str, Any]], None]] = {
+HANDLERS: dict[str, Callable[[Image, dict[str, Any]], None]] = {
     "REGISTER_BROKER_RECORD": _register_broker,
     "UNREGISTER_BROKER_RECORD": _unregister_broker,
     "TOPIC_RECORD": _topic,

@@ -173,3 +173,17 @@ def test_diff_json_names_each_difference() -> None:
         ("added", "partition"), ("changed", "topic")]
     assert lines[-1] == {"type": "summary", "from_offset": 16, "from_timestamp": 1795738601947, "to_offset": 17,
                          "to_timestamp": 1795738601947, "differences": 2, "findings": 0}
+
+
+def test_options_before_a_subcommand_are_its_own_or_refused_naming_the_order() -> None:
+    after = _run("metadata", "history", BROKER, "--topic", "orders", "--format", "json")
+    before = _run("metadata", "--format", "json", "history", BROKER, "--topic", "orders")
+    joined = _run("metadata", "--format=json", "history", BROKER, "--topic", "orders")
+    assert after.exit_code == before.exit_code == joined.exit_code == 0, before.output
+    assert before.output == after.output == joined.output
+    assert json.loads(before.output.splitlines()[-1])["changes"] == 14
+    refused = _run("metadata", "--at", "5", "history", BROKER, "--topic", "orders")
+    assert refused.exit_code == 2
+    assert refused.output.splitlines() == [
+        "kseg: error: --at is not an option of 'kseg metadata history'; the subcommand comes first: "
+        "kseg metadata history ARGS [OPTIONS] (see 'kseg metadata --help')"]

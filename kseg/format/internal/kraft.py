@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any
 
 from kseg.format import schemas
+from kseg.format._core import CORE, call
 from kseg.format.internal.common import Decoded, Failed, as_problem, b64
 from kseg.format.internal.remote_log import JavaException, remote_log_metadata_text
 from kseg.format.messages import (
@@ -23,6 +24,7 @@ from kseg.format.messages import (
     read_unsigned_varint,
 )
 from kseg.format.messages.compiled import Reader, compiled_reader
+from kseg.format.messages.core_program import message_program
 
 METADATA_FRAME_VERSION = 1  # AbstractApiMessageSerde.DEFAULT_FRAME_VERSION
 
@@ -200,3 +202,69 @@ def _remote_null(failed: Failed, value: bytes | None, record_internal: bool) -> 
                 f'"{package}.Record.value()" is null')
     return failed.kafka_message
 
+
+
+@cache
+def metadata_decoder() -> Any:
+    """The compiled core's metadata decoder (every version of every metadata record type Kafka 4.3.0
+    knows, programmed from the same schemas), or None on the pure-Python path."""
+    if CORE is None or not hasattr(CORE, "MetadataDecoder"):
+        return None
+    programs = []
+    for api_key, schema in schemas.by_api_key("metadata").items():
+        if schema.revision is not None or not 0 <= api_key < 0x80:
+            continue
+        programs += _programs(api_key, schema)
+    return CORE.MetadataDecoder(programs)
+
+
+def _programs(api_key: int, schema: Any) -> list[tuple[int, int, str, Any]]:
+    """The core programs of every version of one metadata message (all or none: a shape the core does not
+    read leaves the message to the Python reader)."""
+    try:
+        return [(api_key, version, metadata_type_name(schema.name), message_program(schema, version))
+                for version in range(schema.valid.low, min(schema.valid.high, 0x7F) + 1)]
+    except ValueError:
+        return []
+
+
+def read_metadata_batch(buf: Any, start: int, end: int, count: int) -> list[tuple[int, str | None, int, Any]] | None:
+    """The ``count`` records of an uncompressed batch region ``buf[start:end]`` through the core, each
+    ``(offset delta, type name, version, fields)`` as :func:`read_metadata_record` returns them, or
+    ``(offset delta, None, 0, value)`` for a record the Python reader must decide (its value bytes, or
+    None); None when there is no core or the core's record scanner does not take the region (the batch is
+    then read the Python way, which says what is wrong with it)."""
+    decoder = metadata_decoder()
+    if decoder is None:
+        return None
+    found = call(decoder.batch, start, buf, start, end, count)
+    return None if found is NotImplemented else found
+
+
+#: Frames the core walks per call of :func:`read_metadata_run`.
+RUN_FRAMES = 4096
+
+
+def read_metadata_run(buf: Any, start: int, from_offset: int, file: str, record_type: type, cap: int) -> Any:
+    """The core's run of a metadata file from ``start`` (``MetadataDecoder.run``): ``(records as
+    ``record_type`` tuples, the frame of the batch Python must read or None, where to go on, (end
+    position, remaining bytes) when the walk ended)``; None without a core or for a buffer it cannot
+    borrow.  LZ4 batches in Kafka's own frame are inflated in the run through the lz4 package's block
+    decompressor (the one :mod:`kseg.format.compression.lz4` calls), at most ``cap`` bytes each."""
+    decoder = metadata_decoder()
+    if decoder is None:
+        return None
+    found = call(decoder.run, start, buf, start, from_offset, file, record_type, tuple.__new__, RUN_FRAMES,
+                 _lz4_block(), cap)
+    return None if found is NotImplemented else found
+
+
+@cache
+def _lz4_block() -> Any:
+    """``lz4.block.decompress``, or None when the lz4 package is not installed (LZ4 batches are then
+    Python's, which says so)."""
+    try:
+        from lz4 import block
+    except ImportError:
+        return None
+    return block.decompress

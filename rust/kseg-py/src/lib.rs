@@ -14,6 +14,7 @@ mod indexed;
 mod index_check;
 mod encode;
 mod grep;
+mod metadata;
 mod render;
 mod zstd;
 
@@ -55,7 +56,7 @@ pub(crate) fn frame_header<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'p
     })
 }
 
-fn frame_tuple<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn frame_tuple<'py>(py: Python<'py>, f: &Frame) -> PyResult<Bound<'py, PyAny>> {
     let header = frame_header(py, f)?;
     Ok((f.position, f.next, f.magic, header, f.crc_ok).into_pyobject(py)?.into_any())
 }
@@ -313,6 +314,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<columns::RecordColumns>()?;
     m.add_class::<index_check::OffsetCross>()?;
     m.add_class::<index_check::TimeCross>()?;
+    m.add_class::<metadata::MetadataDecoder>()?;
     encode::register(m)?;
     m.add_function(wrap_pyfunction!(render::render_records, m)?)?;
     Ok(())

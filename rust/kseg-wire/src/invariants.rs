@@ -374,7 +374,7 @@ pub fn check_legacy_inner(buf: &[u8], cut: usize, base: Option<i64>) {
             .or(tail.record_problem.map(|p| (p, head.count + tail.record_index)));
         assert_eq!(problem, whole.record_problem.map(|p| (p, whole.record_index)), "the first refusal is the same");
     }
-    let wrapper = Wrapper { magic: 1, base, timestamp: 7, log_append: cut % 2 == 0 };
+    let wrapper = Wrapper { magic: 1, base, timestamp: 7, log_append: cut.is_multiple_of(2) };
     let (mut pos, mut records) = (0, 0);
     while let Some(r) = crate::legacy::inner_record(buf, pos, whole.stop, &wrapper) {
         assert!(r.next > pos && r.next <= whole.stop, "a record ends after it starts, inside the walk");

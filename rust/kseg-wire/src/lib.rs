@@ -18,6 +18,7 @@ pub mod index;
 pub mod index_check;
 pub mod invariants;
 pub mod layout;
+pub mod metadata;
 pub mod legacy;
 pub mod read;
 pub mod records;

@@ -546,3 +546,49 @@ fn index_cross_checks_on_random_input() {
         }
     }
 }
+
+/// A metadata program with every kind (nested struct, arrays of structs and uuids, tagged fields).
+fn metadata_program() -> kseg_wire::metadata::StructProgram {
+    use kseg_wire::metadata::{FieldOp, Kind, StructProgram};
+    let op = |slot, kind, nullable| FieldOp { slot, kind, nullable };
+    let inner = StructProgram {
+        id: 1,
+        fields: vec![op(0, Kind::String, false), op(1, Kind::Int16, false), op(2, Kind::Bytes, true)],
+        tagged: vec![(0, op(3, Kind::Float64, false))],
+        slots: 4,
+        flexible: true,
+    };
+    StructProgram {
+        id: 0,
+        fields: vec![
+            op(0, Kind::Uuid, false),
+            op(1, Kind::Int32, false),
+            op(2, Kind::Array(Box::new(Kind::Int32)), true),
+            op(3, Kind::Array(Box::new(Kind::Struct(Box::new(inner.clone())))), false),
+            op(4, Kind::Struct(Box::new(inner)), true),
+            op(5, Kind::Bool, false),
+        ],
+        tagged: vec![(0, op(6, Kind::Array(Box::new(Kind::Uuid)), false)), (3, op(7, Kind::String, true))],
+        slots: 8,
+        flexible: true,
+    }
+}
+
+/// The metadata decoder on random and damaged bytes: never a panic, and what it reads ends inside them.
+#[test]
+fn metadata_programs_on_random_bytes() {
+    let program = metadata_program();
+    let mut rng = Rng(26);
+    for _ in 0..20_000 {
+        let len = rng.below(80);
+        let mut buf: Vec<u8> = (0..len).map(|_| {
+            // small numbers are lengths and counts that fit: more of the bytes get read deep
+            if rng.below(2) == 0 { rng.below(4) as u8 } else { rng.next() as u8 }
+        }).collect();
+        damage(&mut rng, &mut buf);
+        if let Some((_, end)) = kseg_wire::metadata::read_struct(&buf, 0, &program) {
+            assert!(end <= buf.len());
+        }
+        let _ = kseg_wire::metadata::read_record(&buf, |_, _| Some(&program));
+    }
+}

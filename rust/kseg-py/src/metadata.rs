@@ -420,6 +420,7 @@ fn version_of(value: &[u8]) -> u8 {
 impl MetadataDecoder {
     /// Every record of a plain batch decoded into `out` as (offset, program, value, value span);
     /// false (and `out` cleared) when any record is not the core's to decode.
+    #[allow(clippy::type_complexity)]
     fn decode_batch<'a>(
         &'a self,
         data: &[u8],

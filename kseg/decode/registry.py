@@ -30,6 +30,7 @@ from typing import Any
 
 from kseg.errors import KsegError
 from kseg.format import BAD_SIZE
+from kseg.format.whole import all_or_nothing
 from kseg.segment import Segment, base_offset_from_name
 
 AVRO, PROTOBUF, JSON = "AVRO", "PROTOBUF", "JSON"
@@ -147,7 +148,7 @@ def from_schemas_partition(directory: Path, max_batch_bytes: int) -> Registry:
                 if getattr(batch, "is_control", False):
                     continue
                 try:
-                    records = list(batch.iter_records(max_batch_bytes))
+                    records = all_or_nothing(batch, max_batch_bytes)
                 except KsegError:
                     registry.other_keys["unreadable batch"] += 1
                     continue

@@ -201,7 +201,6 @@ def _mapped_walk(fd: int, pos: int, size: int, literals: tuple[bytes, ...], run:
     in one call, no copy: less CPU than ``preadv``'s copy or page faults, docs/grep.md) and searched,
     framed and filtered in one core call (``grep_candidates``); the memory is one window."""
     mapguard.install()  # a file cut short under the mapping: the one error line (kseg.mapguard), not SIGBUS
-    faults = mapguard.faults()
     want = MAPPED_WINDOW
     while pos < size:
         base = pos - pos % mmap.ALLOCATIONGRANULARITY
@@ -214,7 +213,7 @@ def _mapped_walk(fd: int, pos: int, size: int, literals: tuple[bytes, ...], run:
         try:
             kept, end = grep_candidates(window, length, literals, run.query.control, not run.query.control,
                                         pos - base)
-            mapguard.check_unchanged(run.display, size, faults)  # a page vanished: zeros, not the file
+            mapguard.check_size(fd, run.display, size)  # cut under the window (a fault, or zeros in a page)
             for at, _ in kept:
                 yield from _batch_matches(window, at, base, run)
         finally:
@@ -227,7 +226,7 @@ def _mapped_walk(fd: int, pos: int, size: int, literals: tuple[bytes, ...], run:
             break
         pos, needed = step
         want = max(MAPPED_WINDOW, needed)
-    mapguard.check_unchanged(run.display, size, faults)  # zeros read past a cut are not the file: an error
+    mapguard.check_size(fd, run.display, size)  # zeros read past a cut are not the file: an error
 
 
 def _shrank(display: str, size: int, fd: int) -> mapguard.FileShrank:

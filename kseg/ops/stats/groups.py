@@ -18,6 +18,7 @@ from typing import Any
 from kseg.format.control import decode_control_key
 from kseg.format.internal import decode_offsets_record
 from kseg.format.walk import BatchWalk
+from kseg.format.whole import all_or_nothing
 from kseg.ops.discover import segment_logs
 from kseg.ops.stats.model import PartitionStats
 from kseg.segment import MappedFile
@@ -48,7 +49,7 @@ def _records(directory: Path) -> Iterator[tuple[Any, Any]]:
             for batch in BatchWalk(mapped.buf, strict=False):
                 mapped.release(batch.position)  # flat memory over a large offsets topic
                 try:
-                    records = list(batch.iter_records())
+                    records = all_or_nothing(batch)
                 except Exception:  # a damaged batch: verify reports it; the coordinator would stop here too
                     continue
                 for record in records:

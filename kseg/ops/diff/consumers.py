@@ -63,13 +63,14 @@ def committed_offsets(log_dirs: list[Path], topic: str, partition: int, cap: int
             name = parse_partition_dir(directory)
             if name is None or name.topic != OFFSETS_TOPIC or not directory.is_dir():
                 continue
-            for (group, t, p), (offset, epoch) in sorted(_fold(segment_logs(directory), cap).items()):
-                if (t, p) == (topic, partition):
-                    found.setdefault((group, offset, epoch), []).append(str(directory))
+            for (group, _, _), (offset, epoch) in sorted(_fold(segment_logs(directory), cap, topic, partition).items()):
+                found.setdefault((group, offset, epoch), []).append(str(directory))
     return [Commit(g, o, e, tuple(sources)) for (g, o, e), sources in found.items()]
 
 
-def _fold(logs: list[Path], cap: int) -> dict[tuple[str, str, int], tuple[int, int | None]]:
+def _fold(logs: list[Path], cap: int, topic: str, partition: int) -> dict[tuple[str, str, int], tuple[int, int | None]]:
+    """The groups' last commits for ``topic-partition`` only: memory holds one entry per group of this
+    partition (what the output lists), never the cluster's other commits."""
     offsets: dict[tuple[str, str, int], tuple[int, int | None]] = {}
     pending: dict[int, list[tuple[tuple[str, str, int], tuple[int, int | None] | None]]] = {}
     for log in logs:
@@ -83,7 +84,8 @@ def _fold(logs: list[Path], cap: int) -> dict[tuple[str, str, int], tuple[int, i
                     if marker is not None and marker[0] != ABORT:
                         _apply(offsets, commits)
                     continue
-                commits = [c for c in map(_commit, batch.iter_records(cap)) if c is not None]
+                commits = [c for c in map(_commit, batch.iter_records(cap))
+                           if c is not None and c[0][1] == topic and c[0][2] == partition]
                 if batch.is_transactional:
                     pending.setdefault(batch.producer_id, []).extend(commits)
                 else:

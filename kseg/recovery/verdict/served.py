@@ -20,6 +20,7 @@ and go on to the next one: the offsets are skipped without an error (observed wi
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from pathlib import Path
 
 from kseg.errors import LimitExceeded
@@ -118,13 +119,14 @@ def served_damage(pred: PartitionPrediction) -> list[tuple[str, int, int | None]
     out: list[tuple[str, int, int | None]] = []
     logs = _segment_logs(pred)
     bases = sorted(int(n[:20]) for n in logs)
+    touched = touched_indexes(pred)  # once: per segment it made this quadratic in the segments
     for name in _untouched_logs(pred, logs):
         base = int(name[:20])
-        later = [b for b in bases if b > base]
-        end = later[0] if later else pred.log_end_offset
+        after = bisect_right(bases, base)  # the next segment's base, found in log time, not by a scan
+        end = bases[after] if after < len(bases) else pred.log_end_offset
         for first, last in _damaged_ranges(Path(pred.path) / name, base, end):
             out.append((name, first, last))
-        if name[:20] + ".index" not in touched_indexes(pred):
+        if name[:20] + ".index" not in touched:
             for first, last in misdirected(Path(pred.path) / name, base):
                 out.append((name[:20] + ".index", first, last))
     return out

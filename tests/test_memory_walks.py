@@ -63,3 +63,35 @@ def test_the_walk_releases_the_pages_behind_it(partition, tmp_path, command):
     code, peak_kib = map(int, done.stderr.split()[-2:])
     assert code == 0  # a clean partition: nothing to report, nothing cut
     assert peak_kib < LIMIT_KIB
+
+
+@pytest.fixture(scope="module")
+def clean_logdir(partition, tmp_path_factory) -> Path:
+    """The same segment in a log directory as a clean stop leaves it: ``.index``/``.timeindex``,
+    ``partition.metadata``, checkpoints and the clean-shutdown marker -- the start serves the files as
+    they are, so the verdict's served-damage check walks each segment (it once kept every page)."""
+    logs = tmp_path_factory.mktemp("clean") / "kafka-logs"
+    part = logs / "orders-0"
+    part.mkdir(parents=True)
+    os.link(partition / "00000000000000000000.log", part / "00000000000000000000.log")
+    subprocess.run([sys.executable, "-m", "kseg", "reindex", "--in-place", str(part)], check=True,
+                   capture_output=True)
+    end = SEGMENT_MIB * 2**20 // 16_100
+    for name in ("recovery-point-offset-checkpoint", "replication-offset-checkpoint"):
+        (logs / name).write_text(f"0\n1\norders 0 {end}\n")
+    (logs / "log-start-offset-checkpoint").write_text("0\n1\norders 0 0\n")
+    (part / "partition.metadata").write_text("version: 0\ntopic_id: q80MkIH9TRe1cdVy6NcxlA\n")
+    (logs / ".kafka_cleanshutdown").write_text("")
+    return logs
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM is Linux's")
+@pytest.mark.parametrize("command", ["verify", "triage", "recover --dry-run"])
+def test_the_verdicts_walks_release_the_pages_behind_them(clean_logdir, command):
+    target = str(clean_logdir if command == "triage" else clean_logdir / "orders-0")
+    env = {k: v for k, v in os.environ.items() if k != "KSEG_PURE"}
+    done = subprocess.run([sys.executable, "-c", CHILD, *command.split(), "--jobs", "1", target],
+                          capture_output=True, text=True, env=env, check=True)
+    code, peak_kib = map(int, done.stderr.split()[-2:])
+    assert code == 0  # healthy: the broker starts and serves everything
+    assert peak_kib < LIMIT_KIB

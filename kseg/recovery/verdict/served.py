@@ -20,8 +20,10 @@ and go on to the next one: the offsets are skipped without an error (observed wi
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from array import array
+from bisect import bisect_left, bisect_right
 from pathlib import Path
+from typing import Any
 
 from kseg.errors import LimitExceeded
 from kseg.format import Batch
@@ -56,59 +58,76 @@ def _first_offset(item: Batch) -> int:
         return item.last_offset
 
 
-def _damaged_ranges(path: Path, base: int, end: int | None) -> list[tuple[int, int | None]]:
-    """(first unreadable offset, last) of each gap that is not a zero tail; a gap that runs to the end of the
-    file ends below ``end`` (the next segment's base, or the log end), None when that is not known."""
-    found: list[tuple[int, int | None]] = []
-    with MappedFile(path) as mapped:
+class _Walk:
+    """One walk of a segment ``.log``: its unreadable ranges and, when asked, (position, last offset) of
+    each readable batch.  The pages behind the walk are released as it goes, so a partition of large
+    segments costs a window of memory, not the files (docs/core.md, "Flat memory")."""
+
+    def __init__(self, path: Path, base: int, end: int | None, positions: bool) -> None:
+        self.ranges: list[tuple[int, int | None]] = []
+        self.positions = array("q")  # of each readable batch, in file order (ascending): 16 bytes a batch
+        self.lasts = array("q")
+        with MappedFile(path) as mapped:
+            self._walk(mapped, base, end, positions)
+
+    def _walk(self, mapped: MappedFile, base: int, end: int | None, positions: bool) -> None:
+        """(first unreadable offset, last) of each gap that is not a zero tail; a gap that runs to the end of
+        the file ends below ``end`` (the next segment's base, or the log end), None when that is not known."""
         size = len(mapped.buf)
         last_good = base - 1
         pending: int | None = None
         for item in scan(mapped.buf, 0, size):
             if isinstance(item, Gap):
+                mapped.release(item.start)
                 if item.zero_filled and item.end >= size:
                     continue  # a preallocated or zero-filled tail: no offset behind it
                 pending = last_good + 1
                 continue
+            mapped.release(item.position)
             first = _first_offset(item)
             if pending is not None:
-                found.append((pending, max(pending, first - 1)))
+                self.ranges.append((pending, max(pending, first - 1)))
                 pending = None
             last_good = item.last_offset
+            if positions:
+                self.positions.append(item.position)
+                self.lasts.append(last_good)
         if pending is not None:
-            found.append((pending, None if end is None or end <= pending else end - 1))
-    return found
+            self.ranges.append((pending, None if end is None or end <= pending else end - 1))
 
 
-def _batches(path: Path) -> list[tuple[int, int]]:
-    """(position, last offset) of each readable batch of one ``.log``, in file order."""
-    with MappedFile(path) as mapped:
-        return [(item.position, item.last_offset) for item in scan(mapped.buf, 0, len(mapped.buf))
-                if not isinstance(item, Gap)]
-
-
-def misdirected(log: Path, base: int) -> list[tuple[int, int]]:
-    """(first, last offset) a fetch skips because the segment's ``.index`` sends it to the wrong position."""
+def _index_entries(log: Path, base: int) -> list[Any]:
+    """The live entries of the segment's ``.index`` at or above its base (none without the file)."""
     index = log.with_suffix(".index")
     if not index.is_file():
         return []
     slots = read_offset_index(read_small_file(index), base)
-    entries = [e for e in slots.entries[: slots.live] if e.offset >= base]
-    batches = _batches(log) if entries else []
-    if not batches:
+    return [e for e in slots.entries[: slots.live] if e.offset >= base]
+
+
+def misdirected(log: Path, base: int, walk: _Walk | None = None, entries: list[Any] | None = None
+                ) -> list[tuple[int, int]]:
+    """(first, last offset) a fetch skips because the segment's ``.index`` sends it to the wrong position."""
+    if entries is None:
+        entries = _index_entries(log, base)
+    if not entries:
         return []
-    at = {position: k for k, (position, _) in enumerate(batches)}
-    last_offset = batches[-1][1]
+    if walk is None:
+        walk = _Walk(log, base, None, True)
+    positions, lasts = walk.positions, walk.lasts
+    if not positions:
+        return []
+    last_offset = lasts[-1]
     found: list[tuple[int, int]] = []
     for i, entry in enumerate(entries):
         upto = min(entries[i + 1].offset - 1 if i + 1 < len(entries) else last_offset, last_offset)
         if entry.offset > upto:
             continue
-        k = at.get(entry.position)
-        if k is None:
+        k = bisect_left(positions, entry.position)
+        if k == len(positions) or positions[k] != entry.position:
             found.append((entry.offset, upto))  # no batch starts there: the read finds none of them
-        elif k > 0 and batches[k - 1][1] >= entry.offset:
-            found.append((entry.offset, min(upto, batches[k - 1][1])))  # it starts past the batch holding them
+        elif k > 0 and lasts[k - 1] >= entry.offset:
+            found.append((entry.offset, min(upto, lasts[k - 1])))  # it starts past the batch holding them
     return found
 
 
@@ -124,11 +143,11 @@ def served_damage(pred: PartitionPrediction) -> list[tuple[str, int, int | None]
         base = int(name[:20])
         after = bisect_right(bases, base)  # the next segment's base, found in log time, not by a scan
         end = bases[after] if after < len(bases) else pred.log_end_offset
-        for first, last in _damaged_ranges(Path(pred.path) / name, base, end):
-            out.append((name, first, last))
-        if name[:20] + ".index" not in touched:
-            for first, last in misdirected(Path(pred.path) / name, base):
-                out.append((name[:20] + ".index", first, last))
+        log = Path(pred.path) / name
+        entries = _index_entries(log, base) if name[:20] + ".index" not in touched else []
+        walk = _Walk(log, base, end, positions=bool(entries))
+        out.extend((name, first, last) for first, last in walk.ranges)
+        out.extend((name[:20] + ".index", first, last) for first, last in misdirected(log, base, walk, entries))
     return out
 
 

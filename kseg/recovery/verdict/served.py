@@ -28,6 +28,7 @@ from typing import Any
 from kseg.errors import LimitExceeded
 from kseg.format import Batch
 from kseg.format.scan import Gap, scan
+from kseg.format.walk import BatchWalk
 from kseg.index import read_offset_index
 from kseg.listing import names
 from kseg.recovery.loading import PartitionPrediction
@@ -67,33 +68,49 @@ class _Walk:
         self.ranges: list[tuple[int, int | None]] = []
         self.positions = array("q")  # of each readable batch, in file order (ascending): 16 bytes a batch
         self.lasts = array("q")
+        self._last_good: int = base - 1
+        self._pending: int | None = None
         with MappedFile(path) as mapped:
             self._walk(mapped, base, end, positions)
 
     def _walk(self, mapped: MappedFile, base: int, end: int | None, positions: bool) -> None:
         """(first unreadable offset, last) of each gap that is not a zero tail; a gap that runs to the end of
-        the file ends below ``end`` (the next segment's base, or the log end), None when that is not known."""
+        the file ends below ``end`` (the next segment's base, or the log end), None when that is not known.
+
+        The clean run of CRC-valid magic-2 batches is framed by the one walker (the core's, in chunks:
+        no object per batch); :func:`~kseg.format.scan.scan` -- the same acceptance, and the search
+        past damage -- takes over at the first entry that is not one."""
         size = len(mapped.buf)
-        last_good = base - 1
-        pending: int | None = None
-        for item in scan(mapped.buf, 0, size):
+        self._last_good, self._pending = base - 1, None
+        pos = 0
+        for at, nxt, magic, header, crc_ok in BatchWalk(mapped.buf, 0, size, strict=False).frames(check_crc=True):
+            if magic != 2 or not crc_ok or header is None:
+                break
+            mapped.release(at)
+            self._readable(at, header[0], header[0] + header[6], positions)
+            pos = nxt
+        for item in scan(mapped.buf, pos, size) if pos < size else ():
             if isinstance(item, Gap):
                 mapped.release(item.start)
                 if item.zero_filled and item.end >= size:
                     continue  # a preallocated or zero-filled tail: no offset behind it
-                pending = last_good + 1
+                self._pending = self._last_good + 1
                 continue
             mapped.release(item.position)
-            first = _first_offset(item)
-            if pending is not None:
-                self.ranges.append((pending, max(pending, first - 1)))
-                pending = None
-            last_good = item.last_offset
-            if positions:
-                self.positions.append(item.position)
-                self.lasts.append(last_good)
-        if pending is not None:
+            self._readable(item.position, _first_offset(item), item.last_offset, positions)
+        if self._pending is not None:
+            pending = self._pending
             self.ranges.append((pending, None if end is None or end <= pending else end - 1))
+
+    def _readable(self, position: int, first: int, last: int, positions: bool) -> None:
+        """A readable batch: it closes the unreadable range before it, if any."""
+        if self._pending is not None:
+            self.ranges.append((self._pending, max(self._pending, first - 1)))
+            self._pending = None
+        self._last_good = last
+        if positions:
+            self.positions.append(position)
+            self.lasts.append(last)
 
 
 def _index_entries(log: Path, base: int) -> list[Any]:

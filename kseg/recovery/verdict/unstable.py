@@ -44,8 +44,8 @@ def _feed(tracker: TxnTracker, last: dict[int, int], log: Path, start: int, end:
     with seg:
         for pos, _, magic, header, _ in seg.walk(strict=False).frames():
             seg.release(pos)
-            if header is None or magic != 2:
-                continue
+            if header is None or magic != 2 or header[9] < 0:
+                continue  # no producer (header[9] is producerId): nothing to track, no batch object made
             try:
                 batch = V2Batch(seg.buf, pos)
                 if batch.producer_id < 0 or batch.last_offset < start or batch.base_offset >= end:

@@ -87,7 +87,7 @@ def make_logdir(root: Path, segments: int, size: int) -> Path:
 
 def commands(logs: Path, out: Path) -> dict[str, list[str]]:
     part = logs / "orders-0"
-    first = sorted(part.glob("*.log"))[0]
+    first = min(part.glob("*.log"))
     return {
         "verify DIR": ["verify", "--jobs", "1", str(part)],
         "verify --deep DIR": ["verify", "--deep", "--jobs", "1", str(part)],

@@ -232,6 +232,15 @@ class MappedFile:
         self.close()
 
 
+def map_window(fd: int, offset: int, length: int) -> mmap.mmap:
+    """A read-only shared mapping of ``length`` bytes at ``offset`` (a multiple of the allocation
+    granularity) of ``fd`` -- a descriptor :func:`open_read_only` gave -- its pages entered in one
+    call (``MAP_POPULATE``): a window a walk searches without copying (kseg grep, docs/grep.md).
+    ``ValueError`` when the file is now shorter than the window."""
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    return mmap.mmap(fd, length, flags=flags, prot=mmap.PROT_READ, offset=offset)
+
+
 def read_small_file(path: str | os.PathLike[str]) -> bytes:
     """A small side file's bytes (a checkpoint, a snapshot), read through the same read-only mapping."""
     with MappedFile(path) as mapped:

@@ -48,7 +48,7 @@ def test_the_replays_in_a_pool_give_the_serial_answer(tmp_path, monkeypatch):
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", counted)
     pooled = txn_run.txn([path], now_ms=1_800_000_000_000, jobs=2, advance=read[2].append)
-    assert len(pools) == 2  # the model's partitions, then the replays
+    assert len(pools) == 3  # the model's partitions, the verdict's facts, then the replays
     assert [p.as_json() for p in pooled.partitions] == [p.as_json() for p in serial.partitions]
     assert [[t.state for t in p.transactions] for p in pooled.partitions] == \
         [[t.state for t in p.transactions] for p in serial.partitions]

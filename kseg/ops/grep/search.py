@@ -44,7 +44,7 @@ from kseg.format.layout import (
 from kseg.format.model import LOG_APPEND_TIME, Record
 from kseg.format.v2 import V2Batch
 from kseg.ops.grep.query import Query
-from kseg.segment import Segment, open_read_only
+from kseg.segment import Segment, map_window, open_read_only
 
 if TYPE_CHECKING:
     from kseg.ops.grep.decoding import Decoding
@@ -206,8 +206,7 @@ def _mapped_walk(fd: int, pos: int, size: int, literals: tuple[bytes, ...], run:
         base = pos - pos % mmap.ALLOCATIONGRANULARITY
         length = min(pos - base + want, size - base)
         try:
-            window = mmap.mmap(fd, length, flags=mmap.MAP_SHARED | mmap.MAP_POPULATE, prot=mmap.PROT_READ,
-                               offset=base)
+            window = map_window(fd, base, length)
         except ValueError:  # the file is now shorter than the window: another process truncated it
             raise _shrank(run.display, size, fd) from None
         try:

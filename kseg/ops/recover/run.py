@@ -280,9 +280,9 @@ _Task = tuple[Input, Startup, PartitionPrediction, str, "Path | None", bool, int
 def _partition_reports(tasks: list[_Task], jobs: int) -> list[Report]:
     """:func:`recover_partition` of each partition, in order: here, or -- a dry run, which writes
     nothing -- spread over ``jobs`` processes (each partition reads only its own files)."""
-    from kseg.recovery.loading.logdir import POOL_MIN_PARTITIONS
+    from kseg.recovery.loading.logdir import worth_a_pool
 
-    if jobs <= 1 or len(tasks) < POOL_MIN_PARTITIONS:
+    if not worth_a_pool([task[0].directory for task in tasks], jobs):
         return [_report(task) for task in tasks]
     from concurrent.futures import ProcessPoolExecutor  # only for a pool
 

@@ -300,7 +300,7 @@ def triage(
     log_dirs = check_log_dirs(paths)
     broker = predict_broker(_Announced(log_dirs, progress), max_batch_bytes, jobs=jobs)
     dirs = [LogDirTriage(d, log_dir_steps(d)) for d in broker.log_dirs]
-    verdict = verdict_of(broker.log_dirs, broker.broker_stops)
+    verdict = verdict_of(broker.log_dirs, broker.broker_stops, jobs)
     texts = first_texts(verdict)
     parts = [triage_partition(d.path, p, verdict, texts) for d in broker.log_dirs for p in d.partitions]
     parts.sort(key=_order)

@@ -42,7 +42,7 @@ from kseg.ops.txn.cut import cut_batches
 from kseg.ops.txn.state import BrokerState, broker_state, last_stable_offset
 from kseg.ops.txn.verdict import Group, TxnView, classify, groups_of
 from kseg.recovery.loading import PartitionPrediction
-from kseg.recovery.loading.logdir import METADATA_TOPIC, POOL_MIN_PARTITIONS
+from kseg.recovery.loading.logdir import METADATA_TOPIC, worth_a_pool
 from kseg.recovery.verdict.paths import predict_paths
 from kseg.recovery.verdict.table import Verdict
 
@@ -240,7 +240,7 @@ def _states(predictions: list[PartitionPrediction], advance: Advance | None, cap
     classification that need all of them stay here.  The progress advances as each partition's
     replay comes back, by the bytes it read.
     """
-    if jobs <= 1 or len(predictions) < POOL_MIN_PARTITIONS:
+    if not worth_a_pool([pred.path for pred in predictions], jobs):
         return [broker_state(pred, advance, cap) for pred in predictions]
     from concurrent.futures import ProcessPoolExecutor  # only for a pool
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kseg.locks import log_dir_locked
 from kseg.recovery.loading import BROKER_STOPS, FAILS, TRUNCATED, LogDirPrediction, PartitionPrediction
+from kseg.recovery.loading.logdir import worth_a_pool
 from kseg.recovery.loading.model import RENAME
 from kseg.recovery.verdict.facts import (
     BROKER_RUNNING,
@@ -198,7 +199,7 @@ def missing_directories(logdir: LogDirPrediction) -> list[tuple[str, str, int, i
     return [e for e in logdir.entries_without_directory if (e[1], e[2]) not in deleting]
 
 
-def log_dir_facts(logdir: LogDirPrediction) -> list[Fact]:
+def log_dir_facts(logdir: LogDirPrediction, jobs: int = 1) -> list[Fact]:
     """The log directory's own facts, then its partitions'."""
     facts: list[Fact] = []
     where = logdir.path
@@ -216,23 +217,37 @@ def log_dir_facts(logdir: LogDirPrediction) -> list[Fact]:
             seen.add((topic, number))
             facts.append(Fact(PARTITION_MISSING, where, f"{file} has {topic}-{number} at offset {offset}, but no "
                                                          "directory holds it: its data is not on this broker"))
-    for part in logdir.partitions:
-        facts.extend(partition_facts(part))
+    for part_facts in all_partition_facts(logdir.partitions, jobs):
+        facts.extend(part_facts)
     return facts
 
 
-def broker_facts(log_dirs: Sequence[LogDirPrediction], broker_stops: bool) -> list[Fact]:
-    """Every fact of the broker's next start; ``broker_stops`` also when no log directory is left online."""
-    facts = [fact for d in log_dirs for fact in log_dir_facts(d)]
+def all_partition_facts(preds: Sequence[PartitionPrediction], jobs: int = 1) -> list[list[Fact]]:
+    """:func:`partition_facts` of each partition, in order: here, or over ``jobs`` processes when the
+    partitions are many or large.  Each partition's facts depend only on its prediction and its own files,
+    so the answer is the same whatever ``jobs`` is (tests/jobs/test_verdict_pool.py)."""
+    preds = list(preds)
+    if not worth_a_pool([p.path for p in preds], jobs):
+        return [partition_facts(p) for p in preds]
+    from concurrent.futures import ProcessPoolExecutor  # only for a pool
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(preds))) as pool:
+        return list(pool.map(partition_facts, preds, chunksize=max(1, len(preds) // (jobs * 8))))
+
+
+def broker_facts(log_dirs: Sequence[LogDirPrediction], broker_stops: bool, jobs: int = 1) -> list[Fact]:
+    """Every fact of the broker's next start; ``broker_stops`` also when no log directory is left online.
+    ``jobs``: worker processes for the partitions' facts (the same facts whatever the number)."""
+    facts = [fact for d in log_dirs for fact in log_dir_facts(d, jobs)]
     if broker_stops and not any(f.kind == STOPS_FACT for f in facts):
         facts.insert(0, Fact(STOPS_FACT, log_dirs[0].path if log_dirs else "", "no log directory is left online"))
     return facts
 
 
-__all__ = ["CONSUMER_OFFSETS", "FAILS", "Loss", "broker_facts", "count_below", "log_dir_facts", "measure",
+__all__ = ["CONSUMER_OFFSETS", "FAILS", "Loss", "all_partition_facts", "broker_facts", "count_below", "log_dir_facts", "measure",
            "missing_directories", "partition_facts", "stray_rename", "verdict_of", "zero_filled_tail"]
 
 
-def verdict_of(log_dirs: Sequence[LogDirPrediction], broker_stops: bool) -> Verdict:
-    """The one verdict of these log directories' next start."""
-    return Verdict(broker_facts(log_dirs, broker_stops))
+def verdict_of(log_dirs: Sequence[LogDirPrediction], broker_stops: bool, jobs: int = 1) -> Verdict:
+    """The one verdict of these log directories' next start (``jobs``: as for :func:`broker_facts`)."""
+    return Verdict(broker_facts(log_dirs, broker_stops, jobs))

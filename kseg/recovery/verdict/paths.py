@@ -36,7 +36,7 @@ from kseg.recovery.loading.logdir import (
     read_offsets,
     stray_rule_alone,
 )
-from kseg.recovery.verdict.partition import broker_facts, partition_facts
+from kseg.recovery.verdict.partition import all_partition_facts, broker_facts
 from kseg.recovery.verdict.table import Verdict
 
 #: (directory, topic, partition, kind): a partition directory given on its own, its name as the caller read it.
@@ -50,6 +50,7 @@ class PathPredictions:
     log_dirs: dict[str, LogDirPrediction] = field(default_factory=dict)
     alone: dict[str, PartitionPrediction] = field(default_factory=dict)  # partitions outside the log dirs given
     failures: dict[str, str] = field(default_factory=dict)  # directory -> why the model could not run there
+    jobs: int = 1  # worker processes for the verdict's partition facts, as for the predictions
 
     def partitions(self) -> list[PartitionPrediction]:
         """Every partition predicted: each log directory's, then those given alone."""
@@ -59,8 +60,8 @@ class PathPredictions:
         """The one verdict of these directories' next start (docs/cli.md, "One verdict"); its scope: every
         directory predicted (verify fails a run on an error outside it)."""
         log_dirs = list(self.log_dirs.values())
-        facts = broker_facts(log_dirs, BrokerPrediction(log_dirs).broker_stops)
-        facts += [fact for p in self.alone.values() for fact in partition_facts(p)]
+        facts = broker_facts(log_dirs, BrokerPrediction(log_dirs).broker_stops, self.jobs)
+        facts += [fact for part in all_partition_facts(list(self.alone.values()), self.jobs) for fact in part]
         return Verdict(facts, frozenset(self.log_dirs) | {os.path.abspath(p.path) for p in self.partitions()})
 
 
@@ -99,7 +100,7 @@ def predict_paths(
     partitions.  ``catch``: a directory where the model raises is recorded in ``failures`` (verify
     reports it and goes on) instead of ending the run.
     """
-    out = PathPredictions()
+    out = PathPredictions(jobs=jobs)
     for directory in log_dirs:
         where = os.path.abspath(directory)
         try:

@@ -99,7 +99,7 @@ def recover(
         report = recover_path(path, out_dir=output_dir, in_place=in_place, dry_run=dry_run, salvage=salvage,
                               index_interval_bytes=index_interval_bytes, max_batch_bytes=max_batch_bytes,
                               jobs=options.job_count(jobs))
-    verdict = report.verdict() if dry_run else None
+    verdict = report.verdict(options.job_count(jobs)) if dry_run else None
     # --dry-run answers what the next start does: the one verdict's exit code (docs/cli.md)
     code = verdict.exit_code() if verdict is not None else (EXIT_PROBLEMS if report.changed else EXIT_OK)
     _print(report, fmt, code, quiet or (dry_run and not show_all), verdict)

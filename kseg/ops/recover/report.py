@@ -123,8 +123,9 @@ class Report:
         """Something was (or would be) cut, salvaged around, refused or left out as Kafka deletes it."""
         return any(outcome.cut for outcome in self.segments)
 
-    def verdict(self) -> Verdict | None:
-        """The one verdict of the next start of the input partition (None for a segment without a prediction)."""
+    def verdict(self, jobs: int = 1) -> Verdict | None:
+        """The one verdict of the next start of the input partition (None for a segment without a prediction);
+        ``jobs`` is for the same call on a log directory: one partition has nothing to spread."""
         if self.prediction is None:
             return None
         return Verdict(partition_facts(self.prediction))
@@ -162,10 +163,11 @@ class LogDirReport:
     def changed(self) -> bool:
         return any(report.changed for report in self.partitions)
 
-    def verdict(self) -> Verdict:
-        """The one verdict of this log directory's next start (docs/cli.md, "One verdict")."""
+    def verdict(self, jobs: int = 1) -> Verdict:
+        """The one verdict of this log directory's next start (docs/cli.md, "One verdict"); ``jobs``: worker
+        processes for its partitions' facts (the same verdict whatever the number)."""
         pred = self.prediction
-        return verdict_of([pred], pred.stops_broker or pred.offline)
+        return verdict_of([pred], pred.stops_broker or pred.offline, jobs)
 
     @property
     def totals(self) -> Totals:

@@ -147,11 +147,27 @@ def test_a_log_directory_named_like_a_partition(tmp_path):
     for name in ("orders-0", "orders-1"):
         (log_dir / name).mkdir(parents=True)
         seg(log_dir / name, 0, 0, 2)
+        (log_dir / name / "partition.metadata").write_text("version: 0\ntopic_id: q80MkIH9TRe1cdVy6NcxlA\n")
     result = verify_paths([log_dir], jobs=1)
     assert [Path(r.path).relative_to(log_dir).as_posix() for r in result.files] == [
-        f"{part}/{gen.name(0, suffix)}" for part in ("orders-0", "orders-1") for suffix in (".log", ".index", ".timeindex")
+        f"{part}/{name}" for part in ("orders-0", "orders-1")
+        for name in (gen.name(0, ".log"), gen.name(0, ".index"), gen.name(0, ".timeindex"), "partition.metadata")
     ]
     assert list(result.findings()) == []
+
+
+def test_partitions_without_partition_metadata_are_renamed_stray(tmp_path):
+    """The same log directory without partition.metadata: the next start renames both partitions -stray
+    (R1.5), and verify says so against the missing file, as the verdict does."""
+    log_dir = tmp_path / "kafka-logs-1"
+    for name in ("orders-0", "orders-1"):
+        (log_dir / name).mkdir(parents=True)
+        seg(log_dir / name, 0, 0, 2)
+    result = verify_paths([log_dir], jobs=1)
+    assert [(Path(f.path).relative_to(log_dir).as_posix(), f.kind, f.severity) for f in result.findings()] == [
+        (f"{part}/partition.metadata", "not-served", "error") for part in ("orders-0", "orders-1")
+    ]
+    assert result.exit_code() == 1
 
 
 def test_unknown_and_missing_files_given_explicitly(tmp_path):

@@ -218,7 +218,7 @@ def test_a_spark_that_cannot_start_is_one_line_and_exit_2(monkeypatch):
     pytest.importorskip("pyarrow")
     from kseg.spark import session
 
-    def cannot_start(master, conf):
+    def cannot_start(master, conf, **settings):
         raise RuntimeError("Java gateway process exited\nbefore sending its port number")
 
     monkeypatch.setattr(session, "get_session", cannot_start)

@@ -58,7 +58,7 @@ segment.MappedFile.buf = property(_cut_then_read)
 #: then says whether the mapping was still there after the cut ("during": kseg's close, which asks the
 #: size again, came after the cut) or not ("late").
 WRITER = """
-import os, sys, time
+import os, signal, sys, time
 pid, path, cut = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 needle = " " + path + "\\n"
 def mapped():
@@ -72,8 +72,17 @@ while not mapped():
     if time.monotonic() > deadline:
         print("never"); sys.exit(0)
     time.sleep(0.0002)
-os.truncate(path, cut)
-print("during" if mapped() else "late")
+# Stop the reader where it is, cut, let it go on: a mapping seen is still there when the cut lands
+# (the compiled core walks the segment in about a millisecond, often less than one look at the maps).
+os.kill(pid, signal.SIGSTOP)
+try:
+    if mapped():
+        os.truncate(path, cut)
+        print("during")
+    else:
+        print("late")
+finally:
+    os.kill(pid, signal.SIGCONT)
 """
 
 COMMANDS = ["recover", "triage", "txn", "convert", "verify"]
@@ -129,9 +138,10 @@ def test_a_writer_process_cutting_inside_a_page_during_the_walk(big_partition, t
     """A real race: the writer cuts (at a batch start inside a page) whenever it sees the mapping.
 
     Where the cut came after kseg had unmapped the file ("late"), kseg read the
-    whole file and may report it: the run is repeated (up to 30 times: a loaded machine delays the
-    writer's polling past triage's few-millisecond mapping) until a cut lands while the mapping is
-    there, and then only the one line is right.
+    whole file and may report it: the run is repeated (up to 30 times) until a cut lands while the
+    mapping is there, and then only the one line is right.  The writer stops the reader (SIGSTOP)
+    when it sees the mapping, cuts, and lets it go on: triage's and txn's walks take about a
+    millisecond, and a cut made after one more look at the maps often came too late.
     """
     log = big_partition / "orders-0" / "00000000000000000000.log"
     pristine = log.read_bytes()
